@@ -1,0 +1,198 @@
+"""The Ledger: what noise really ran.
+
+Every privacy noise draw made through :mod:`privacct.mechanisms` is recorded as one
+:class:`Draw`: the release group, the interval of users ``[first_user, last_user]`` (1-based,
+inclusive) whose data the noised value contains, the mechanism, the noise scale and the shape of
+one draw (without the seed batch axis). Re-reading a stored noisy value records nothing; drawing
+fresh noise over the same users records again and so costs again.
+
+Per-user accounting: for each group, the number of draws that contain user u is computed for all
+users at once with a difference array over the intervals (linear in draws + users); the worst
+user's count becomes the group's executed ``repeated(count)`` structure. If a group ran with more
+than one noise scale, each scale is a separate sub-group and its worst user is taken separately
+(an upper bound: conservative). For a correct implementation, the executed log accounts to the
+same epsilon as the declared log; a learner that redraws tree noise at every release is caught.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+import numpy as np
+
+from .errors import PrivacctError
+from .log import MECHANISMS, MechanismLog, ReleaseGroup, Structure
+
+
+@dataclass(frozen=True)
+class Draw:
+    """One noise draw: users ``first_user..last_user`` (1-based, inclusive) are inside it."""
+
+    group: str
+    first_user: int
+    last_user: int
+    mechanism: str
+    scale: float
+    shape: tuple[int, ...]
+    batch: int = 1
+
+
+@dataclass(frozen=True)
+class GroupUsage:
+    """Executed usage of one (group, mechanism, scale): the worst user and how often it was noised."""
+
+    group: str
+    mechanism: str
+    scale: float
+    worst_user: int
+    count: int
+    draws: int
+
+
+class Ledger:
+    """An append-only record of noise draws. Cheap to append (columnar Python lists)."""
+
+    def __init__(self) -> None:
+        self._group: list[str] = []
+        self._lo: list[int] = []
+        self._hi: list[int] = []
+        self._mech: list[str] = []
+        self._scale: list[float] = []
+        self._shape: list[tuple[int, ...]] = []
+        self._batch: list[int] = []
+
+    def __len__(self) -> int:
+        return len(self._group)
+
+    def record(self, *, group: str, users: tuple[int, int], mechanism: str, scale: float,
+               shape: tuple[int, ...], batch: int = 1) -> None:
+        """Record one draw over the user interval ``users = (first, last)`` (1-based, inclusive)."""
+        lo, hi = int(users[0]), int(users[1])
+        if lo < 1 or hi < lo:
+            raise PrivacctError(f"users must be an interval (first, last) with 1 <= first <= last, got {users!r}")
+        if mechanism not in MECHANISMS:
+            raise PrivacctError(f"mechanism must be one of {', '.join(MECHANISMS)}, got {mechanism!r}")
+        self._group.append(group)
+        self._lo.append(lo)
+        self._hi.append(hi)
+        self._mech.append(mechanism)
+        self._scale.append(float(scale))
+        self._shape.append(tuple(int(s) for s in shape))
+        self._batch.append(int(batch))
+
+    def draws(self) -> Iterable[Draw]:
+        for i in range(len(self)):
+            yield Draw(self._group[i], self._lo[i], self._hi[i], self._mech[i], self._scale[i], self._shape[i], self._batch[i])
+
+    def groups(self) -> list[str]:
+        return sorted(set(self._group))
+
+    def extend(self, other: "Ledger") -> None:
+        for d in other.draws():
+            self.record(group=d.group, users=(d.first_user, d.last_user), mechanism=d.mechanism,
+                        scale=d.scale, shape=d.shape, batch=d.batch)
+
+    def per_user_counts(self, group: str, *, scale: float | None = None) -> np.ndarray:
+        """Draw counts per user for ``group`` (index 0 is user 1), optionally for one scale only.
+
+        Difference array over the intervals: O(draws + users).
+        """
+        idx = [i for i, g in enumerate(self._group) if g == group and (scale is None or self._scale[i] == scale)]
+        if not idx:
+            return np.zeros(0, dtype=np.int64)
+        lo = np.fromiter((self._lo[i] for i in idx), dtype=np.int64, count=len(idx))
+        hi = np.fromiter((self._hi[i] for i in idx), dtype=np.int64, count=len(idx))
+        n = int(hi.max())
+        diff = np.zeros(n + 2, dtype=np.int64)
+        np.add.at(diff, lo, 1)
+        np.add.at(diff, hi + 1, -1)
+        return np.cumsum(diff)[1 : n + 1]
+
+    def usage(self) -> list[GroupUsage]:
+        """The worst user of every (group, mechanism, scale) that ran."""
+        keys = sorted({(g, m, s) for g, m, s in zip(self._group, self._mech, self._scale)})
+        out = []
+        for g, m, s in keys:
+            counts = self.per_user_counts(g, scale=s)
+            u = int(np.argmax(counts))
+            n_draws = sum(1 for gg, mm, ss in zip(self._group, self._mech, self._scale) if (gg, mm, ss) == (g, m, s))
+            out.append(GroupUsage(g, m, s, u + 1, int(counts[u]), n_draws))
+        return out
+
+    def executed_log(self, declared: MechanismLog) -> MechanismLog:
+        """The log of what ran: declared sensitivities, executed scales and worst-user counts.
+
+        Each (group, scale) that ran becomes a ``repeated(count)`` group with the worst user's
+        count. Draws whose group the declared log does not name are an error (nothing can be
+        assumed about their sensitivity). Declared groups that never ran are dropped.
+        """
+        usage = self.usage()
+        if not usage:
+            raise PrivacctError("the ledger is empty: no noise was drawn through privacct primitives")
+        groups: list[ReleaseGroup] = []
+        declared_names = {g.name for g in declared.release_groups}
+        for u in usage:
+            if u.group not in declared_names:
+                raise PrivacctError(f"ledger group {u.group!r} is not declared in log {declared.name!r}")
+            dg = declared.group(u.group)
+            if u.mechanism != dg.mechanism:
+                raise PrivacctError(
+                    f"ledger group {u.group!r} ran mechanism {u.mechanism!r} but the log declares {dg.mechanism!r}"
+                )
+            name = u.group if sum(1 for v in usage if v.group == u.group) == 1 else f"{u.group}@scale={u.scale:g}"
+            groups.append(ReleaseGroup(name, dg.mechanism, u.scale, dg.sensitivity, Structure.repeated(u.count),
+                                       dg.dimension, f"executed: worst user {u.worst_user}, {u.draws} draws", dg.paper))
+        return declared.replace_groups(groups)
+
+
+def check_ledger(declared: MechanismLog, ledger: Ledger, *, delta: float | None = None,
+                 accountant: str | None = None, rtol: float = 1e-9) -> "LedgerCheck":
+    """Account the declared log and the ledger's executed log with the same accountant.
+
+    ``delta`` defaults to the claim's delta (or 1e-6 when the log has Gaussian groups and no
+    claim); ``accountant`` defaults to the tightest that applies to both logs. The check passes
+    when the executed epsilon does not exceed the declared one (relative tolerance ``rtol``).
+    """
+    from .accounting import tightest_epsilon  # local import: accounting imports log, not ledger
+
+    executed = ledger.executed_log(declared)
+    if delta is None:
+        delta = declared.claim.delta if declared.claim is not None else 0.0
+        if delta == 0.0 and any(g.mechanism != "laplace" for g in declared.release_groups):
+            delta = 1e-6
+    name_d, eps_d = tightest_epsilon(declared, delta=delta, accountant=accountant)
+    name_e, eps_e = tightest_epsilon(executed, delta=delta, accountant=accountant or name_d)
+    counts = {g.name: g.per_user_count for g in declared.release_groups}
+    ran = {g.name: g.per_user_count for g in executed.release_groups}
+    return LedgerCheck(declared_epsilon=eps_d, executed_epsilon=eps_e, accountant=name_e, delta=delta,
+                       declared_counts=counts, executed_counts=ran,
+                       ok=bool(eps_e <= eps_d * (1 + rtol)), executed_log=executed)
+
+
+@dataclass(frozen=True)
+class LedgerCheck:
+    """Declared vs executed: the per-user epsilon of the log and of what really ran."""
+
+    declared_epsilon: float
+    executed_epsilon: float
+    accountant: str
+    delta: float
+    declared_counts: dict
+    executed_counts: dict
+    ok: bool
+    executed_log: MechanismLog
+
+    def to_dict(self) -> dict:
+        return {
+            "ok": self.ok,
+            "accountant": self.accountant,
+            "delta": self.delta,
+            "declared_epsilon": self.declared_epsilon,
+            "executed_epsilon": self.executed_epsilon,
+            "declared_counts": self.declared_counts,
+            "executed_counts": self.executed_counts,
+        }
+
+
+__all__ = ["Draw", "GroupUsage", "Ledger", "LedgerCheck", "check_ledger"]

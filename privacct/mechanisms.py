@@ -1,0 +1,211 @@
+"""Noise primitives: the only way learners add privacy noise.
+
+Every function takes a *batch* of Generators (one per seed; :func:`privacct.rng.spawn_generators`)
+and returns arrays with a leading batch axis ``B = len(rngs)``. Noise for seed ``i`` comes from
+``rngs[i]`` alone, so a batched run and ``B`` single runs with the same Generators give the same
+bytes. Each call that draws fresh noise records one :class:`privacct.ledger.Draw` in the ledger
+(if one is given): the group, the users whose data the noised value contains, the scale, the shape.
+
+Primitives
+----------
+* :func:`laplace` / :func:`gaussian`: i.i.d. Laplace(b) or N(0, sigma^2) noise per coordinate
+  (Dwork & Roth 2014, Def. 3.3 and App. A).
+* :func:`symmetric_gaussian`: a symmetric d x d matrix whose upper triangle (diagonal included)
+  is i.i.d. N(0, sigma^2) and mirrored, so every entry has variance sigma^2 ("Analyze Gauss",
+  Dwork, Talwar, Thakurta, Zhang 2014). Its sensitivity is measured in the l2 norm of the
+  upper-triangle vectorisation (``frobenius-upper``), which is at most the Frobenius norm.
+* :class:`TreeCounter`: the binary mechanism of Chan, Shi, Song (2011) over scalars, vectors or
+  matrices (Shariff & Sheffet 2018 for Gram matrices): noise drawn once per dyadic node when the
+  node completes and reused; the release after k additions is the sum of the noisy nodes given by
+  the binary digits of k (at most floor(log2 k) + 1 nodes). Each leaf lies in at most
+  floor(log2 K) + 1 noised nodes (:func:`privacct.log.tree_depth`).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from .errors import PrivacctError, check_count, check_positive
+from .ledger import Ledger
+from .log import tree_depth
+from .rng import as_generators
+
+NOISE_KINDS = ("laplace", "gaussian", "symmetric-gaussian-matrix")
+
+
+def _shape(shape: int | Sequence[int]) -> tuple[int, ...]:
+    if isinstance(shape, (int, np.integer)):
+        shape = (int(shape),)
+    out = tuple(int(s) for s in shape)
+    if any(s < 1 for s in out):
+        raise PrivacctError(f"shape must have positive entries, got {shape!r}")
+    return out
+
+
+def _record(ledger: Ledger | None, group: str | None, users: tuple[int, int] | None, mechanism: str,
+            scale: float, shape: tuple[int, ...], batch: int) -> None:
+    if ledger is None:
+        return
+    if group is None or users is None:
+        raise PrivacctError("group and users are required when a ledger is given")
+    ledger.record(group=group, users=users, mechanism=mechanism, scale=scale, shape=shape, batch=batch)
+
+
+def laplace(rngs, shape, scale: float, *, ledger: Ledger | None = None, group: str | None = None,
+            users: tuple[int, int] | None = None) -> np.ndarray:
+    """Laplace(b = ``scale``) noise of shape ``(B, *shape)``; one ledger draw over ``users``."""
+    rngs = as_generators(rngs)
+    shape = _shape(shape)
+    scale = check_positive("scale", scale)
+    _record(ledger, group, users, "laplace", scale, shape, len(rngs))
+    return np.stack([r.laplace(0.0, scale, size=shape) for r in rngs])
+
+
+def gaussian(rngs, shape, scale: float, *, ledger: Ledger | None = None, group: str | None = None,
+             users: tuple[int, int] | None = None) -> np.ndarray:
+    """N(0, ``scale``^2) noise of shape ``(B, *shape)``; one ledger draw over ``users``."""
+    rngs = as_generators(rngs)
+    shape = _shape(shape)
+    scale = check_positive("scale", scale)
+    _record(ledger, group, users, "gaussian", scale, shape, len(rngs))
+    return np.stack([r.normal(0.0, scale, size=shape) for r in rngs])
+
+
+def symmetric_gaussian(rngs, d: int, scale: float, *, ledger: Ledger | None = None, group: str | None = None,
+                       users: tuple[int, int] | None = None) -> np.ndarray:
+    """Symmetric ``(B, d, d)`` noise: upper triangle (diagonal included) N(0, scale^2), mirrored.
+
+    Every entry, diagonal included, has variance scale^2 (not the 2 scale^2 diagonal of
+    (Z + Z^T)/sqrt(2)). Draws d(d+1)/2 normals per seed.
+    """
+    rngs = as_generators(rngs)
+    d = check_count("d", d)
+    scale = check_positive("scale", scale)
+    _record(ledger, group, users, "symmetric-gaussian-matrix", scale, (d, d), len(rngs))
+    iu = np.triu_indices(d)
+    out = np.zeros((len(rngs), d, d))
+    for b, r in enumerate(rngs):
+        upper = r.normal(0.0, scale, size=iu[0].size)
+        out[b][iu] = upper
+    out = out + np.triu(out, 1).transpose(0, 2, 1)
+    return out
+
+
+def add_noise(value: np.ndarray, mechanism: str, scale: float, rngs, *, ledger: Ledger | None = None,
+              group: str | None = None, users: tuple[int, int] | None = None) -> np.ndarray:
+    """``value`` (shape ``(B, *shape)``) plus fresh noise of the named mechanism.
+
+    For ``symmetric-gaussian-matrix`` the trailing two axes of ``value`` must be square.
+    This is the local randomizer of an LDP learner: user k perturbs her own statistics with
+    ``users=(k, k)``.
+    """
+    value = np.asarray(value, dtype=float)
+    rngs = as_generators(rngs)
+    if value.shape[0] != len(rngs):
+        raise PrivacctError(f"value must have a leading batch axis of size {len(rngs)}, got shape {value.shape}")
+    return value + draw(mechanism, rngs, value.shape[1:], scale, ledger=ledger, group=group, users=users)
+
+
+def draw(mechanism: str, rngs, shape, scale: float, *, ledger: Ledger | None = None, group: str | None = None,
+         users: tuple[int, int] | None = None) -> np.ndarray:
+    """Noise of one named mechanism with shape ``(B, *shape)``."""
+    if mechanism == "laplace":
+        return laplace(rngs, shape, scale, ledger=ledger, group=group, users=users)
+    if mechanism == "gaussian":
+        return gaussian(rngs, shape, scale, ledger=ledger, group=group, users=users)
+    if mechanism == "symmetric-gaussian-matrix":
+        shape = _shape(shape)
+        if len(shape) != 2 or shape[0] != shape[1]:
+            raise PrivacctError(f"symmetric-gaussian-matrix needs a square (d, d) shape, got {shape}")
+        return symmetric_gaussian(rngs, shape[0], scale, ledger=ledger, group=group, users=users)
+    raise PrivacctError(f"mechanism must be one of {', '.join(NOISE_KINDS)}, got {mechanism!r}")
+
+
+class TreeCounter:
+    """Binary-tree (binary mechanism) counter over a stream of up to ``leaves`` additions.
+
+    Parameters
+    ----------
+    shape : int or tuple
+        Shape of one addition (scalar: ``()`` is not allowed, use ``1``; matrices: ``(d, d)``).
+    leaves : int
+        K, the maximum number of additions (users). Each user sits in at most
+        floor(log2 K) + 1 noised nodes.
+    mechanism : "laplace" | "gaussian" | "symmetric-gaussian-matrix"
+    scale : float
+        Laplace b or Gaussian sigma of each node's noise, per coordinate.
+    rngs : Generator or sequence of Generators (the batch axis B).
+    ledger, group : where node draws are recorded. Node covering additions i..j records users
+        ``(first_user + i - 1, first_user + j - 1)``.
+
+    ``add(x)`` takes ``x`` of shape ``(B, *shape)`` and returns the noisy prefix sum of all
+    additions so far (including ``x``); ``noisy_sum()`` re-reads it at no privacy cost.
+    """
+
+    def __init__(self, shape, *, leaves: int, mechanism: str, scale: float, rngs,
+                 ledger: Ledger | None = None, group: str | None = None, first_user: int = 1) -> None:
+        self.shape = _shape(shape)
+        self.leaves = check_count("leaves", leaves)
+        if mechanism not in NOISE_KINDS:
+            raise PrivacctError(f"mechanism must be one of {', '.join(NOISE_KINDS)}, got {mechanism!r}")
+        if mechanism == "symmetric-gaussian-matrix" and (len(self.shape) != 2 or self.shape[0] != self.shape[1]):
+            raise PrivacctError(f"symmetric-gaussian-matrix tree needs a square (d, d) shape, got {self.shape}")
+        self.mechanism = mechanism
+        self.scale = check_positive("scale", scale)
+        self.rngs = as_generators(rngs)
+        self.ledger = ledger
+        self.group = group
+        if ledger is not None and group is None:
+            raise PrivacctError("group is required when a ledger is given")
+        self.first_user = check_count("first_user", first_user)
+        self.levels = tree_depth(self.leaves)
+        B = len(self.rngs)
+        # alpha[i]: exact p-sum of the current node at level i; noise[i]: its noise (drawn once).
+        self._alpha = np.zeros((self.levels, B) + self.shape)
+        self._noise = np.zeros((self.levels, B) + self.shape)
+        self._exact = np.zeros((B,) + self.shape)
+        self.steps = 0
+
+    @property
+    def batch(self) -> int:
+        return len(self.rngs)
+
+    def add(self, x) -> np.ndarray:
+        x = np.asarray(x, dtype=float)
+        if x.shape != (self.batch,) + self.shape:
+            raise PrivacctError(f"x must have shape {(self.batch,) + self.shape}, got {x.shape}")
+        if self.steps >= self.leaves:
+            raise PrivacctError(f"tree counter is full: it was built for leaves={self.leaves} additions")
+        self.steps += 1
+        t = self.steps
+        i = (t & -t).bit_length() - 1  # level of the node that completes at step t
+        # Chan-Shi-Song Alg. 2: alpha_i = sum_{j<i} alpha_j + x_t; lower nodes are discarded.
+        self._alpha[i] = self._alpha[:i].sum(axis=0) + x
+        self._alpha[:i] = 0.0
+        self._noise[:i] = 0.0
+        first = self.first_user + t - (1 << i)
+        self._noise[i] = draw(self.mechanism, self.rngs, self.shape, self.scale, ledger=self.ledger,
+                              group=self.group, users=(first, self.first_user + t - 1))
+        self._exact = self._exact + x
+        return self.noisy_sum()
+
+    def noisy_sum(self) -> np.ndarray:
+        """Noisy prefix sum after ``steps`` additions: the noisy nodes of the set bits of ``steps``."""
+        t = self.steps
+        out = np.zeros((self.batch,) + self.shape)
+        for i in range(self.levels):
+            if (t >> i) & 1:
+                out += self._alpha[i] + self._noise[i]
+        return out
+
+    def exact_sum(self) -> np.ndarray:
+        """The noiseless prefix sum (for tests and regret diagnostics only; never released)."""
+        return self._exact.copy()
+
+    def noise_std(self, steps: int | None = None) -> float:
+        """Standard deviation of one coordinate of the release after ``steps`` additions."""
+        t = self.steps if steps is None else int(steps)
+        per_node = self.scale * (np.sqrt(2.0) if self.mechanism == "laplace" else 1.0)
+        return float(per_node * np.sqrt(bin(t).count("1")))

@@ -1,0 +1,164 @@
+"""PrivacyReport: every accountant's figure for a log, the tightest, the claim's verdict, the
+over-noising factor, and, where the log records what the paper printed, why a claim fails.
+
+Verdict rule: the claim holds when the tightest accounted epsilon at the claimed delta is at most
+the claimed epsilon, up to a relative 1e-9 that absorbs floating-point rounding of a printed
+formula that meets its claim exactly (e.g. 3 families x L nodes x Delta / (3 H L / eps)).
+
+Over-noising factor: ``current noise / smallest noise that meets the claim`` under the tightest
+accountant (one common factor on every group). Above 1 the algorithm adds more noise than its
+claim needs; below 1 it adds less than its claim needs.
+
+Paper view: for groups carrying a :class:`privacct.log.PaperStatement`, the report recomputes the
+group's loss with the printed sensitivity and per-user count (the paper's own basic-composition
+argument: eps = count x Delta_1 / b for Laplace, rho = count x Delta_2^2 / (2 sigma^2) for
+Gaussian) and names each place where the toolkit's derivation is larger.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .accounting import all_epsilons
+from .calibrate import calibration_factor
+from .errors import PrivacctError, UnsupportedLogError
+from .log import MechanismLog
+
+VERDICT_RTOL = 1e-9
+DEFAULT_DELTA = 1e-6
+
+
+@dataclass
+class PrivacyReport:
+    log_name: str
+    privacy_model: str
+    neighbouring: str
+    claimed_epsilon: float | None
+    claimed_delta: float
+    epsilons: dict[str, float]
+    not_applicable: dict[str, str]
+    tightest: str
+    tightest_epsilon: float
+    holds: bool | None
+    over_noising_factor: float | None
+    causes: list[str] = field(default_factory=list)
+    groups: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def verdict(self) -> str:
+        if self.holds is None:
+            return "no claim"
+        return "holds" if self.holds else "FAILS"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "log": self.log_name,
+            "privacy_model": self.privacy_model,
+            "neighbouring": self.neighbouring,
+            "claimed_epsilon": self.claimed_epsilon,
+            "claimed_delta": self.claimed_delta,
+            "epsilon": self.epsilons,
+            "not_applicable": self.not_applicable,
+            "tightest": self.tightest,
+            "accounted_epsilon": self.tightest_epsilon,
+            "verdict": self.verdict,
+            "holds": self.holds,
+            "over_noising_factor": self.over_noising_factor,
+            "causes": self.causes,
+            "groups": self.groups,
+        }
+
+    def to_text(self) -> str:
+        lines = [f"log: {self.log_name}  ({self.privacy_model}, {self.neighbouring})"]
+        claim = "none" if self.claimed_epsilon is None else f"eps={self.claimed_epsilon:g}, delta={self.claimed_delta:g}"
+        lines.append(f"claim: {claim}")
+        lines.append("")
+        lines.append(f"{'group':<28} {'mechanism':<26} {'scale':>11} {'sens':>10} {'per-user':>8}")
+        for g in self.groups:
+            lines.append(f"{g['name']:<28} {g['mechanism']:<26} {g['noise_scale']:>11.5g} {g['sensitivity']:>10.5g} {g['per_user_count']:>8d}")
+        lines.append("")
+        lines.append(f"{'accountant':<20} {'epsilon at delta=' + format(self.claimed_delta, 'g'):>24}")
+        for name, eps in self.epsilons.items():
+            mark = "  <- tightest" if name == self.tightest else ""
+            lines.append(f"{name:<20} {eps:>24.6g}{mark}")
+        for name, why in self.not_applicable.items():
+            lines.append(f"{name:<20} {'n/a':>24}  ({why})")
+        lines.append("")
+        lines.append(f"verdict: {self.verdict}")
+        if self.over_noising_factor is not None:
+            lines.append(f"over-noising factor (noise / noise the claim needs, {self.tightest}): {self.over_noising_factor:.4g}")
+        for c in self.causes:
+            lines.append(f"cause: {c}")
+        return "\n".join(lines)
+
+
+def _paper_view(log: MechanismLog) -> tuple[list[str], list[dict[str, Any]]]:
+    causes: list[str] = []
+    groups = []
+    for g in log.release_groups:
+        row: dict[str, Any] = {
+            "name": g.name, "mechanism": g.mechanism, "noise_scale": g.noise_scale,
+            "sensitivity": g.sensitivity.value, "norm": g.sensitivity.norm,
+            "derivation": g.sensitivity.derivation, "structure": g.structure.to_dict(),
+            "per_user_count": g.per_user_count,
+        }
+        p = g.paper
+        if p is not None:
+            sens = p.sensitivity if p.sensitivity is not None else g.sensitivity.value
+            count = p.per_user_count if p.per_user_count is not None else g.per_user_count
+            if g.mechanism == "laplace":
+                row["paper_epsilon"] = count * sens / g.noise_scale
+                row["derived_epsilon_basic"] = g.per_user_count * g.ratio
+            else:
+                row["paper_rho"] = count * sens * sens / (2 * g.noise_scale ** 2)
+                row["derived_rho"] = g.per_user_count * g.ratio ** 2 / 2
+            row["paper_equation"] = p.equation
+            where = f" ({p.equation})" if p.equation else ""
+            if p.sensitivity is not None and p.sensitivity < g.sensitivity.value * (1 - 1e-12):
+                rel = "replace-one sensitivity" if log.neighbouring == "replace-one-user" else "sensitivity"
+                causes.append(
+                    f"{rel}: group {g.name!r} prints sensitivity {p.sensitivity:g}{where}; "
+                    f"the toolkit derives {g.sensitivity.value:g} ({g.sensitivity.derivation or 'see log'})"
+                )
+            if p.per_user_count is not None and p.per_user_count < g.per_user_count * (1 - 1e-12):
+                what = "tree depth" if g.structure.kind == "tree" else "composition count"
+                causes.append(
+                    f"{what}: group {g.name!r} counts {p.per_user_count:g} releases per user{where}; "
+                    f"the structure {g.structure.kind} gives {g.per_user_count}"
+                )
+        groups.append(row)
+    return causes, groups
+
+
+def privacy_report(log: MechanismLog, *, delta: float | None = None) -> PrivacyReport:
+    """The report of ``log`` at ``delta`` (default: the claim's delta; 1e-6 if no claim and the
+    log has Gaussian groups, else 0)."""
+    if not isinstance(log, MechanismLog):
+        raise PrivacctError(f"log must be a MechanismLog, got {type(log).__name__}")
+    if delta is None:
+        if log.claim is not None:
+            delta = log.claim.delta
+        else:
+            delta = 0.0 if all(g.mechanism == "laplace" for g in log.release_groups) else DEFAULT_DELTA
+    errs: dict[str, str] = {}
+    eps = all_epsilons(log, delta=delta, errors=errs)
+    if not eps:
+        raise UnsupportedLogError("no accountant applies at delta=%g: %s" % (delta, "; ".join(f"{k}: {v}" for k, v in errs.items())))
+    tightest = min(eps, key=lambda k: eps[k])
+    holds = None
+    factor = None
+    causes, groups = _paper_view(log)
+    if log.claim is not None:
+        holds = bool(eps[tightest] <= log.claim.epsilon * (1 + VERDICT_RTOL))
+        try:
+            c = calibration_factor(log, epsilon=log.claim.epsilon, delta=log.claim.delta, accountant=tightest)
+            factor = 1.0 / c
+        except PrivacctError:
+            factor = None
+    return PrivacyReport(
+        log_name=log.name, privacy_model=log.privacy_model, neighbouring=log.neighbouring,
+        claimed_epsilon=None if log.claim is None else log.claim.epsilon, claimed_delta=delta,
+        epsilons=eps, not_applicable=errs, tightest=tightest, tightest_epsilon=eps[tightest],
+        holds=holds, over_noising_factor=factor, causes=causes, groups=groups,
+    )
