@@ -71,7 +71,8 @@ class BasicComposition(Accountant):
 
 
 class AdvancedComposition(Accountant):
-    """Advanced composition: the smaller of Dwork-Rothblum-Vadhan (2010) and Kairouz-Oh-Viswanath (2015).
+    """Advanced composition: the smallest of Dwork-Rothblum-Vadhan (2010), Kairouz-Oh-Viswanath
+    (2015) and basic composition (always valid at the same delta).
 
     Pure (Laplace) releases enter as (eps0, 0); Gaussian releases as (eps_i, delta_i) with half
     of delta shared equally among them (exact Balle-Wang eps_i), the other half is delta'.
@@ -104,12 +105,12 @@ class AdvancedComposition(Accountant):
             s1 = math.fsum(e * c for e, c in zip(eps, counts))
             s2 = math.fsum(e * e * c for e, c in zip(eps, counts))
             drift = math.fsum(math.tanh(e / 2) * e * c for e, c in zip(eps, counts))
-            best = min(s1, drift + math.sqrt(2 * s2 * math.log(1 / d_prime)))
-            return best
+            return min(s1, drift + math.sqrt(2 * s2 * math.log(1 / d_prime)))
         best = min(F.drv_epsilon(per, d_prime), F.kov_closed_form_epsilon(per, d_prime))
         if is_pure(log) and len(rel) == 1:
             best = min(best, F.kov_optimal_epsilon(rel[0].count, rel[0].ratio, delta))
-        return best
+        # Basic composition is a valid theorem at the same total delta: never report worse.
+        return min(best, BasicComposition().epsilon(log, delta=delta))
 
 
 class ZCDP(Accountant):
@@ -195,15 +196,28 @@ class PLD(Accountant):
     def __init__(self, value_discretization_interval: float = 1e-4) -> None:
         self.value_discretization_interval = value_discretization_interval
 
+    MAX_GRID_POINTS = 2e5
+
+    @staticmethod
+    def loss_range(log: MechanismLog) -> float:
+        """Rough width of the composed privacy-loss support: mu^2/2 + 12 mu (Gaussian part, the
+        truncation keeps ~e^-50 of tail mass) plus sum count * eps0 (Laplace part)."""
+        rel = releases(log)
+        mu2 = math.fsum(r.count * r.ratio ** 2 for r in rel if r.kind == "gaussian")
+        lap = math.fsum(r.count * r.ratio for r in rel if r.kind == "laplace")
+        return mu2 / 2.0 + 12.0 * math.sqrt(mu2) + lap
+
     def why_not(self, log, *, delta):
         if delta <= 0.0:
             return "the PLD accountant reports a finite epsilon only for delta > 0"
+        if self.loss_range(log) > 1e4:
+            return "the privacy loss is too large for a PLD grid (the log is far from private)"
         return None
 
     def _accountant(self, log):
-        # A coarser grid is still pessimistic (an upper bound); keep the FFT small for very
-        # large per-release losses.
-        interval = self.value_discretization_interval
+        # A coarser grid is still pessimistic (an upper bound): it keeps the grid below
+        # MAX_GRID_POINTS for logs with a large privacy loss.
+        interval = max(self.value_discretization_interval, self.loss_range(log) / self.MAX_GRID_POINTS)
         acc = pld_privacy_accountant.PLDAccountant(neighboring_relation=_AOR, value_discretization_interval=interval)
         acc.compose(_dp_events(log, merge_gaussians=True))
         return acc

@@ -189,7 +189,9 @@ def drv_epsilon(eps_list: np.ndarray, delta_prime: float) -> float:
     sum of the releases' deltas.
     """
     e = np.asarray(eps_list, dtype=float)
-    return float(math.sqrt(2.0 * math.log(1.0 / delta_prime) * float(np.sum(e * e))) + float(np.sum(e * np.expm1(e))))
+    with np.errstate(over="ignore"):
+        drift = float(np.sum(e * np.expm1(e)))  # inf for huge eps_i: a valid (useless) bound
+    return float(math.sqrt(2.0 * math.log(1.0 / delta_prime) * float(np.sum(e * e))) + drift)
 
 
 def kov_closed_form_epsilon(eps_list: np.ndarray, delta_tilde: float) -> float:

@@ -1,0 +1,217 @@
+"""Accountants: one contract every accountant passes, golden numbers, orderings, identities."""
+
+import math
+
+import dp_accounting
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from privacct.accounting import ACCOUNTANTS, all_epsilons, delta as delta_of, get_accountant, tightest_epsilon
+from privacct.accounting import formulas as F
+from privacct.errors import NumericalError, PrivacctError, UnsupportedLogError
+from privacct.log import Claim, MechanismLog, ReleaseGroup, Sensitivity, Structure
+
+
+def one(mech, scale, sens=1.0, structure=None, name="g"):
+    norm = "l1" if mech == "laplace" else "l2"
+    return ReleaseGroup(name, mech, scale, Sensitivity(norm, sens), structure or Structure.single())
+
+
+def mk(*groups, neighbouring="replace-one-user"):
+    return MechanismLog("t", "joint", tuple(groups), neighbouring=neighbouring)
+
+
+GAUSS = mk(one("gaussian", 10.0, structure=Structure.repeated(1000)))
+LAP = mk(one("laplace", 10.0, structure=Structure.repeated(100)))
+MIXED = mk(one("gaussian", 5.0, structure=Structure.tree(1000)), one("laplace", 30.0, structure=Structure.repeated(3), name="l"))
+LOGS = {"gauss": GAUSS, "laplace": LAP, "mixed": MIXED}
+
+
+APPLICABLE = [(n, w) for n in ACCOUNTANTS for w in LOGS if get_accountant(n).supports(LOGS[w], delta=1e-6)]
+
+
+def test_every_accountant_applies_to_some_log():
+    assert {n for n, _ in APPLICABLE} == set(ACCOUNTANTS)
+
+
+@pytest.mark.parametrize("name,which", APPLICABLE)
+class TestAccountantContract:
+    """What every accountant must do (the dp_accounting lesson: one shared contract)."""
+
+    def test_supports_is_a_dry_run(self, name, which):
+        acc, log = get_accountant(name), LOGS[which]
+        for d in (0.0, 1e-6):
+            if acc.supports(log, delta=d):
+                assert math.isfinite(acc.epsilon(log, delta=d))
+            else:
+                with pytest.raises(UnsupportedLogError):
+                    acc.epsilon(log, delta=d)
+
+    def test_epsilon_nonnegative_finite_and_monotone_in_delta(self, name, which):
+        acc, log = get_accountant(name), LOGS[which]
+        e = [acc.epsilon(log, delta=d) for d in (1e-9, 1e-6, 1e-3)]
+        assert all(x >= 0 and math.isfinite(x) for x in e)
+        assert e[0] >= e[1] >= e[2]
+
+    def test_monotone_in_noise_and_count(self, name, which):
+        acc, log = get_accountant(name), LOGS[which]
+        e = acc.epsilon(log, delta=1e-6)
+        assert acc.epsilon(log.scaled_noise(1.5), delta=1e-6) <= e
+        more = log.replace_groups([g.with_structure(Structure.repeated(g.per_user_count + 5)) for g in log.release_groups])
+        assert acc.epsilon(more, delta=1e-6) >= e
+
+    def test_not_below_the_exact_or_tight_figure(self, name, which):
+        """Every accountant is an upper bound: never below PLD's pessimistic figure minus its error."""
+        acc, log = get_accountant(name), LOGS[which]
+        ref = get_accountant("pld").epsilon(log, delta=1e-6)
+        assert acc.epsilon(log, delta=1e-6) >= ref - 2e-3
+
+    def test_delta_inverts_epsilon(self, name, which):
+        acc, log = get_accountant(name), LOGS[which]
+        e = acc.epsilon(log, delta=1e-6)
+        d = acc.delta(log, epsilon=e * 1.001 + 1e-9)
+        assert 0.0 <= d <= 1e-6 * 1.01
+
+    def test_bad_delta_named(self, name, which):
+        with pytest.raises(PrivacctError, match="delta"):
+            get_accountant(name).epsilon(LOGS[which], delta=1.5)
+
+
+# --------------------------------------------------------------------------- golden numbers
+def test_golden_gaussian_1000_compositions():
+    """Notes 1.4: 1000 x Gaussian(z=10), delta=1e-6: exact 19.423656, RDP 20.551992, BS16 21.622581."""
+    e = all_epsilons(GAUSS, delta=1e-6)
+    assert e["analytic-gaussian"] == pytest.approx(19.423656, abs=2e-6)
+    assert e["pld"] == pytest.approx(19.423656, abs=1e-4)
+    assert e["pld"] >= e["analytic-gaussian"] - 1e-9  # pessimistic
+    assert e["rdp"] == pytest.approx(20.551992, abs=1e-5)
+    assert e["zcdp"] == pytest.approx(20.551949, abs=1e-4)
+    assert F.zcdp_epsilon_bs16(5.0, 1e-6) == pytest.approx(21.622581, abs=1e-6)
+
+
+@pytest.mark.parametrize("rho,bs,cks", [(0.005, 0.5307, 0.4299), (0.05, 1.7123, 1.4716), (0.5, 5.7565, 5.2215), (5, 21.6226, 20.5519)])
+def test_golden_zcdp_conversions(rho, bs, cks):
+    assert F.zcdp_epsilon_bs16(rho, 1e-6) == pytest.approx(bs, abs=1e-4)
+    assert F.zcdp_epsilon_cks20(rho, 1e-6) == pytest.approx(cks, abs=1e-4)
+
+
+def test_golden_analytic_gaussian_balle_wang():
+    assert F.gaussian_delta(1.0, 1.0) == pytest.approx(0.1269367375, abs=1e-10)
+    assert F.gaussian_epsilon(1e-6, 1 / 4.2246789) == pytest.approx(1.0, abs=1e-6)
+    assert F.gaussian_epsilon(1e-6, 2.0) == pytest.approx(dp_accounting.get_epsilon_gaussian(0.5, 1e-6), rel=1e-6)
+
+
+def test_classical_gaussian_formula_is_not_private_at_large_eps():
+    """Regression (notes 4 iii / 5.5): sigma = sqrt(2 ln(1.25/delta))/eps at (10, 1e-5) has delta(10) = 2.27e-5."""
+    sigma = math.sqrt(2 * math.log(1.25 / 1e-5)) / 10
+    assert F.gaussian_delta(10.0, 1 / sigma) == pytest.approx(2.27e-5, rel=0.01)
+    log = mk(one("gaussian", sigma))
+    assert tightest_epsilon(log, delta=1e-5)[1] > 10.0
+
+
+def test_golden_laplace_profile_and_advanced():
+    assert F.laplace_delta(0.5, 1.0) == pytest.approx(0.2211992169, abs=1e-10)
+    e = all_epsilons(LAP, delta=1e-6)
+    assert e["basic"] == pytest.approx(10.0)
+    assert e["advanced"] == pytest.approx(4.80, abs=0.01)  # KOV optimal
+    assert e["pld"] == pytest.approx(4.69267, abs=1e-4)
+    assert e["rdp"] == pytest.approx(4.98417, abs=1e-4)
+    assert F.drv_epsilon([0.1] * 100, 1e-6) == pytest.approx(6.308, abs=1e-3)
+    assert F.kov_closed_form_epsilon([0.1] * 100, 1e-6) == pytest.approx(5.756, abs=1e-3)
+
+
+def test_golden_tree_matches_dp_accounting_tree_event():
+    """Notes 1.5: SingleEpochTreeAggregationDpEvent(z=10), K=1000 -> D=10, eps(1e-6)=1.4717; K=1024 -> 1.5494."""
+    for K, eps in [(1000, 1.4717), (1024, 1.5494)]:
+        log = mk(one("gaussian", 10.0, structure=Structure.tree(K)))
+        assert get_accountant("rdp").epsilon(log, delta=1e-6) == pytest.approx(eps, abs=1e-4)
+        acc = dp_accounting.rdp.RdpAccountant(neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_SPECIAL)
+        acc.compose(dp_accounting.SingleEpochTreeAggregationDpEvent(10.0, [K]))
+        assert get_accountant("rdp").epsilon(log, delta=1e-6) == pytest.approx(acc.get_epsilon(1e-6), rel=1e-3)
+
+
+def test_replace_one_trap_is_avoided():
+    """dp_accounting issue #378: RDP under REPLACE_ONE does not double the sensitivity. The toolkit
+    states replace-one sensitivity 2C explicitly; its RDP figure must equal PLD's, both ~ 11.0."""
+    log = mk(one("gaussian", 1.0, sens=2.0))
+    e = all_epsilons(log, delta=1e-6)
+    assert e["pld"] == pytest.approx(dp_accounting.get_epsilon_gaussian(0.5, 1e-6), abs=1e-3)
+    assert e["rdp"] >= e["pld"] - 1e-6
+    assert e["rdp"] > 10.0
+    buggy = dp_accounting.rdp.RdpAccountant(neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
+    buggy.compose(dp_accounting.GaussianDpEvent(1.0))
+    assert buggy.get_epsilon(1e-6) < 6.0 < e["rdp"]
+
+
+# --------------------------------------------------------------------------- orderings & identities
+def test_orderings_that_theory_guarantees():
+    for log in (GAUSS, MIXED):
+        e = all_epsilons(log, delta=1e-6)
+        assert e["basic"] >= e["advanced"]
+        assert e["zcdp"] >= e["pld"] - 1e-3
+        assert e["rdp"] >= e["pld"] - 1e-3
+    e = all_epsilons(GAUSS, delta=1e-6)
+    assert e["zcdp"] <= F.zcdp_epsilon_bs16(5.0, 1e-6)
+    assert e["basic"] >= e["advanced"] >= e["zcdp"] >= e["pld"]
+
+
+def test_self_composition_identity():
+    """Six identical groups == one group composed six times (SelfComposed(e, 6) == 6 x e)."""
+    g = one("laplace", 7.0, structure=Structure.repeated(4))
+    six = mk(*[ReleaseGroup(f"g{i}", g.mechanism, g.noise_scale, g.sensitivity, g.structure) for i in range(6)])
+    once = mk(g.with_structure(Structure.repeated(24)))
+    for name in ("basic", "advanced", "zcdp", "rdp", "pld"):
+        assert get_accountant(name).epsilon(six, delta=1e-6) == pytest.approx(get_accountant(name).epsilon(once, delta=1e-6), rel=1e-12)
+
+
+def test_gaussian_composition_identity():
+    """k Gaussians with sigma equal one Gaussian with sigma / sqrt(k) (exactly)."""
+    k = mk(one("gaussian", 4.0, structure=Structure.repeated(16)))
+    single = mk(one("gaussian", 1.0))
+    for name in ("analytic-gaussian", "zcdp", "rdp", "pld"):
+        assert get_accountant(name).epsilon(k, delta=1e-6) == pytest.approx(get_accountant(name).epsilon(single, delta=1e-6), rel=1e-9)
+
+
+def test_tightest_and_unknown_accountant():
+    name, eps = tightest_epsilon(GAUSS, delta=1e-6)
+    assert eps == min(all_epsilons(GAUSS, delta=1e-6).values())
+    with pytest.raises(PrivacctError, match="accountant must be one of"):
+        tightest_epsilon(GAUSS, delta=1e-6, accountant="moments")
+
+
+def test_no_nan_or_inf_leaves_an_accountant():
+    tiny = mk(one("gaussian", 1e-6, structure=Structure.repeated(10)))
+    for name in ACCOUNTANTS:
+        acc = get_accountant(name)
+        if not acc.supports(tiny, delta=1e-12):
+            continue
+        try:
+            e = acc.epsilon(tiny, delta=1e-12)
+        except NumericalError:
+            continue
+        assert math.isfinite(e) and e > 100
+
+
+def test_delta_of_log_and_pure_laplace():
+    assert delta_of(LAP, epsilon=10.0) == 0.0
+    assert 0 < delta_of(GAUSS, epsilon=19.5) <= 1e-6
+
+
+@settings(max_examples=40, deadline=None)
+@given(sigma=st.floats(0.3, 50.0), k=st.integers(1, 500), delta=st.sampled_from([1e-3, 1e-6, 1e-9]))
+def test_pld_within_its_error_of_the_analytic_gaussian(sigma, k, delta):
+    log = mk(one("gaussian", sigma, structure=Structure.repeated(k)))
+    exact = get_accountant("analytic-gaussian").epsilon(log, delta=delta)
+    pld = get_accountant("pld").epsilon(log, delta=delta)
+    assert exact - 1e-7 <= pld <= exact + 0.02 * exact + 1e-3
+
+
+@settings(max_examples=40, deadline=None)
+@given(b=st.floats(0.5, 100.0), k=st.integers(1, 200))
+def test_kov_optimal_is_at_most_basic_and_closed_form(b, k):
+    eps0 = 1.0 / b
+    opt = F.kov_optimal_epsilon(k, eps0, 1e-6)
+    assert opt <= k * eps0 + 1e-12
+    assert opt <= F.kov_closed_form_epsilon([eps0] * k, 1e-6) + 1e-9
+    assert opt >= 0

@@ -1,0 +1,64 @@
+"""Calibration: the returned noise, re-accounted, never exceeds the budget; and it is tight."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from privacct.accounting import get_accountant
+from privacct.calibrate import calibrate_log, calibrate_noise, single_group_log
+from privacct.errors import PrivacctError
+from privacct.log import Structure
+
+
+@settings(max_examples=30, deadline=None)
+@given(eps=st.floats(0.05, 8.0), sens=st.floats(0.1, 40.0), k=st.integers(1, 3000),
+       delta=st.sampled_from([1e-4, 1e-6, 1e-9]),
+       acc=st.sampled_from(["basic", "advanced", "zcdp", "rdp", "analytic-gaussian"]))
+def test_calibrated_gaussian_never_overshoots(eps, sens, k, delta, acc):
+    scale, name = calibrate_noise(mechanism="gaussian", sensitivity=sens, structure=Structure.repeated(k),
+                                  epsilon=eps, delta=delta, accountant=acc)
+    log = single_group_log(mechanism="gaussian", sensitivity=sens, structure=Structure.repeated(k), noise_scale=scale)
+    got = get_accountant(name).epsilon(log, delta=delta)
+    assert got <= eps
+    # tight: 0.1% less noise breaks the budget
+    assert get_accountant(name).epsilon(log.scaled_noise(0.999), delta=delta) > eps
+
+
+@settings(max_examples=30, deadline=None)
+@given(eps=st.floats(0.05, 8.0), sens=st.floats(0.1, 40.0), leaves=st.integers(1, 10**6),
+       acc=st.sampled_from(["basic", "advanced", "zcdp", "rdp"]))
+def test_calibrated_laplace_tree_never_overshoots(eps, sens, leaves, acc):
+    delta = 0.0 if acc == "basic" else 1e-6
+    scale, name = calibrate_noise(mechanism="laplace", sensitivity=sens, structure=Structure.tree(leaves),
+                                  epsilon=eps, delta=delta, accountant=acc)
+    log = single_group_log(mechanism="laplace", sensitivity=sens, structure=Structure.tree(leaves), noise_scale=scale)
+    assert get_accountant(name).epsilon(log, delta=delta) <= eps
+
+
+def test_calibrate_pld_round_trip_and_closed_forms():
+    scale, name = calibrate_noise(mechanism="gaussian", sensitivity=1.0, structure=Structure.repeated(1000),
+                                  epsilon=1.0, delta=1e-6, accountant="pld")
+    assert scale == pytest.approx(133.596, abs=0.01)  # notes 1.4: PLD calibration 133.596
+    log = single_group_log(mechanism="gaussian", sensitivity=1.0, structure=Structure.repeated(1000), noise_scale=scale)
+    assert get_accountant("pld").epsilon(log, delta=1e-6) <= 1.0
+    assert calibrate_noise(mechanism="gaussian", sensitivity=1.0, structure=Structure.repeated(1000),
+                           epsilon=1.0, delta=1e-6, accountant="rdp")[0] == pytest.approx(143.279, abs=0.01)
+    assert calibrate_noise(mechanism="laplace", sensitivity=2.0, structure=Structure.tree(1000),
+                           epsilon=1.0, delta=0.0)[0] == pytest.approx(20.0)
+
+
+def test_default_calibration_takes_the_least_noise():
+    log = single_group_log(mechanism="gaussian", sensitivity=1.0, structure=Structure.tree(4096))
+    out, name = calibrate_log(log, epsilon=1.0, delta=1e-5, return_accountant=True)
+    for other in ("rdp", "zcdp", "advanced"):
+        assert out.release_groups[0].noise_scale <= calibrate_log(log, epsilon=1.0, delta=1e-5, accountant=other).release_groups[0].noise_scale
+
+
+def test_calibration_bad_input():
+    log = single_group_log(mechanism="gaussian", sensitivity=1.0, structure=Structure.single())
+    with pytest.raises(PrivacctError, match="epsilon"):
+        calibrate_log(log, epsilon=0.0, delta=1e-6)
+    with pytest.raises(PrivacctError, match="delta"):
+        calibrate_log(log, epsilon=1.0, delta=1.0)
+    with pytest.raises(PrivacctError, match="does not apply|cannot calibrate|Gaussian"):
+        calibrate_log(log, epsilon=1.0, delta=0.0)

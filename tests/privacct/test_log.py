@@ -1,0 +1,103 @@
+"""Mechanism logs: JSON round trip, validation errors naming the field, derived tree depth."""
+
+import json
+import math
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from privacct.errors import PrivacctError
+from privacct.log import (Claim, MechanismLog, PaperStatement, ReleaseGroup, Sensitivity, Structure,
+                          tree_depth)
+from privacct.schema import log_schema
+
+EXAMPLES = sorted((Path(__file__).parents[2] / "privacct" / "examples").glob("*.json"))
+
+
+def _log(**kw):
+    g = ReleaseGroup("g", "gaussian", 2.0, Sensitivity("l2", 1.0, "why"), Structure.tree(100),
+                     paper=PaperStatement(0.5, 4.6, "eq. (1)"))
+    base = dict(name="x", privacy_model="joint", release_groups=(g,), parameters={"K": 100, "grid": [1, 2]},
+                claim=Claim(1.0, 1e-6))
+    base.update(kw)
+    return MechanismLog(**base)
+
+
+@pytest.mark.parametrize("leaves,depth", [(1, 1), (2, 2), (3, 2), (7, 3), (8, 4), (1000, 10), (1024, 11), (20000, 15), (10**5, 17), (10**6, 20)])
+def test_tree_depth_is_floor_log2_plus_one(leaves, depth):
+    assert tree_depth(leaves) == depth == math.floor(math.log2(leaves)) + 1
+
+
+def test_json_round_trip_is_exact():
+    log = _log()
+    again = MechanismLog.from_json(log.to_json())
+    assert again == log
+    assert hash(again) == hash(log)
+    assert again.to_json() == log.to_json()
+    assert again.params == {"K": 100, "grid": [1, 2]}
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_examples_load_round_trip_and_match_schema(path):
+    data = json.loads(path.read_text())
+    jsonschema.validate(data, log_schema())
+    log = MechanismLog.from_dict(data)
+    assert MechanismLog.from_json(log.to_json()) == log
+
+
+def test_examples_cover_every_mechanism_and_both_models():
+    logs = [MechanismLog.load(p) for p in EXAMPLES]
+    mechs = {g.mechanism for lg in logs for g in lg.release_groups}
+    assert mechs == {"laplace", "gaussian", "symmetric-gaussian-matrix"}
+    assert {lg.privacy_model for lg in logs} == {"joint", "local"}
+    assert any(g.structure.kind == "tree" for lg in logs if lg.privacy_model == "joint" for g in lg.release_groups)
+
+
+@pytest.mark.parametrize("mutate,field", [
+    (lambda d: d["release_groups"][0].update(noise_scale=0), "noise_scale"),
+    (lambda d: d["release_groups"][0].update(noise_scale=-1.0), "noise_scale"),
+    (lambda d: d["release_groups"][0]["sensitivity"].update(value=0), "sensitivity.value"),
+    (lambda d: d["release_groups"][0].update(mechanism="cauchy"), "mechanism"),
+    (lambda d: d["release_groups"][0].update(structure={"kind": "forest"}), "structure.kind"),
+    (lambda d: d["release_groups"][0].update(structure={"kind": "tree"}), "structure.leaves"),
+    (lambda d: d["release_groups"][0].update(structure={"kind": "tree", "leaves": 10, "count": 3}), "count"),
+    (lambda d: d["release_groups"][0].update(structure={"kind": "repeated", "count": 0}), "count"),
+    (lambda d: d["release_groups"][0]["sensitivity"].update(norm="l1"), "sensitivity.norm"),
+    (lambda d: d.update(claim={"epsilon": 0, "delta": 0.1}), "claim.epsilon"),
+    (lambda d: d.update(claim={"epsilon": 1, "delta": 1.0}), "claim.delta"),
+    (lambda d: d.update(privacy_model="central"), "privacy_model"),
+    (lambda d: d.update(neighbouring="swap"), "neighbouring"),
+    (lambda d: d.pop("release_groups"), "release_groups"),
+    (lambda d: d.update(release_groups=[]), "release_groups"),
+    (lambda d: d.update(extra=1), "extra"),
+    (lambda d: d.update(schema_version=2), "schema_version"),
+])
+def test_validation_errors_name_the_field(mutate, field):
+    d = _log().to_dict()
+    mutate(d)
+    with pytest.raises(PrivacctError, match=field.replace(".", r"\.")):
+        MechanismLog.from_dict(d)
+
+
+def test_non_json_and_non_finite_numbers_are_refused():
+    with pytest.raises(PrivacctError, match="not a JSON document"):
+        MechanismLog.from_json("{nope")
+    text = _log().to_json().replace('"noise_scale": 2.0', '"noise_scale": NaN')
+    with pytest.raises(PrivacctError, match="NaN"):
+        MechanismLog.from_json(text)
+
+
+def test_save_writes_nothing_on_failure(tmp_path):
+    with pytest.raises(PrivacctError):
+        _log(parameters={"bad": float("inf")})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_per_user_count_is_derived_never_typed():
+    assert Structure.tree(20000).per_user_count() == 15
+    assert Structure.single().per_user_count() == 1
+    assert Structure.repeated(7).per_user_count() == 7
+    assert Structure.adaptive(12).per_user_count() == 12
+    with pytest.raises(PrivacctError, match="count"):
+        Structure.from_dict({"kind": "tree", "leaves": 8, "count": 4})
