@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import math
 
+from scipy import optimize
+
 from .accounting import ACCOUNTANTS, get_accountant
 from .accounting import formulas as F
 from .accounting.base import is_gaussian, is_pure
@@ -45,47 +47,60 @@ def _closed_form_factor(name: str, log: MechanismLog, epsilon: float, delta: flo
     return None
 
 
-def _search_accountant(name: str):
-    """The accountant used while bisecting: PLD on a 10x coarser grid (still pessimistic, so an
-    upper bound; the final check below uses the default grid)."""
-    if name == "pld":
-        from .accounting.accountants import PLD
-
-        return PLD(value_discretization_interval=1e-3)
-    return get_accountant(name)
-
-
 def _cheap_guess(name: str, log: MechanismLog, epsilon: float, delta: float) -> float | None:
-    """A starting factor from a closed form (zCDP / basic), to shorten the bracket search."""
-    for other in ("zcdp", "basic"):
-        if other != name and get_accountant(other).supports(log, delta=delta):
-            try:
-                c = calibration_factor(log, epsilon=epsilon, delta=delta, accountant=other) if other == "zcdp" and is_gaussian(log) \
-                    else _closed_form_factor(other, log, epsilon, delta)
-            except PrivacctError:
-                c = None
-            if c is not None and math.isfinite(c) and c > 0:
-                return c
+    """A starting factor from a cheaper accountant, to shorten the bracket search: RDP for PLD
+    (PLD is the tighter of the two, so the RDP factor is usually already feasible), otherwise a
+    closed form (zCDP for Gaussian logs, basic for pure ones)."""
+    try:
+        if name == "pld" and get_accountant("rdp").supports(log, delta=delta):
+            return calibration_factor(log, epsilon=epsilon, delta=delta, accountant="rdp")
+        for other in ("zcdp", "basic"):
+            if other != name and get_accountant(other).supports(log, delta=delta):
+                c = _closed_form_factor(other, log, epsilon, delta)
+                if c is not None and math.isfinite(c) and c > 0:
+                    return c
+    except PrivacctError:
+        pass
     return None
 
 
 def _bisect_factor(acc, log: MechanismLog, epsilon: float, delta: float, guess: float | None) -> float:
-    """Bisection on log c; keeps ``hi`` (meets the budget) and ``lo`` (does not)."""
+    """Smallest feasible factor: bracket [lo, hi] (hi meets the budget, lo does not), Brent's
+    method on log c (few evaluations, each possibly a PLD composition), then the private side."""
+    cache: dict[float, float] = {}
+
+    def eps_at(c: float) -> float:
+        if c not in cache:
+            cache[c] = _eps(acc, log.scaled_noise(c), delta)
+        return cache[c]
+
     start = guess if guess is not None else 1.0
     lo = hi = start
-    if _eps(acc, log.scaled_noise(start), delta) <= epsilon:
-        while _eps(acc, log.scaled_noise(lo), delta) <= epsilon:
+    if eps_at(start) <= epsilon:
+        while eps_at(lo) <= epsilon:
             hi, lo = lo, lo / 2.0
             if lo < 1e-12:
                 raise NumericalError("calibration: the budget is met at vanishing noise; check the log")
     else:
-        while _eps(acc, log.scaled_noise(hi), delta) > epsilon:
+        while eps_at(hi) > epsilon:
             lo, hi = hi, hi * 2.0
             if hi > 1e12:
                 raise NumericalError("calibration: no noise scale up to 1e12 x meets the budget")
+
+    def gap(x: float) -> float:
+        e = eps_at(math.exp(x))
+        return (e if math.isfinite(e) else 1e300) - epsilon
+
+    try:
+        root = optimize.brentq(gap, math.log(lo), math.log(hi), xtol=_REL_TOL / 4, rtol=1e-12, maxiter=100)
+        c = math.exp(root) * (1.0 + _REL_TOL / 2)
+        if c < hi and eps_at(c) <= epsilon:
+            return c
+    except (ValueError, RuntimeError):
+        pass  # fall back to plain bisection on the bracket
     while hi / lo - 1.0 > _REL_TOL:
         mid = math.sqrt(lo * hi)
-        if _eps(acc, log.scaled_noise(mid), delta) <= epsilon:
+        if eps_at(mid) <= epsilon:
             hi = mid
         else:
             lo = mid
@@ -102,10 +117,9 @@ def calibration_factor(log: MechanismLog, *, epsilon: float, delta: float, accou
         raise UnsupportedLogError(f"accountant {accountant!r} cannot calibrate this log: {reason}")
     c = _closed_form_factor(accountant, log, epsilon, delta)
     if c is None:
-        c = _bisect_factor(_search_accountant(accountant), log, epsilon, delta,
+        c = _bisect_factor(acc, log, epsilon, delta,
                            guess=_cheap_guess(accountant, log, epsilon, delta))
-    # Re-account the result with the real accountant; nudge c up (growing steps) if rounding or
-    # the coarser search grid left it over budget.
+    # Re-account the result; nudge c up (growing steps) if rounding left it over budget.
     step = 1e-12
     for _ in range(40):
         if _eps(acc, log.scaled_noise(c), delta) <= epsilon:
