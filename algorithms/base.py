@@ -77,3 +77,6 @@ class LearnerSpec:
     description: str
     build_log: Callable[[RunConfig], MechanismLog | None]
     run: RunFn
+    #: The settings at which the paper states its privacy claim: RunConfig keyword dicts
+    #: (privacy, epsilon, delta, episodes, horizon, env, ...), used by ``privacct report``.
+    paper_settings: tuple[dict[str, Any], ...] = ()

@@ -23,6 +23,7 @@ Primitives
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -84,13 +85,21 @@ def symmetric_gaussian(rngs, d: int, scale: float, *, ledger: Ledger | None = No
     d = check_count("d", d)
     scale = check_positive("scale", scale)
     _record(ledger, group, users, "symmetric-gaussian-matrix", scale, (d, d), len(rngs))
-    iu = np.triu_indices(d)
-    out = np.zeros((len(rngs), d, d))
-    for b, r in enumerate(rngs):
-        upper = r.normal(0.0, scale, size=iu[0].size)
-        out[b][iu] = upper
-    out = out + np.triu(out, 1).transpose(0, 2, 1)
+    rows, cols = _triangle(d)
+    upper = np.stack([r.normal(0.0, scale, size=rows.size) for r in rngs])
+    out = np.empty((len(rngs), d, d))
+    out[:, rows, cols] = upper
+    out[:, cols, rows] = upper  # mirror (the diagonal is written twice with the same value)
     return out
+
+
+@lru_cache(maxsize=64)
+def _triangle(d: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row and column indices of the upper triangle of a d x d matrix, diagonal included."""
+    rows, cols = np.triu_indices(d)
+    rows.setflags(write=False)
+    cols.setflags(write=False)
+    return rows, cols
 
 
 def add_noise(value: np.ndarray, mechanism: str, scale: float, rngs, *, ledger: Ledger | None = None,

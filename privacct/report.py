@@ -77,6 +77,13 @@ class PrivacyReport:
         lines.append(f"{'group':<28} {'mechanism':<26} {'scale':>11} {'sens':>10} {'per-user':>8}")
         for g in self.groups:
             lines.append(f"{g['name']:<28} {g['mechanism']:<26} {g['noise_scale']:>11.5g} {g['sensitivity']:>10.5g} {g['per_user_count']:>8d}")
+        paper_rows = [g for g in self.groups if "paper_equation" in g]
+        if paper_rows:
+            lines.append("")
+            lines.append(f"{'group (paper view)':<28} {'as printed':>14} {'as derived':>14}   (pure: basic eps; Gaussian: rho)")
+            for g in paper_rows:
+                key = ("paper_epsilon", "derived_epsilon_basic") if "paper_epsilon" in g else ("paper_rho", "derived_rho")
+                lines.append(f"{g['name']:<28} {g[key[0]]:>14.5g} {g[key[1]]:>14.5g}")
         lines.append("")
         lines.append(f"{'accountant':<20} {'epsilon at delta=' + format(self.claimed_delta, 'g'):>24}")
         for name, eps in self.epsilons.items():

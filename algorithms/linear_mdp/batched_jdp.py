@@ -1,0 +1,248 @@
+"""Privacy-preserving LSVI-UCB through batching (seed 003: Luyo, Garcelon, Lazaric, Pirotta 2021,
+Alg. 2, App. E), (eps, delta)-JDP with a fixed (data-independent) batch schedule.
+
+Schedule (Alg. 2; notes seed-003 §4.2): B batches, batch i starts at k_i = i ceil(K/B) + 1 (i < B).
+Batch 0 plays the data-free policy of Lam~_0 = lambda I, w~_0 = 0. At the end of batch b (episode
+k_{b+1} - 1) the server releases, for h = H..1,
+
+    Lam~_{b+1,h} = lambda I + (c_K + Upsilon) I + (noisy prefix of tree h after b+1 leaves)
+    u~_{b+1,h}   = sum_{i <= k} phi_h^i (r_h^i + V_{h+1}(x_{h+1}^i)) + fresh N(0, sigma_u^2 I_d)
+
+where tree h (B - 1 leaves: one per released batch, leaf = the batch's sum of phi phi^T) is a
+:class:`privacct.mechanisms.TreeCounter` with symmetric Gaussian node noise, and then plays
+Q = clip(<phi, w~> + beta ||phi||_{Lam~^{-1}}, 0, H) until the next release. Releases that no user
+would see (after the last episode) are skipped (notes §9 item 11), so there are B - 1 releases.
+Ledger: the tree's leaf t holds the users of batch t - 1, so each node's draw is recorded over
+that batch range of users (the counter's own ledger numbers leaves; they are mapped to users).
+
+Log: ``gram_h{h}`` (h = 1..H) symmetric-gaussian-matrix, sensitivity sqrt(2) (upper-triangle l2,
+replace-one), tree(leaves = B - 1); ``u`` Gaussian, sensitivity 2(H+1) (Lemma in App. E.2.1,
+needs V in [0, H], which Alg. 2 enforces with Pi_[0,H]), repeated(H (B - 1)) -- the schedule is
+fixed, so the first batch's users are in every release of every step.
+
+``paper`` mode (App. E.1): lambda = d, B = ceil((K eps)^{2/5} / (d^{3/5} H^{1/5})),
+B0 = ceil(log2 B + 1), sigma_Lam = (128/eps) sqrt(B H B0) log^2(32 H B0 B / delta),
+sigma_u = (128/eps) H sqrt(H B) log^2(32 H B0 B / delta), Upsilon = sigma_Lam B0 (4 sqrt(d) +
+2 log(6KH/p)), c_K = d Upsilon, C^J = sigma_u (sqrt(d) + 2 sqrt(log(6KHd/p))), U_K = max{1, 2H
+sqrt(dK/(lambda + c_K)) + C^J/(lambda + c_K)}, chi = 24^2 18 K^2 d U_K H / p, beta = 24 H sqrt(d
+(lambda + c_K)) log chi. The paper's node noise is (Z' + Z'^T)/2 with Z'_ij ~ N(0, sigma_Lam^2)
+(off-diagonal std sigma/sqrt(2)); the toolkit's primitive gives every upper entry std sigma_Lam,
+i.e. at least the paper's noise on every coordinate (departure: privacy is not weakened). The
+paper's sigmas deliver far less than its claimed eps (notes §5.3): ``verify`` reports the claim
+holding with a large over-noising factor.
+
+``tight`` mode: the same log with corrected sensitivities, scales rescaled by
+:func:`privacct.calibrate.calibrate_log` for the claimed (eps, delta); Upsilon is recomputed from
+the calibrated node std as sigma sqrt(B0) (4 sqrt(d) + 2 log(6KH/p)) (the prefix sums B0 nodes at
+most; the paper's B0 instead of sqrt(B0) is conservative, notes §4.1) and c_K = d Upsilon.
+
+Options: ``p`` (default 0.05), ``batches`` (B >= 2, overrides the formula), ``beta``, ``eig_floor``,
+``canary``, ``observe``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any
+
+import numpy as np
+
+from privacct.errors import PrivacctError, check_count
+from privacct.ledger import Ledger
+from privacct.log import Claim, MechanismLog, PaperStatement, ReleaseGroup, Sensitivity, Structure, tree_depth
+from privacct.mechanisms import TreeCounter, gaussian
+
+from ..base import RunConfig, RunResult
+from . import common as C
+
+NAME = "batched-jdp-lsvi-ucb"
+OPTIONS = C.COMMON_OPTIONS + ("batches",)
+SOURCE = ("Luyo, Garcelon, Lazaric, Pirotta (2021), Differentially Private Exploration in RL with Linear "
+          "Representation, Alg. 2 / App. E [seed 003]")
+
+
+def printed_constants(K: int, H: int, d: int, eps: float, delta: float, p: float, batches: int | None = None) -> dict[str, float]:
+    """App. E.1 of seed 003 (notes seed-003 §4.1)."""
+    B = batches if batches is not None else math.ceil((K * eps) ** 0.4 / (d ** 0.6 * H ** 0.2))
+    B = max(2, min(B, K))
+    B0 = math.ceil(math.log2(B) + 1)
+    lg = math.log(32 * H * B0 * B / delta) ** 2
+    sigma_lam = 128 / eps * math.sqrt(B * H * B0) * lg
+    sigma_u = 128 / eps * H * math.sqrt(H * B) * lg
+    ups = sigma_lam * B0 * (4 * math.sqrt(d) + 2 * math.log(6 * K * H / p))
+    return {"B": B, "B0": B0, "lambda": float(d), "sigma_lam": sigma_lam, "sigma_u": sigma_u, "upsilon": ups}
+
+
+def theory_beta(K: int, H: int, d: int, lam: float, c_K: float, sigma_u: float, p: float) -> float:
+    """App. E.1: beta = 24 H sqrt(d (lambda + c_K)) log chi."""
+    CJ = sigma_u * (math.sqrt(d) + 2 * math.sqrt(math.log(6 * K * H * d / p)))
+    U = max(1.0, 2 * H * math.sqrt(d * K / (lam + c_K)) + CJ / (lam + c_K))
+    log_chi = math.log(24 ** 2 * 18.0 * K * K * d * U * H / p)
+    return 24 * H * math.sqrt(d * (lam + c_K)) * log_chi
+
+
+def schedule(K: int, B: int) -> np.ndarray:
+    """Episodes (1-based) after which a release happens: k_{b+1} - 1 for b + 1 = 1..B-1, if < K."""
+    step = math.ceil(K / B)
+    ends = np.array([i * step for i in range(1, B)], dtype=np.int64)
+    return ends[ends < K]
+
+
+def _check(config: RunConfig):
+    env, K = C.check_config(config, privacy_models=("jdp",), default_env="linear-two-state")
+    opts = C.check_options(config, OPTIONS)
+    if K < 2:
+        raise PrivacctError(f"episodes must be an integer >= 2 for {NAME}, got {K}")
+    if opts.get("batches") is not None:
+        check_count("options.batches", opts["batches"], minimum=2)
+    return env, K, opts
+
+
+def _plan(config: RunConfig) -> tuple[MechanismLog, dict[str, Any]]:
+    """The declared log and the constants the run uses. Cached per config; do not mutate the dict."""
+    env, K, opts = _check(config)
+    H, d = env.horizon, env.dim
+    eps, delta = float(config.epsilon), float(config.delta)
+    p = float(opts.get("p", 0.05))
+    pc = printed_constants(K, H, d, eps, delta, p, opts.get("batches"))
+    ends = schedule(K, pc["B"])
+    n_rel = int(ends.size)
+    if n_rel < 1:
+        raise PrivacctError(f"episodes={K} with {pc['B']} batches leaves no release; use more episodes or options.batches")
+    groups = [ReleaseGroup(
+        name=f"gram_h{h}", mechanism="symmetric-gaussian-matrix", noise_scale=pc["sigma_lam"],
+        sensitivity=Sensitivity("frobenius-upper", math.sqrt(2.0),
+                                "replace-one: ||vec_ut(phi phi^T - psi psi^T)||_2 <= sqrt(2) for ||phi||, ||psi|| <= 1 (notes seed-003 §5.3)"),
+        structure=Structure.tree(leaves=n_rel), dimension=d * (d + 1) // 2,
+        description=f"tree over the {n_rel} released batches of sum phi_h phi_h^T at step h={h}",
+        paper=None if config.calibration != "paper" else PaperStatement(
+            sensitivity=2.0, per_user_count=float(pc["B"] * pc["B0"]),
+            equation="App. E.2.1: sensitivity 2; advanced composition over B prefixes x B0 nodes"),
+    ) for h in range(1, H + 1)]
+    groups.append(ReleaseGroup(
+        name="u", mechanism="gaussian", noise_scale=pc["sigma_u"],
+        sensitivity=Sensitivity("l2", 2.0 * (H + 1), "replace-one: ||phi t - phi' t'|| <= 2(H+1), t = r + V in [0, H+1] (Pi_[0,H]; App. E.2.1)"),
+        structure=Structure.repeated(H * n_rel), dimension=d,
+        description=f"response u_h, fresh Gaussian noise at each of the {n_rel} fixed batch ends, for each of H steps",
+        paper=None if config.calibration != "paper" else PaperStatement(
+            sensitivity=4.0 * H, per_user_count=float(H * pc["B"]),
+            equation="App. E.2.1: Delta_u = 2(H+1) <= 4H; B releases per step"),
+    ))
+    params: dict[str, Any] = {"K": K, "H": H, "d": d, "S": env.n_states, "A": env.n_actions, "env": env.name,
+                              "calibration": config.calibration, "p": p, "B": pc["B"], "B0": pc["B0"],
+                              "lambda": pc["lambda"], "release_episodes": [int(e) for e in ends], "n_releases": n_rel}
+    log = MechanismLog(f"{NAME}/{config.calibration}", "joint", tuple(groups), claim=Claim(eps, delta), source=SOURCE)
+    if config.calibration == "paper":
+        ups = pc["upsilon"]
+    else:
+        from privacct.calibrate import calibrate_log
+
+        base = log
+        log, acc = calibrate_log(base, epsilon=eps, delta=delta, return_accountant=True)
+        params["calibration_accountant"] = acc
+        params["calibration_factor"] = log.release_groups[0].noise_scale / base.release_groups[0].noise_scale
+        ups = log.release_groups[0].noise_scale * math.sqrt(tree_depth(n_rel)) * (4 * math.sqrt(d) + 2 * math.log(6 * K * H / p))
+    sig_lam = log.release_groups[0].noise_scale
+    sig_u = log.group("u").noise_scale
+    c_K = d * ups
+    beta = float(opts["beta"]) if opts.get("beta") is not None else config.bonus_scale * theory_beta(K, H, d, pc["lambda"], c_K, sig_u, p)
+    params.update({"sigma_lam": sig_lam, "sigma_u": sig_u, "upsilon": ups, "c_K": c_K, "beta": beta,
+                   "bonus_scale": config.bonus_scale})
+    log = MechanismLog(log.name, log.privacy_model, log.release_groups, log.neighbouring, params, log.claim, log.source)
+    return log, {**params, "env": env, "K": K, "opts": opts, "ends": ends}
+
+
+_plan_cached = functools.lru_cache(maxsize=32)(_plan)
+
+
+def plan(config: RunConfig) -> tuple[MechanismLog, dict[str, Any]]:
+    """:func:`_plan`, cached per (hashable) config: calibration can take seconds under PLD."""
+    try:
+        hash(config)
+    except TypeError:                      # an unhashable option value: plan without the cache
+        return _plan(config)
+    return _plan_cached(config)
+
+
+plan.cache_clear = _plan_cached.cache_clear  # type: ignore[attr-defined]
+
+
+def build_log(config: RunConfig) -> MechanismLog:
+    return plan(config)[0]
+
+
+def run(config: RunConfig, seeds, *, progress=None) -> RunResult:
+    log, c = plan(config)
+    env, K, opts, ends = c["env"], c["K"], c["opts"], c["ends"]
+    seeds = C.check_seeds(seeds)
+    Bs, H, d = len(seeds), env.horizon, env.dim
+    lam, c_K, ups, beta = c["lambda"], c["c_K"], c["upsilon"], c["beta"]
+    sig_lam, sig_u = c["sigma_lam"], c["sigma_u"]
+    n_rel = int(ends.size)
+    allow_floor = bool(opts.get("eig_floor", True))
+    env_rngs = C.child_generators(seeds, 0)
+    noise_rngs = C.child_generators(seeds, 1)
+    ledger = Ledger()
+    leaf_users = []                      # leaf t (1-based) -> (first user, last user) of its batch
+    starts = np.concatenate([[1], ends + 1])
+    for t in range(n_rel):
+        leaf_users.append((int(starts[t]), int(ends[t])))
+    tmp = [Ledger() for _ in range(H)]
+    trees = [TreeCounter((d, d), leaves=n_rel, mechanism="symmetric-gaussian-matrix", scale=sig_lam, rngs=noise_rngs,
+                         ledger=tmp[h], group=f"gram_h{h + 1}") for h in range(H)]
+    seen = [0] * H
+    hist = C.History(env, Bs)
+    canary = C.canary_arrays(env, opts.get("canary"), Bs)
+    observe = bool(opts.get("observe", False))
+    actions_all = np.zeros((Bs, K, H), dtype=np.int64) if observe else None
+    pol = C.data_free_policy(env, Bs, lam, beta)
+    cur_regret = env.regret(pol)
+    regret = np.zeros((Bs, K))
+    batch_gram = np.zeros((Bs, H, d, d))
+    floor_events = np.zeros(Bs, dtype=np.int64)
+    last_u = np.zeros((Bs, H, d))
+    last_lam = np.zeros((Bs, H, d, d))
+    eye = np.eye(d)
+    rel = 0
+    for k in range(1, K + 1):
+        regret[:, k - 1] = cur_regret
+        if k == 1 and canary is not None:
+            states, actions = canary
+        else:
+            states, actions = C.play_episode(env, pol, env_rngs)
+        phi = hist.add(states, actions)
+        if observe:
+            actions_all[:, k - 1] = actions
+        batch_gram += phi[..., :, None] * phi[..., None, :]
+        if rel < n_rel and k == ends[rel]:
+            noisy = np.empty((Bs, H, d, d))
+            for h in range(H):
+                noisy[:, h] = trees[h].add(batch_gram[:, h])
+                draws = list(tmp[h].draws())
+                for dr in draws[seen[h]:]:             # map leaf indices to the batches' users
+                    ledger.record(group=dr.group, users=(leaf_users[dr.first_user - 1][0], leaf_users[dr.last_user - 1][1]),
+                                  mechanism=dr.mechanism, scale=dr.scale, shape=dr.shape, batch=dr.batch)
+                seen[h] = len(draws)
+            batch_gram[:] = 0.0
+            lam_t = noisy + (lam + c_K + ups) * eye
+            mats, _, low = C.floored_logdet(lam_t, lam + c_K, allow_floor=allow_floor, what=f"{NAME} release after episode {k}")
+            floor_events += low.sum(axis=1)
+
+            def u_noise(h, y, k=k):
+                return y + gaussian(noise_rngs, (d,), sig_u, ledger=ledger, group="u", users=(1, k))
+            pol, ys = C.lsvi(env, np.linalg.inv(mats), hist.N, hist.Rphi, beta, y_noise=u_noise)
+            last_u, last_lam = ys, noisy
+            cur_regret = env.regret(pol)
+            rel += 1
+        if progress is not None:
+            progress(k)
+    info: dict[str, Any] = {"n_updates": np.full(Bs, rel), "release_episodes": ends, "B": c["B"], "B0": c["B0"],
+                            "beta": beta, "upsilon": ups, "c_K": c_K, "sigma_lam": sig_lam, "sigma_u": sig_u,
+                            "floor_events": floor_events, "env": env.name}
+    if observe:
+        info["released"] = np.concatenate([C.upper(last_lam).reshape(Bs, -1), last_u.reshape(Bs, -1)], axis=1)
+        info["released_layout"] = (f"[upper triangles of the last released noisy Gram prefix (without the shift), h=1..H ({H}x{d*(d+1)//2})] + "
+                                   f"[last released u~_h, h=1..H ({H}x{d})]")
+        info["actions"] = actions_all
+    return RunResult(config=config, regret=regret, log=log, ledger=ledger, info=info)

@@ -1,0 +1,249 @@
+"""Shared machinery of the linear-MDP learners: config checks, seeds, the batched episode loop
+state, least-squares value iteration (LSVI) and positive-definiteness handling.
+
+Batch axis: every array has a leading axis of size B = number of seeds. Seed ``i`` of a batch
+owns two Generators derived from ``seeds[i]`` without mutating it (children 0 and 1 of its spawn
+tree, as ``SeedSequence.spawn`` would give them): child 0 drives the environment (transitions),
+child 1 drives privacy noise. A batched run therefore equals one-by-one runs with the same seeds.
+
+LSVI backward pass (Jin et al. 2020, Alg. 1 lines 4-7; seed 004 Eqs. (1)-(5) and Alg. 1 lines 9-14;
+seed 003 Alg. 2 server side), for h = H..1:
+
+    y_h = sum_i phi(x_h^i, a_h^i) (r_h^i + V_{h+1}(x_{h+1}^i))        (recomputed with the current V)
+    w_h = A_h^{-1} y~_h                                               (y~ = y (+ privacy noise))
+    Q_h(s, a) = clip(<phi(s,a), w_h> + beta ||phi(s,a)||_{A_h^{-1}}, 0, H),   V_h(s) = max_a Q_h(s, a)
+
+Finite states let y_h be computed exactly from sufficient statistics of the history: with
+N_h(s, a, s') the visit counts and R_h = sum_i phi_h^i r_h^i,
+y_h = R_h + sum_{s,a,s'} N_h(s,a,s') phi(s,a) V_{h+1}(s') -- the same vector as the per-episode sum,
+at O(S^2 A + S A d) instead of O(k d) per step. Q is clipped to [0, H] (not only from above as
+printed in seed 004 Alg. 1 line 14): the lower clip bounds the response's sensitivity (notes
+seed-004 §3.2 [fix]); Q* >= 0 so optimism is kept. Ties in argmax go to the lowest action index
+(deterministic; notes seed-004 §6 item 15).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable
+
+import numpy as np
+
+from privacct.errors import NumericalError, PrivacctError, check_count, check_delta, check_positive
+
+from ..base import RunConfig
+from ..envs.linear_mdp import LINEAR_ENVS, LinearMDP, make_linear_env
+
+COMMON_OPTIONS = ("canary", "observe", "p", "beta", "eig_floor")
+
+
+# ---- configuration ----------------------------------------------------------------------------
+def check_options(config: RunConfig, allowed: Iterable[str]) -> dict[str, Any]:
+    """The options as a dict; unknown names or bad values raise :class:`PrivacctError`."""
+    allowed = tuple(allowed)
+    opts = dict(config.options)
+    extra = sorted(set(opts) - set(allowed))
+    if extra:
+        raise PrivacctError(f"options: unknown option(s) {', '.join(map(repr, extra))} for {config.algorithm}; "
+                            f"allowed: {', '.join(allowed)}")
+    canary = opts.get("canary")
+    if canary not in (None, "A", "B"):
+        raise PrivacctError(f"options.canary must be 'A', 'B' or None, got {canary!r}")
+    if "observe" in opts and not isinstance(opts["observe"], (bool, np.bool_)):
+        raise PrivacctError(f"options.observe must be True or False, got {opts['observe']!r}")
+    if "p" in opts:
+        check_delta("options.p (failure probability)", opts["p"])
+    if "beta" in opts and opts["beta"] is not None:
+        check_positive("options.beta", opts["beta"])
+    if "eig_floor" in opts and not isinstance(opts["eig_floor"], (bool, np.bool_)):
+        raise PrivacctError(f"options.eig_floor must be True or False, got {opts['eig_floor']!r}")
+    return opts
+
+
+def check_config(config: RunConfig, *, privacy_models: tuple[str, ...], default_env: str) -> tuple[LinearMDP, int]:
+    """Validate the common fields; return (env, K)."""
+    if not isinstance(config, RunConfig):
+        raise PrivacctError(f"config must be a RunConfig, got {type(config).__name__}")
+    if config.privacy not in privacy_models:
+        raise PrivacctError(f"privacy must be one of {', '.join(privacy_models)} for {config.algorithm}, got {config.privacy!r}")
+    if config.calibration not in ("paper", "tight"):
+        raise PrivacctError(f"calibration must be 'paper' or 'tight', got {config.calibration!r}")
+    K = check_count("episodes", config.episodes)
+    check_positive("bonus_scale", config.bonus_scale)
+    name = config.env or default_env
+    if name not in LINEAR_ENVS:
+        raise PrivacctError(f"env must be one of {', '.join(sorted(LINEAR_ENVS))} for {config.algorithm}, got {name!r}")
+    if config.privacy != "none":
+        check_positive("epsilon", config.epsilon)
+        check_delta("delta", config.delta)
+    return make_linear_env(name, config.horizon), K
+
+
+def check_seeds(seeds) -> list[np.random.SeedSequence]:
+    seeds = list(seeds)
+    if not seeds or not all(isinstance(s, np.random.SeedSequence) for s in seeds):
+        raise PrivacctError("seeds must be a non-empty list of numpy SeedSequence (privacct.rng.spawn_sequences)")
+    return seeds
+
+
+def child_generators(seeds: list[np.random.SeedSequence], j: int) -> list[np.random.Generator]:
+    """Generator of child ``j`` of every seed, without mutating the seeds (same as spawn()[j])."""
+    return [np.random.default_rng(np.random.SeedSequence(s.entropy, spawn_key=tuple(s.spawn_key) + (j,),
+                                                         pool_size=s.pool_size)) for s in seeds]
+
+
+def zcdp_rho(epsilon: float, delta: float) -> float:
+    """rho with rho + 2 sqrt(rho log(1/delta)) = epsilon (Bun & Steinke 2016 Prop. 1.3; seed 004
+    Lemma 6), i.e. rho = (sqrt(log(1/delta) + epsilon) - sqrt(log(1/delta)))^2 (notes seed-004 §3.5).
+    Seed 004 Sec. 4.2 prints the conversion without the factor 2; Lemma 6 and Thm 16 have it,
+    and it is the correct one, so it is used here."""
+    L = math.log(1.0 / delta)
+    return (math.sqrt(L + epsilon) - math.sqrt(L)) ** 2
+
+
+def zcdp_epsilon(rho: float, delta: float) -> float:
+    """eps = rho + 2 sqrt(rho log(1/delta)) (Bun & Steinke 2016 Prop. 1.3)."""
+    return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
+
+
+# ---- positive definiteness --------------------------------------------------------------------
+def floored_logdet(M: np.ndarray, floor: float, *, allow_floor: bool, what: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(matrices, logdets, floored) for a stack ``M`` (..., d, d) of symmetric matrices.
+
+    Every matrix whose smallest eigenvalue is below ``floor`` (> 0) has its eigenvalues raised to
+    ``floor`` (post-processing of released matrices: no privacy cost; notes seed-004 §6 item 7),
+    and ``floored`` marks it. Fast path: a Cholesky of M - floor I succeeding proves no floor is
+    needed, and the log-determinant comes from a Cholesky of M. With ``allow_floor`` False a
+    matrix that is not positive definite raises :class:`NumericalError` (never a silent NaN).
+    """
+    d = M.shape[-1]
+    eye = np.eye(d)
+    try:
+        np.linalg.cholesky(M - floor * eye)
+        L = np.linalg.cholesky(M)
+        logdet = 2.0 * np.log(np.diagonal(L, axis1=-2, axis2=-1)).sum(-1)
+        return M, logdet, np.zeros(M.shape[:-2], dtype=bool)
+    except np.linalg.LinAlgError:
+        pass
+    if not np.all(np.isfinite(M)):
+        raise NumericalError(f"{what}: non-finite entries in a noisy matrix")
+    w, U = np.linalg.eigh(M)
+    low = w[..., 0] < floor
+    if not allow_floor and np.any(w[..., 0] <= 0):
+        bad = np.argwhere(w[..., 0] <= 0)[0].tolist()
+        raise NumericalError(f"{what}: matrix at index {bad} is not positive definite (smallest eigenvalue "
+                             f"{w[tuple(bad)][0]:.4g}); set options eig_floor=True to floor eigenvalues at {floor:.4g}")
+    wf = np.maximum(w, floor)
+    out = np.where(low[..., None, None], (U * wf[..., None, :]) @ np.swapaxes(U, -1, -2), M)
+    logdet = np.log(wf).sum(-1)
+    # Matrices that needed no floor get the same Cholesky log-det as on the fast path, so a
+    # seed's result never depends on the other seeds of its batch.
+    ok = ~low
+    if np.any(ok):
+        L = np.linalg.cholesky(M[ok])
+        logdet[ok] = 2.0 * np.log(np.diagonal(L, axis1=-2, axis2=-1)).sum(-1)
+    return out, logdet, low
+
+
+# ---- batch state --------------------------------------------------------------------------------
+class History:
+    """Sufficient statistics of all episodes played so far, per seed (exact; never released).
+
+    ``N``: (B, H, S, A, S) visit counts; ``Rphi``: (B, H, d) = sum_i phi_h^i r_h^i;
+    ``gram``: (B, H, d, d) = sum_i phi_h^i phi_h^i^T.
+    """
+
+    def __init__(self, env: LinearMDP, B: int) -> None:
+        H, S, A, d = env.horizon, env.n_states, env.n_actions, env.dim
+        self.env = env
+        self.N = np.zeros((B, H, S, A, S))
+        self.Rphi = np.zeros((B, H, d))
+        self.gram = np.zeros((B, H, d, d))
+
+    def add(self, states: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        """Add one episode per seed: states (B, H+1), actions (B, H). Returns phi (B, H, d)."""
+        env = self.env
+        B, H = actions.shape
+        b = np.arange(B)
+        phi = env.phi[states[:, :H], actions]                          # (B, H, d)
+        r = env.tabular.R[np.arange(H)[None, :], states[:, :H], actions]  # (B, H)
+        for h in range(H):
+            np.add.at(self.N, (b, h, states[:, h], actions[:, h], states[:, h + 1]), 1.0)
+        self.Rphi += phi * r[..., None]
+        outer = phi[..., :, None] * phi[..., None, :]
+        self.gram += outer
+        return phi
+
+
+def play_episode(env: LinearMDP, policy: np.ndarray, env_rngs: list[np.random.Generator]) -> tuple[np.ndarray, np.ndarray]:
+    """Roll out deterministic policies (B, H, S) from the initial state. Returns states (B, H+1), actions (B, H)."""
+    B, H = policy.shape[0], env.horizon
+    u = np.stack([r.random(H) for r in env_rngs])                      # (B, H)
+    states = np.empty((B, H + 1), dtype=np.int64)
+    actions = np.empty((B, H), dtype=np.int64)
+    states[:, 0] = env.initial_state
+    b = np.arange(B)
+    for h in range(H):
+        a = policy[b, h, states[:, h]]
+        actions[:, h] = a
+        states[:, h + 1] = env.tabular.sample_next(h, states[:, h], a, u[:, h])
+    return states, actions
+
+
+def lsvi(env: LinearMDP, Ainv: np.ndarray, N: np.ndarray, Rphi: np.ndarray, beta: float,
+         y_noise=None) -> tuple[np.ndarray, np.ndarray]:
+    """Backward LSVI pass for n seeds. ``Ainv``: (n, H, d, d); ``N``: (n, H, S, A, S); ``Rphi``: (n, H, d).
+
+    ``y_noise(h, y)`` (optional) returns the privatised response y~_h from the exact y_h (n, d); it
+    is called for h = H..1 in that order (0-based h = H-1..0), each y_h built from the released
+    y~_{h+1} only (notes seed-004 §3.4, order within an update). Returns (policy (n, H, S) int,
+    released y~ (n, H, d)).
+    """
+    n = Ainv.shape[0]
+    H, S, A, d = env.horizon, env.n_states, env.n_actions, env.dim
+    X = env.phi.reshape(S * A, d)
+    V = np.zeros((n, S))
+    pol = np.zeros((n, H, S), dtype=np.int64)
+    ys = np.zeros((n, H, d))
+    for h in range(H - 1, -1, -1):
+        M = (N[:, h] * V[:, None, None, :]).sum(-1).reshape(n, S * A)          # sum_s' N(s,a,s') V(s')
+        y = Rphi[:, h] + M @ X
+        if y_noise is not None:
+            y = y_noise(h, y)
+        ys[:, h] = y
+        Ai = Ainv[:, h]
+        w = (Ai @ y[:, :, None])[:, :, 0]                                         # (n, d)
+        mean = w @ X.T                                                            # (n, SA)
+        quad = ((X[None] @ Ai) * X[None]).sum(-1)                                 # (n, SA)
+        Q = np.clip(mean + beta * np.sqrt(np.maximum(quad, 0.0)), 0.0, float(H)).reshape(n, S, A)
+        if not np.all(np.isfinite(Q)):
+            raise NumericalError("LSVI produced non-finite Q values")
+        pol[:, h] = np.argmax(Q, axis=2)
+        V = Q.max(axis=2)
+    return pol, ys
+
+
+def data_free_policy(env: LinearMDP, B: int, reg: float, beta: float) -> np.ndarray:
+    """The policy of LSVI with no data and design matrix reg * I (w = 0, Q = clip(beta ||phi|| / sqrt(reg), 0, H))."""
+    H, S, A, d = env.horizon, env.n_states, env.n_actions, env.dim
+    Ainv = np.broadcast_to(np.eye(d) / reg, (B, H, d, d))
+    pol, _ = lsvi(env, Ainv, np.zeros((B, H, S, A, S)), np.zeros((B, H, d)), beta)
+    return pol
+
+
+def canary_arrays(env: LinearMDP, kind: str | None, B: int):
+    """(states (B, H+1), actions (B, H)) of the fixed canary trajectory, or None."""
+    if kind is None:
+        return None
+    s, a = env.canary(kind)
+    return np.broadcast_to(s, (B, env.horizon + 1)).copy(), np.broadcast_to(a, (B, env.horizon)).copy()
+
+
+def upper(M: np.ndarray) -> np.ndarray:
+    """Upper triangle (diagonal included) of (..., d, d), flattened to (..., d(d+1)/2)."""
+    iu = np.triu_indices(M.shape[-1])
+    return M[..., iu[0], iu[1]]
+
+
+def env_names() -> tuple[str, ...]:
+    return tuple(sorted(LINEAR_ENVS))

@@ -1,0 +1,355 @@
+"""Private LSVI-UCB (seed 004: Ngo, Vietri, Wu, ICML 2022, Alg. 1), rho-zCDP -> (eps, delta)-JDP.
+
+Mechanisms (notes seed-004 §2):
+
+* Gram matrices: H binary-tree counters (one per step h; Shariff & Sheffet 2018 variant), every
+  tree node noised once with a symmetric Gaussian matrix (:class:`privacct.mechanisms.TreeCounter`,
+  ``symmetric-gaussian-matrix``), released every episode and shifted:
+  Lam~_h^{k+1} = C_h^{(k)} + 2 lam~ I (Alg. 1 lines 4, 22).
+* Switch rule (Alg. 1 line 8): update at episode k iff some h has
+  logdet Lam~_h^k - logdet Lam~_h^{k~} >= log C, computed from the noisy released matrices only
+  (log-determinants by Cholesky), and the number of updates so far is below the hard cap
+  N_cap = ceil(N_max) - 1 (N_count starts at 1, test strict: notes §2.3). The cap is enforced on
+  every run, so it holds surely (notes §3.4, §6 item 2).
+* Responses: at every update, for h = H..1, y_h is recomputed from the whole history with the
+  current V and released with fresh Gaussian noise (Alg. 1 lines 10-11); y_h uses only the released
+  y~_{h+1}. Between updates the policy (w and the bonus matrix) is frozen (notes §2.3).
+
+Privacy claim: the paper claims rho-zCDP for the billboard (rho/2 Gram + rho/2 y; Sec. 4.2) and
+converts with Lemma 6, eps = rho + 2 sqrt(rho log(1/delta)) (Bun & Steinke 2016 Prop. 1.3). The
+toolkit takes the claimed (eps, delta) of the config, inverts that conversion to get rho (recorded
+in the log's parameters as ``rho``), and declares the claim (eps, delta). Sec. 4.2 prints the
+conversion without the 2; Lemma 6 / Thm 16 have it; the correct one is used (notes §3.5).
+
+Calibration modes:
+
+``paper`` (printed constants; notes §2.2, §3.6): lam~ = ln K (6 sqrt(d+1) + 2 ln(3KH/p)) / sqrt(2 rho);
+N_max = (dH/ln 2) ln(1 + K/(lam~ d)); y noise variance 6 H^2 N_max / rho (line 11); Gram node std
+sqrt(ln K / (2 rho)) -- the only reading of Eq. (6) consistent with lam~ (Eq. (6) is ambiguous:
+notes §3.3 [ambig]). The log records the toolkit's sensitivities (Gram sqrt(2) in the
+upper-triangle l2 norm, y 2(H+1) with V clipped to [0, H]) and tree depth floor(log2 K) + 1, with
+what the paper printed in ``paper``: Gram, operator-norm sensitivity 2 and ln K nodes (Lemma 14,
+Eq. (6)); y, the per-release sensitivity sqrt(6H) that its Lemma 15 calibration (variance
+6 H^2 N_max / rho over H N_max releases for rho/2) amounts to as a Gaussian mechanism, so that the
+report's ``paper_rho`` of group ``y`` is the claimed rho/2 and its ``derived_rho`` what the printed
+noise delivers with Lemma 14's 2H + 2: (H+1)^2 rho / (3H) (times N_cap / N_max under the hard cap;
+Lemma 15 sums sensitivities where their squares are needed; notes §3.4). The Gram part costs about
+2H rho instead of rho/2 (notes §3.3). ``privacct verify`` shows the claim fails and names both.
+The log's parameters record rho, rho_claimed_gram = rho_claimed_y = rho/2 and
+rho_y_printed_constants = (H+1)^2 rho / (3H). Departure: Q is
+clipped to [0, H], not only from above, in both modes -- without the lower clip the response has
+no finite sensitivity at all (notes §3.2 [fix]), and nothing could be verified.
+
+``tight`` (notes §2.5): node std sqrt(2 H L / rho) with L = floor(log2 K) + 1, lam~ =
+sqrt(L) sigma_node (4 sqrt(d) + 2 ln(3KH/p)) (Claim 32 / Tao with the actual prefix std), N_max by
+Thm 11's formula with that lam~, y std sqrt(N_cap H (2H+2)^2 / rho) (rho/2 each); then
+:func:`privacct.calibrate.calibrate_log` rescales all noise for the claimed (eps, delta) under
+the tightest accountant, and lam~ is recomputed from the calibrated node std (lam~ is proportional
+to it). The cap N_cap is fixed before calibration (it is part of the declared structure).
+
+Positive definiteness: every noisy matrix the learner uses is eigenvalue-floored at lam~ when its
+smallest eigenvalue is below lam~ (post-processing; notes §6 item 7); the number of floored
+matrices is reported in ``info["floor_events"]``; with option ``eig_floor=False`` a matrix that is
+not positive definite raises :class:`privacct.errors.NumericalError` instead.
+
+Bonus: beta = bonus_scale * (5 H^2 sqrt(d lam~ log chi) + 6 d H sqrt(log chi)), chi =
+25^4 162 K^4 d U_K H / p, U_K = max{1, 2H sqrt(dK/lam~) + lam~_y/lam~} (Thm 16, Lemma 20), with
+lam~_y = H N_max sqrt(log(3KH/p)/rho) (Eq. 16) in paper mode and sigma_y (sqrt(d) + 2 sqrt(log(3KH/p)))
+(Laurent-Massart) in tight mode; option ``beta`` sets beta directly (data-independent: privacy unchanged).
+
+Options: ``p`` (default 0.05), ``C`` (update rate > 1, default 2), ``beta``, ``eig_floor``
+(default True), ``canary``, ``observe`` (see the package docstring).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any
+
+import numpy as np
+
+from privacct.errors import PrivacctError, check_positive
+from privacct.ledger import Ledger
+from privacct.log import Claim, MechanismLog, PaperStatement, ReleaseGroup, Sensitivity, Structure, tree_depth
+from privacct.mechanisms import TreeCounter, gaussian
+
+from ..base import RunConfig, RunResult
+from . import common as C
+
+NAME = "private-lsvi-ucb"
+OPTIONS = C.COMMON_OPTIONS + ("C",)
+SOURCE = "Ngo, Vietri, Wu (ICML 2022), Improved Regret for Differentially Private Exploration in Linear MDP, Alg. 1 [seed 004]"
+SQRT2 = math.sqrt(2.0)
+
+
+def printed_constants(K: int, H: int, d: int, rho: float, p: float) -> dict[str, float]:
+    """Alg. 1 lines 2, 3, 11 and the [ambig] Gram node std of Eq. (6) (notes seed-004 §2.2, §3.6)."""
+    lnK = math.log(K)
+    lam = lnK * (6 * math.sqrt(d + 1) + 2 * math.log(3 * K * H / p)) / math.sqrt(2 * rho)
+    n_max = d * H / math.log(2) * math.log(1 + K / (lam * d))
+    return {
+        "lam_tilde": lam,
+        "N_max": n_max,
+        "sigma_y": math.sqrt(6 * H * H * n_max / rho),
+        "sigma_node": math.sqrt(lnK / (2 * rho)),
+        "lam_y": H * n_max * math.sqrt(math.log(3 * K * H / p) / rho),
+    }
+
+
+def sound_constants(K: int, H: int, d: int, rho: float, p: float) -> dict[str, float]:
+    """Notes seed-004 §2.5 / §3.6 "sound" column, before calibration (rho/2 Gram + rho/2 y)."""
+    L = tree_depth(K)
+    sigma_node = math.sqrt(H * L * 2.0 / (2 * (rho / 2)))
+    lam = math.sqrt(L) * sigma_node * (4 * math.sqrt(d) + 2 * math.log(3 * K * H / p))
+    n_max = d * H / math.log(2) * math.log(1 + K / (lam * d))
+    cap = max(1, math.ceil(n_max) - 1)
+    sigma_y = math.sqrt(cap * H * (2 * H + 2) ** 2 / (2 * (rho / 2)))
+    return {"lam_tilde": lam, "N_max": n_max, "sigma_y": sigma_y, "sigma_node": sigma_node}
+
+
+def lam_from_node(sigma_node: float, K: int, H: int, d: int, p: float) -> float:
+    """lam~ = sqrt(L) sigma_node (4 sqrt(d) + 2 ln(3KH/p)): Claim 32 (Tao) for the prefix noise,
+    union bound over KH matrices (notes seed-004 §2.4, §2.5)."""
+    return math.sqrt(tree_depth(K)) * sigma_node * (4 * math.sqrt(d) + 2 * math.log(3 * K * H / p))
+
+
+def switching_bound(K: int, H: int, d: int, lam_tilde: float) -> float:
+    """Thm 11: N_count <= (dH / log 2) log(1 + K / (lam~ d)) (on the event ||Lam~ - Lam|| <= lam~)."""
+    return d * H / math.log(2) * math.log(1 + K / (lam_tilde * d))
+
+
+def theory_beta(K: int, H: int, d: int, lam: float, lam_y: float, p: float) -> float:
+    """Thm 16 / Lemma 25: beta = 5H^2 sqrt(d lam~ log chi) + 6dH sqrt(log chi)."""
+    U = max(1.0, 2 * H * math.sqrt(d * K / lam) + lam_y / lam)
+    log_chi = math.log(25 ** 4 * 162.0) + 4 * math.log(K) + math.log(d * U * H / p)
+    return 5 * H * H * math.sqrt(d * lam * log_chi) + 6 * d * H * math.sqrt(log_chi)
+
+
+def _check(config: RunConfig):
+    env, K = C.check_config(config, privacy_models=("jdp",), default_env="linear-two-state")
+    opts = C.check_options(config, OPTIONS)
+    if K < 2:
+        raise PrivacctError(f"episodes must be an integer >= 2 for {NAME} (the paper's ln K must be > 0), got {K}")
+    c = check_positive("options.C (policy update rate)", opts.get("C", 2.0))
+    if c <= 1:
+        raise PrivacctError(f"options.C (policy update rate) must be > 1, got {c!r}")
+    return env, K, opts
+
+
+def _groups(H: int, d: int, K: int, sigma_node: float, sigma_y: float, cap: int, n_max_paper: float | None) -> list[ReleaseGroup]:
+    """The 2 kinds of release groups; ``n_max_paper`` None (tight mode) omits the PaperStatements,
+    which describe the printed calibration only."""
+    groups = []
+    for h in range(1, H + 1):
+        groups.append(ReleaseGroup(
+            name=f"gram_h{h}", mechanism="symmetric-gaussian-matrix", noise_scale=sigma_node,
+            sensitivity=Sensitivity("frobenius-upper", SQRT2,
+                                    "replace-one: ||vec_ut(phi phi^T - psi psi^T)||_2 <= ||.||_F <= sqrt(2) for ||phi||, ||psi|| <= 1 "
+                                    "(notes seed-004 §3.2; tight for e1 vs e2)"),
+            structure=Structure.tree(leaves=K), dimension=d * (d + 1) // 2,
+            description=f"tree counter of sum_i phi_h^i phi_h^i^T at step h={h}, released every episode, shifted by 2 lam~ I",
+            paper=None if n_max_paper is None else PaperStatement(
+                sensitivity=2.0, per_user_count=math.log(K),
+                equation="Lemma 14 (operator norm 2); Eq. (6) (a point in at most log K nodes)"),
+        ))
+    groups.append(ReleaseGroup(
+        name="y", mechanism="gaussian", noise_scale=sigma_y,
+        sensitivity=Sensitivity("l2", 2.0 * (H + 1),
+                                "replace-one: ||phi t - phi' t'||_2 <= 2 max|t|, t = r + V_{h+1} in [0, H+1] with Q clipped "
+                                "to [0, H] (Lemma 14; notes seed-004 §3.2 [fix]: the paper clips only from above)"),
+        structure=Structure.adaptive(max_count=H * cap), dimension=d,
+        description=f"responses y_h (one release per step h = H..1 at every policy update; fresh Gaussian noise each), "
+                    f"updates triggered by noisy log-det doubling, hard cap N_cap = {cap} updates, so at most H * N_cap = {H * cap} releases",
+        # The paper's own argument (Lemma 15, Alg. 1 line 11) gives the y part rho/2 with variance
+        # 6 H^2 N_max / rho over H N_max releases; as a Gaussian calibration that is exactly the
+        # per-release sensitivity sqrt(6H) (count * Delta^2 / (2 sigma^2) = rho/2). Recording that
+        # effective value lets `privacct verify` show the claimed rho/2 (paper_rho) next to what the
+        # printed noise delivers with Lemma 14's 2H+2 (derived_rho ~ (H+1)^2 rho / (3H)).
+        paper=None if n_max_paper is None else PaperStatement(
+            sensitivity=math.sqrt(6.0 * H), per_user_count=H * n_max_paper,
+            equation=("Alg. 1 line 11 / Lemma 15: variance 6H^2 N_max/rho meets rho/2 only for a per-release sensitivity "
+                      "sqrt(6H) (Lemma 15 sums Delta = 3H where Delta^2 is needed); Lemma 14 gives 2H+2, so the y part "
+                      "costs (H+1)^2 rho/(3H), not rho/2")),
+    ))
+    return groups
+
+
+def _plan(config: RunConfig) -> tuple[MechanismLog, dict[str, Any]]:
+    """The declared log and the constants the run uses (scales from the log). Cached per config
+    (calibration can take seconds under the PLD accountant); the returned dict must not be mutated."""
+    env, K, opts = _check(config)
+    H, d = env.horizon, env.dim
+    eps, delta = float(config.epsilon), float(config.delta)
+    rho = C.zcdp_rho(eps, delta)
+    p = float(opts.get("p", 0.05))
+    params: dict[str, Any] = {
+        "K": K, "H": H, "d": d, "S": env.n_states, "A": env.n_actions, "env": env.name,
+        "calibration": config.calibration, "rho": rho, "p": p, "C": float(opts.get("C", 2.0)),
+        "conversion": "zCDP -> (eps, delta): eps = rho + 2 sqrt(rho log(1/delta)) (Bun-Steinke 2016 Prop. 1.3; paper Lemma 6)",
+        "tree_depth_L": tree_depth(K),
+        "rho_claimed_gram": rho / 2, "rho_claimed_y": rho / 2,
+    }
+    if config.calibration == "paper":
+        pc = printed_constants(K, H, d, rho, p)
+        cap = max(1, math.ceil(pc["N_max"]) - 1)
+        log = MechanismLog(f"{NAME}/paper", "joint", tuple(_groups(H, d, K, pc["sigma_node"], pc["sigma_y"], cap, pc["N_max"])),
+                           claim=Claim(eps, delta), source=SOURCE, parameters={})
+        lam, n_max, lam_y = pc["lam_tilde"], pc["N_max"], pc["lam_y"]
+        # What the printed y variance delivers (notes seed-004 §3.4): N_max H (2H+2)^2 / (2 * 6 H^2 N_max / rho).
+        params["rho_y_printed_constants"] = (H + 1) ** 2 * rho / (3 * H)
+        params["rho_y_note"] = ("printed y variance 6 H^2 N_max / rho gives (H+1)^2 rho / (3H) zCDP for the y part, "
+                                "not rho/2 (Lemma 15 sums sensitivities, not their squares)")
+    else:
+        sc = sound_constants(K, H, d, rho, p)
+        cap = max(1, math.ceil(sc["N_max"]) - 1)
+        base = MechanismLog(f"{NAME}/tight", "joint", tuple(_groups(H, d, K, sc["sigma_node"], sc["sigma_y"], cap, None)),
+                            claim=Claim(eps, delta), source=SOURCE, parameters={})
+        from privacct.calibrate import calibrate_log
+
+        log, acc = calibrate_log(base, epsilon=eps, delta=delta, return_accountant=True)
+        factor = log.release_groups[0].noise_scale / base.release_groups[0].noise_scale
+        sig_node = log.release_groups[0].noise_scale
+        sig_y = log.group("y").noise_scale
+        lam = lam_from_node(sig_node, K, H, d, p)
+        n_max = switching_bound(K, H, d, lam)
+        lam_y = sig_y * (math.sqrt(d) + 2 * math.sqrt(math.log(3 * K * H / p)))
+        params["calibration_accountant"] = acc
+        params["calibration_factor"] = factor
+    sig_node = log.release_groups[0].noise_scale
+    sig_y = log.group("y").noise_scale
+    beta = float(opts["beta"]) if opts.get("beta") is not None else config.bonus_scale * theory_beta(K, H, d, lam, lam_y, p)
+    params.update({"lam_tilde": lam, "N_max_thm11": n_max, "N_cap": cap, "sigma_node": sig_node, "sigma_y": sig_y,
+                   "lam_y": lam_y, "beta": beta, "bonus_scale": config.bonus_scale})
+    params["rho_y_accounted"] = H * cap * (2 * H + 2) ** 2 / (2 * sig_y ** 2)
+    params["rho_gram_accounted"] = H * tree_depth(K) * 2.0 / (2 * sig_node ** 2)
+    log = MechanismLog(log.name, log.privacy_model, log.release_groups, log.neighbouring, params, log.claim, log.source)
+    return log, {**params, "env": env, "K": K, "opts": opts}
+
+
+_plan_cached = functools.lru_cache(maxsize=32)(_plan)
+
+
+def plan(config: RunConfig) -> tuple[MechanismLog, dict[str, Any]]:
+    """:func:`_plan`, cached per (hashable) config: calibration can take seconds under PLD."""
+    try:
+        hash(config)
+    except TypeError:                      # an unhashable option value: plan without the cache
+        return _plan(config)
+    return _plan_cached(config)
+
+
+plan.cache_clear = _plan_cached.cache_clear  # type: ignore[attr-defined]
+
+
+def build_log(config: RunConfig) -> MechanismLog:
+    return plan(config)[0]
+
+
+def run(config: RunConfig, seeds, *, progress=None) -> RunResult:
+    log, c = plan(config)
+    env, K, opts = c["env"], c["K"], c["opts"]
+    seeds = C.check_seeds(seeds)
+    B, H, d = len(seeds), env.horizon, env.dim
+    lam, cap, beta = c["lam_tilde"], c["N_cap"], c["beta"]
+    sig_node, sig_y = c["sigma_node"], c["sigma_y"]
+    log_C = math.log(c["C"])
+    allow_floor = bool(opts.get("eig_floor", True))
+    env_rngs = C.child_generators(seeds, 0)
+    noise_rngs = C.child_generators(seeds, 1)
+    tree_ledger = Ledger()
+    y_ledgers = [Ledger() for _ in range(B)]
+    trees = [TreeCounter((d, d), leaves=K, mechanism="symmetric-gaussian-matrix", scale=sig_node, rngs=noise_rngs,
+                         ledger=tree_ledger, group=f"gram_h{h + 1}") for h in range(H)]
+    hist = C.History(env, B)
+    canary = C.canary_arrays(env, opts.get("canary"), B)
+    observe = bool(opts.get("observe", False))
+    actions_all = np.zeros((B, K, H), dtype=np.int64) if observe else None
+    eye = np.eye(d)
+    shift = 2.0 * lam * eye
+    cur = np.broadcast_to(shift, (B, H, d, d)).copy()          # Lam~_h^k (Alg. 1 line 4)
+    _, ref_logdet, _ = C.floored_logdet(cur, lam, allow_floor=allow_floor, what=f"{NAME} initial matrix")
+    pol = C.data_free_policy(env, B, 2.0 * lam, beta)
+    n_upd = np.zeros(B, dtype=np.int64)
+    floor_events = np.zeros(B, dtype=np.int64)
+    update_eps: list[list[int]] = [[] for _ in range(B)]
+    cap_hit = np.full(B, -1, dtype=np.int64)
+    last_y = np.zeros((B, H, d))
+    L = tree_depth(K)
+    path = np.zeros((B, L, H, d * (d + 1) // 2)) if observe else None   # prefixes at k = 1, 2, 4, ...: user 1's nodes
+    all_y = np.zeros((B, cap, H, d)) if observe else None               # every y release, in update order
+    regret = np.zeros((B, K))
+    cur_regret = env.regret(pol)
+    for k in range(1, K + 1):
+        mats, logdet, low = C.floored_logdet(cur, lam, allow_floor=allow_floor, what=f"{NAME} episode {k}")
+        floor_events += low.sum(axis=1)
+        trig = np.any(logdet - ref_logdet >= log_C, axis=1)
+        blocked = trig & (n_upd >= cap)
+        cap_hit[(cap_hit < 0) & blocked] = k
+        idx = np.flatnonzero(trig & (n_upd < cap))
+        if idx.size:
+            def y_noise(h, y, idx=idx, k=k):
+                out = np.empty_like(y)
+                for j, b in enumerate(idx):
+                    out[j] = y[j] + gaussian([noise_rngs[b]], (d,), sig_y, ledger=y_ledgers[b],
+                                             group="y", users=(1, k - 1))[0]
+                return out
+            Ainv = np.linalg.inv(mats[idx])
+            new_pol, ys = C.lsvi(env, Ainv, hist.N[idx], hist.Rphi[idx], beta, y_noise=y_noise)
+            pol[idx] = new_pol
+            last_y[idx] = ys
+            if observe:
+                all_y[idx, n_upd[idx]] = ys
+            ref_logdet[idx] = logdet[idx]
+            n_upd[idx] += 1
+            for b in idx:
+                update_eps[b].append(k)
+            cur_regret[idx] = env.regret(new_pol)
+        regret[:, k - 1] = cur_regret
+        if k == 1 and canary is not None:
+            states, actions = canary
+        else:
+            states, actions = C.play_episode(env, pol, env_rngs)
+        phi = hist.add(states, actions)
+        if observe:
+            actions_all[:, k - 1] = actions
+        outer = phi[..., :, None] * phi[..., None, :]
+        for h in range(H):
+            cur[:, h] = trees[h].add(outer[:, h]) + shift       # Alg. 1 line 22
+        if observe and k & (k - 1) == 0:                        # k = 2^j: the prefix is the single node [1, k]
+            path[:, k.bit_length() - 1] = C.upper(cur - shift)
+        if progress is not None:
+            progress(k)
+    if np.any(n_upd > cap):  # cannot happen: the cap is enforced above; kept as a guard
+        raise PrivacctError(f"{NAME}: internal error, {int(n_upd.max())} updates exceed the cap {cap}")
+    # Seed b's ledger = the shared tree draws + its own y draws. Seeds with the same update episodes
+    # have identical y records, so they share one merged Ledger object (cheap for 1000+ seeds).
+    merged: dict[tuple[int, ...], Ledger] = {}
+    ledgers = []
+    for b in range(B):
+        key = tuple(update_eps[b])
+        if key not in merged:
+            led = Ledger()
+            led.extend(tree_ledger)
+            led.extend(y_ledgers[b])
+            merged[key] = led
+        ledgers.append(merged[key])
+    worst = int(np.argmax(n_upd))
+    info: dict[str, Any] = {
+        "n_updates": n_upd, "update_episodes": [np.array(u, dtype=np.int64) for u in update_eps],
+        "cap": cap, "switching_bound_thm11": c["N_max_thm11"], "cap_reached_episode": cap_hit,
+        "floor_events": floor_events, "lam_tilde": lam, "beta": beta, "sigma_node": sig_node, "sigma_y": sig_y,
+        "rho": c["rho"], "env": env.name, "ledgers": ledgers, "ledger_seed": worst,
+    }
+    if observe:
+        gram = np.stack([t.noisy_sum() for t in trees], axis=1)               # (B, H, d, d)
+        info["released"] = np.concatenate([C.upper(gram).reshape(B, -1), last_y.reshape(B, -1)], axis=1)
+        info["released_layout"] = (f"[upper triangles of the final noisy Gram prefix sums C_h^(K), h=1..H ({H}x{d*(d+1)//2})] + "
+                                   f"[last released y~_h, h=1..H ({H}x{d}); zeros if no update]")
+        info["actions"] = actions_all
+        info["released_path"] = np.concatenate([path.reshape(B, -1), all_y.reshape(B, -1)], axis=1)
+        info["released_path_layout"] = (f"[noisy Gram prefixes at episodes 1, 2, 4, ..., 2^{L - 1} (each the single tree node "
+                                        f"[1, 2^j] holding user 1), upper triangles, ({L}x{H}x{d*(d+1)//2})] + [every y~ "
+                                        f"release in update order, zero-padded to the cap ({cap}x{H}x{d})]: all releases "
+                                        f"that contain user 1")
+    return RunResult(config=config, regret=regret, log=log, ledger=ledgers[worst], info=info)
