@@ -16,7 +16,7 @@ same epsilon as the declared log; a learner that redraws tree noise at every rel
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable
 
 import numpy as np
@@ -146,6 +146,32 @@ class Ledger:
         return declared.replace_groups(groups)
 
 
+def independent_values(mechanism: str, shape: tuple[int, ...]) -> int:
+    """Independent noise values in one draw: the product of the shape, except a symmetric
+    Gaussian matrix draw of shape (..., d, d), which noises d(d+1)/2 values per matrix."""
+    if mechanism == "symmetric-gaussian-matrix":
+        d = shape[-1]
+        return int(np.prod(shape[:-2], dtype=np.int64)) * d * (d + 1) // 2
+    return int(np.prod(shape, dtype=np.int64))
+
+
+def shape_problems(declared: MechanismLog, ledger: Ledger) -> list[str]:
+    """Draws that noise fewer (or more) independent values than their group's declared
+    ``dimension``: e.g. one noise value shared by all (s, a) pairs, or a Gram matrix noised
+    without symmetrising. Groups that declare no dimension are not checked."""
+    dims = {g.name: g.dimension for g in declared.release_groups}
+    seen: dict[tuple[str, str, tuple[int, ...]], None] = {}
+    for i in range(len(ledger)):
+        seen.setdefault((ledger._group[i], ledger._mech[i], ledger._shape[i]), None)
+    out = []
+    for group, mech, shape in seen:
+        want = dims.get(group)
+        got = independent_values(mech, shape)
+        if want is not None and got != want:
+            out.append(f"group {group!r}: a draw noised {got} independent values, the log declares dimension {want}")
+    return sorted(set(out))
+
+
 def check_ledger(declared: MechanismLog, ledger: Ledger, *, delta: float | None = None,
                  accountant: str | None = None, rtol: float = 1e-9) -> "LedgerCheck":
     """Account the declared log and the ledger's executed log with the same accountant.
@@ -165,9 +191,11 @@ def check_ledger(declared: MechanismLog, ledger: Ledger, *, delta: float | None 
     name_e, eps_e = tightest_epsilon(executed, delta=delta, accountant=accountant or name_d)
     counts = {g.name: g.per_user_count for g in declared.release_groups}
     ran = {g.name: g.per_user_count for g in executed.release_groups}
+    problems = shape_problems(declared, ledger)
     return LedgerCheck(declared_epsilon=eps_d, executed_epsilon=eps_e, accountant=name_e, delta=delta,
                        declared_counts=counts, executed_counts=ran,
-                       ok=bool(eps_e <= eps_d * (1 + rtol)), executed_log=executed)
+                       ok=bool(eps_e <= eps_d * (1 + rtol)) and not problems, executed_log=executed,
+                       shape_problems=problems)
 
 
 @dataclass(frozen=True)
@@ -182,10 +210,12 @@ class LedgerCheck:
     executed_counts: dict
     ok: bool
     executed_log: MechanismLog
+    shape_problems: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {
             "ok": self.ok,
+            "shape_problems": self.shape_problems,
             "accountant": self.accountant,
             "delta": self.delta,
             "declared_epsilon": self.declared_epsilon,
@@ -195,4 +225,4 @@ class LedgerCheck:
         }
 
 
-__all__ = ["Draw", "GroupUsage", "Ledger", "LedgerCheck", "check_ledger"]
+__all__ = ["Draw", "GroupUsage", "Ledger", "LedgerCheck", "check_ledger", "independent_values", "shape_problems"]

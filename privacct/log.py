@@ -16,6 +16,8 @@ Semantics of a release group (what the accountants assume):
   derives that count (:meth:`Structure.per_user_count`), it is never typed in for trees:
   ``single`` (1), ``repeated(count)``, ``tree(leaves=K)`` (binary counter, floor(log2 K) + 1
   nodes per user) and ``adaptive(max_count)`` (low-switching: a hard cap that holds surely).
+* ``dimension`` (optional) is the number of independent noise values in one release (for a
+  symmetric d x d matrix, d(d+1)/2); the ledger check compares every draw against it.
 * ``paper`` optionally records what the paper printed (its sensitivity, its per-user count, and
   the equation), so that a report can say *why* a printed setting misses its claim.
 

@@ -143,3 +143,18 @@ def test_primitive_bad_input():
         tc.add(np.zeros((1, 2)))
     with pytest.raises(PrivacctError, match="shape"):
         TreeCounter(2, leaves=4, mechanism="laplace", scale=1.0, rngs=spawn_generators(0, 1)).add(np.zeros((1, 3)))
+
+
+def test_shared_noise_is_caught_by_the_shape_check():
+    """One noise value broadcast to all 6 coordinates: the draw noises 1 value, the log declares 6."""
+    log = MechanismLog("l", "local", (ReleaseGroup("local", "laplace", 3.0, Sensitivity("l1", 2.0), Structure.single(),
+                                                   dimension=6),), claim=Claim(1.0, 0.0))
+    good, bad = Ledger(), Ledger()
+    rngs = spawn_generators(0, 1)
+    for k in range(1, 5):
+        add_noise(np.zeros((1, 6)), "laplace", 3.0, rngs, ledger=good, group="local", users=(k, k))
+        np.zeros((1, 6)) + laplace(rngs, 1, 3.0, ledger=bad, group="local", users=(k, k))
+    assert check_ledger(log, good).ok
+    chk = check_ledger(log, bad)
+    assert not chk.ok and "dimension 6" in chk.shape_problems[0]
+    assert chk.executed_epsilon == chk.declared_epsilon  # the accountant alone cannot see it

@@ -1,0 +1,38 @@
+"""privacct's empirical auditor: eps lower bounds from neighbouring-user simulations.
+
+    from audits import audit_mechanism
+    result = audit_mechanism(mechanism, dataset, neighbour, epsilon=1.0, delta=0.0,
+                             trials=100_000, confidence=0.95, seed=0)
+
+Modules: :mod:`audits.bounds` (Clopper-Pearson, eps and GDP bounds), :mod:`audits.statistics`
+and :mod:`audits.testers` (tests chosen on one half, certified on the other),
+:mod:`audits.sampling` (chunks on processes or Dask), :mod:`audits.runner` (the runner),
+:mod:`audits.learner` (learner audits through the AUDIT HOOK), :mod:`audits.suite`,
+:mod:`audits.mutants` (planted bugs), :mod:`audits.cli` and :mod:`audits.pytest_plugin`.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+# Lazy exports (PEP 562): the pytest plugin (audits.pytest_plugin) is loaded by every pytest
+# session of the project, so importing the package must not pull in scipy.stats or numpy work.
+_EXPORTS = {
+    "AuditResult": "runner", "audit_mechanism": "runner", "run_audit": "runner",
+    "FixedPair": "protocols", "Mechanism": "protocols", "NeighbourGenerator": "protocols",
+    "PairList": "protocols", "PropertyTester": "protocols", "ThresholdTester": "testers",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))

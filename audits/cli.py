@@ -1,0 +1,125 @@
+"""``privacct audit`` and ``privacct mutants`` (registered through the ``privacct.commands`` entry points).
+
+``privacct audit ALGORITHM --privacy jdp|ldp --epsilon E [--delta D] --calibration paper|tight
+--episodes K [--horizon H] --trials N --observe released|actions [--json] [--seed S]
+[--confidence C] [--scheduler ADDRESS]``: audit a learner's claim on canary A vs B
+(:func:`audits.learner.audit_learner`). Exit 0 when the audit passed (eps lower bound <= claim),
+1 when it did not, 2 on bad input (``privacct.cli.main`` prints the PrivacctError as one line).
+
+``privacct mutants [--json] [--trials N] [--seed S] [--only NAME ...] [--controls]``: run every
+planted bug (:mod:`audits.mutants`) through the accountant, ledger and audit checks; ``--json``
+prints a list of objects with name, caught_by and the eps each check found. Exit 0 when every
+mutant is caught by at least one check (and, with ``--controls``, no correct control is), 1 otherwise.
+``--learners`` adds the tabular learners run with the papers' printed constants
+(:func:`audits.suite.paper_constants`), reported beside the mutants.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from privacct.errors import check_count
+
+
+def _int(name: str):
+    def parse(text: str) -> int:
+        try:
+            return int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
+    return parse
+
+
+def _float(name: str):
+    def parse(text: str) -> float:
+        try:
+            return float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}") from None
+    return parse
+
+
+def register_audit(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser("audit", help="empirical eps lower bound of a learner (canary A vs B); exit 0 passed, 1 failed",
+                              description="Audit a private learner: run it on D (user 1 = canary A) and D' (canary B) "
+                                          "TRIALS times each and certify an eps lower bound (Clopper-Pearson).")
+    p.add_argument("algorithm", metavar="ALGORITHM", help="a learner name (see `privacct run --help`)")
+    p.add_argument("--privacy", choices=["jdp", "ldp"], required=True, help="privacy model of the claim")
+    p.add_argument("--epsilon", type=_float("--epsilon"), default=1.0, help="claimed epsilon > 0 (default 1)")
+    p.add_argument("--delta", type=_float("--delta"), default=0.0, help="claimed delta in [0, 1) (default 0)")
+    p.add_argument("--calibration", choices=["paper", "tight"], default="tight", help="noise calibration (default tight)")
+    p.add_argument("--episodes", type=_int("--episodes"), default=32, help="K >= 1 episodes (default 32)")
+    p.add_argument("--horizon", type=_int("--horizon"), default=None, help="H >= 1 (default: the environment's)")
+    p.add_argument("--env", default=None, help="environment (default: the learner's)")
+    p.add_argument("--trials", type=_int("--trials"), default=2000, help="runs per side >= 10 (default 2000)")
+    p.add_argument("--observe", choices=["released", "actions"], default="released",
+                   help="released: the noisy statistics (white-box); actions: actions sent to other users (black-box)")
+    p.add_argument("--confidence", type=_float("--confidence"), default=0.95, help="in (0, 1) (default 0.95)")
+    p.add_argument("--seed", type=_int("--seed"), default=0, help="root seed >= 0 (default 0)")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS", help="Dask scheduler address (default: local processes)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_audit)
+    return p
+
+
+def cmd_audit(args) -> int:
+    from .learner import audit_learner
+
+    r = audit_learner(args.algorithm, privacy=args.privacy, epsilon=args.epsilon, delta=args.delta,
+                      calibration=args.calibration, episodes=args.episodes, horizon=args.horizon, env=args.env,
+                      observe=args.observe, trials=args.trials, confidence=args.confidence, seed=args.seed,
+                      scheduler=args.scheduler)
+    if args.json:
+        d = r.to_dict()
+        d.update({"algorithm": args.algorithm, "privacy": args.privacy, "calibration": args.calibration,
+                  "episodes": args.episodes, "observe": args.observe})
+        print(json.dumps(d, indent=2))
+    else:
+        print(r.summary())
+    return 0 if r.passed else 1
+
+
+def register_mutants(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser("mutants", help="run every planted bug through the accountant, ledger and audit checks",
+                              description="Planted bugs (audits.mutants): which check catches each one.")
+    p.add_argument("--json", action="store_true", help="print a JSON list of {name, caught_by, epsilons, ...}")
+    p.add_argument("--trials", type=_int("--trials"), default=None,
+                   help="audit trials per side (default: each mutant's own, 1e5 for most)")
+    p.add_argument("--seed", type=_int("--seed"), default=0, help="root seed >= 0 (default 0)")
+    p.add_argument("--only", nargs="+", default=None, metavar="NAME", help="run only these mutants")
+    p.add_argument("--controls", action="store_true", help="also run the correct controls (must not be caught)")
+    p.add_argument("--learners", action="store_true",
+                   help="also check the tabular learners with the papers' printed constants (calibration paper; "
+                        "reported, not counted in the exit status)")
+    p.set_defaults(func=cmd_mutants)
+    return p
+
+
+def cmd_mutants(args) -> int:
+    from .mutants import CONTROLS, check_all
+
+    if args.trials is not None:
+        check_count("--trials", args.trials, minimum=10)
+    reports = check_all(args.only, trials=args.trials, seed=args.seed)
+    controls = check_all(None, controls=True, trials=args.trials, seed=args.seed) if args.controls else []
+    ok = all(r.caught_by for r in reports) and not any(r.caught_by for r in controls)
+    printed = []
+    if args.learners:
+        from .suite import check_learner, paper_constants
+        printed = [check_learner(a, trials=args.trials or 1000, seed=args.seed) for a in paper_constants()]
+    if args.json:
+        out = [r.to_dict() for r in reports] + [dict(r.to_dict(), control=True) for r in controls] + \
+              [dict(r.to_dict(), learner=True) for r in printed]
+        for d in out:
+            d.pop("audit", None)
+        print(json.dumps(out, indent=2))
+    else:
+        print(f"{'mutant':<30} {'caught_by':<26} {'accountant':>10} {'ledger':>8} {'audit':>8}  (claimed eps)")
+        for r in reports + controls + printed:
+            tag = " (control)" if r.name in CONTROLS else ""
+            fmt = lambda v: "refused" if v is None else f"{v:.3f}"  # noqa: E731
+            print(f"{r.name + tag:<30} {','.join(r.caught_by) or '-':<26} {fmt(r.accountant_epsilon):>10} "
+                  f"{fmt(r.ledger_epsilon):>8} {fmt(r.audit_epsilon_lower_bound):>8}  ({r.claimed_epsilon:g})")
+        print("every mutant caught" if ok else "SOME MUTANT WAS NOT CAUGHT (or a control was flagged)")
+    return 0 if ok else 1

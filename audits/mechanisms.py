@@ -1,0 +1,127 @@
+"""Reference mechanisms for audits, tests and benchmarks (picklable, so they run on processes).
+
+Each is ``mechanism(dataset, rng, size) -> array`` (:class:`audits.protocols.Mechanism`); the
+dataset is a number (the query value f(D)) or, for vector mechanisms, a vector. These are *audit
+targets*, not privacy primitives of the toolkit: learners add noise only through
+:mod:`privacct.mechanisms`. Their true privacy is known in closed form, which is what the
+soundness tests need:
+
+* :class:`LaplaceMechanism`: f(D) + Lap(b); eps = Delta_1 / b (Dwork & Roth 2014, Thm 3.6).
+* :class:`GaussianMechanism`: f(D) + N(0, sigma^2 I); mu = Delta_2 / sigma GDP, eps(delta) from the
+  analytic Gaussian (Balle & Wang 2018, Thm 8).
+* :class:`RandomizedResponse`: bit kept with prob. e^eps / (1 + e^eps) (Warner 1965), eps-DP.
+* :class:`NullMechanism`: ignores its input (eps = 0).
+* :class:`FloatLaplace`: textbook inverse-CDF Laplace on doubles, the Mironov (2012) LSB leak.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special, stats
+
+
+@dataclass(frozen=True)
+class LaplaceMechanism:
+    """Output f(D) + Lap(scale) per coordinate; ``dataset`` is f(D) (scalar or vector)."""
+
+    scale: float = 1.0
+
+    def __call__(self, dataset, rng: np.random.Generator, size: int) -> np.ndarray:
+        v = np.asarray(dataset, dtype=float)
+        return v + rng.laplace(0.0, self.scale, size=(size,) + v.shape)
+
+    def density(self, dataset):
+        v = np.asarray(dataset, dtype=float)
+
+        def pdf(x, v=v, b=self.scale):
+            x = np.asarray(x, dtype=float).reshape(len(x), -1)
+            return np.exp(-np.abs(x - v.reshape(1, -1)).sum(axis=1) / b) / (2 * b) ** x.shape[1]
+        return pdf
+
+
+@dataclass(frozen=True)
+class GaussianMechanism:
+    """Output f(D) + N(0, sigma^2) per coordinate; ``dataset`` is f(D)."""
+
+    sigma: float = 1.0
+
+    def __call__(self, dataset, rng: np.random.Generator, size: int) -> np.ndarray:
+        v = np.asarray(dataset, dtype=float)
+        return v + rng.normal(0.0, self.sigma, size=(size,) + v.shape)
+
+    def density(self, dataset):
+        v = np.asarray(dataset, dtype=float)
+
+        def pdf(x, v=v, s=self.sigma):
+            x = np.asarray(x, dtype=float).reshape(len(x), -1)
+            return np.exp(stats.norm.logpdf(x, v.reshape(1, -1), s).sum(axis=1))
+        return pdf
+
+
+@dataclass(frozen=True)
+class RandomizedResponse:
+    """Binary randomized response: report ``dataset`` (0 or 1) with prob. e^eps / (1 + e^eps)."""
+
+    epsilon: float = 1.0
+
+    def __call__(self, dataset, rng: np.random.Generator, size: int) -> np.ndarray:
+        keep = rng.random(size) < special.expit(self.epsilon)
+        bit = int(dataset)
+        return np.where(keep, bit, 1 - bit).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class NullMechanism:
+    """Ignores ``dataset``: standard normal outputs (eps = 0)."""
+
+    shape: tuple = ()
+
+    def __call__(self, dataset, rng: np.random.Generator, size: int) -> np.ndarray:
+        return rng.normal(size=(size,) + tuple(self.shape))
+
+
+@dataclass(frozen=True)
+class FloatLaplace:
+    """Textbook float Laplace: f(D) - b sgn(u) ln(1 - 2|u|), u ~ U(-1/2, 1/2) on a 2^-53 grid.
+
+    Mironov (2012, CCS): the set of doubles reachable from f(D) differs from that reachable from
+    f(D'), so an output's low-order bits reveal the input. The "reachable" test statistic is in
+    :func:`float_laplace_statistic`. ``quantum`` coarsens u (2^-53 in real samplers) so that the
+    effect shows with few samples.
+    """
+
+    scale: float = 10.0
+    quantum: float = 2.0 ** -20
+
+    def __call__(self, dataset, rng: np.random.Generator, size: int) -> np.ndarray:
+        k = rng.integers(1, int(round(1 / self.quantum)) // 2, size=size)
+        u = (k * self.quantum) * np.where(rng.random(size) < 0.5, -1.0, 1.0)
+        return float(dataset) - self.scale * np.sign(u) * np.log(1.0 - 2.0 * np.abs(u))
+
+    def reachable(self, dataset, tolerance: float = 1e-3):
+        """Indicator "x is an output this sampler can produce from ``dataset``" (a 0/1 mass function).
+
+        Inverts x = f(D) - b sgn(u) ln(1 - 2|u|) to |u| and checks that |u| / quantum is within
+        ``tolerance`` of an integer. Passed as ``densities`` it gives the Mironov (2012) test.
+        """
+        v = float(dataset)
+
+        def mass(x, v=v, b=self.scale, q=self.quantum, tol=tolerance):
+            x = np.asarray(x, dtype=float).reshape(len(x))
+            k = (-np.expm1(-np.abs(x - v) / b) / 2.0) / q
+            return (np.abs(k - np.round(k)) < tol).astype(float)
+        return mass
+
+
+def laplace_true_epsilon(sensitivity: float, scale: float) -> float:
+    return sensitivity / scale
+
+
+def gaussian_true_epsilon(mu: float, delta: float) -> float:
+    """Exact eps(delta) of the Gaussian mechanism with Delta/sigma = mu (Balle & Wang 2018, Thm 8)."""
+    from .bounds import epsilon_from_mu
+    e = epsilon_from_mu(mu, delta)
+    return math.inf if e is None else e

@@ -1,0 +1,10 @@
+"""Planted bugs: named, documented broken privatizers and the checks that catch them.
+
+:data:`MUTANTS` (the broken variants), :data:`CONTROLS` (their correct counterparts),
+:func:`check_mutant` / :func:`check_all` (accountant, ledger and audit checks). See
+:mod:`audits.mutants.registry` and :mod:`audits.mutants.privatizers`.
+"""
+
+from .registry import CHECKS, CONTROLS, MUTANTS, Mutant, MutantReport, check_all, check_mutant, ledger_shape_problems
+
+__all__ = ["CHECKS", "CONTROLS", "MUTANTS", "Mutant", "MutantReport", "check_all", "check_mutant", "ledger_shape_problems"]

@@ -1,0 +1,275 @@
+"""Small self-contained privatizers, correct or with one planted bug, for the mutant registry.
+
+Each privatizer is a picklable :class:`audits.protocols.Mechanism` on the datasets ``"A"`` and
+``"B"`` (D and D': the same fixed other users, user 1 = canary A or B) that adds its noise only
+through :mod:`privacct.mechanisms`, so one run with a :class:`privacct.ledger.Ledger` records
+what ran. The trial axis is part of the noise *shape* (one Generator per chunk, shape
+``(size, ...)``): a chunk of trials is one vectorised call, and a run with ``size = 1`` is one
+ordinary run of the privatizer whose ledger the ledger check reads. ``build_log()`` is what the
+privatizer declares; ``claim`` is what it claims.
+
+Privatizers (units: epsilon in nats; users are 1-based episodes; replace-one-user neighbours):
+
+* :class:`TreeCounterPrivatizer` -- central (JDP) tabular visit counter: user k visits one pair
+  (s, a) at each of H steps (one-hot vector of H x P entries); a binary-tree counter over the K
+  users releases the noisy prefix sum after every user (the billboard). Replace-one l1
+  sensitivity 2H (seed-002 notes, Sec. 3.3: two trajectories differ at every step); each user
+  sits in floor(log2 K) + 1 nodes (Chan, Shi, Song 2011); Laplace b = (floor(log2 K)+1) 2H / eps
+  (basic composition over the nodes). Observation: the K releases, differenced to the node each
+  release adds (r_t - r_{t - lowbit t}; an invertible post-processing of the billboard).
+* :class:`LocalReportPrivatizer` -- local (LDP) randomizer of H rewards clipped to [0, 1], l1
+  sensitivity H, Laplace b = H / eps (Chowdhury & Zhou 2022, Lemma 5.4 with one family).
+  Observation: the canary's own report (what the LDP server sees).
+* :class:`GramPrivatizer` -- central release of the Gram matrix sum_k z_k z_k^T (d = 2,
+  ||z|| <= 1) with symmetric Gaussian noise ("Analyze Gauss", Dwork et al. 2014): replace-one
+  upper-triangle l2 sensitivity <= 2; sigma from the analytic Gaussian (Balle & Wang 2018).
+* :class:`SwitchingPrivatizer` -- a low-switching learner: at each policy switch it releases the
+  noisy count of all users so far; switches when the episode index doubles, with the hard cap
+  floor(log2 K) + 1 (the ``adaptive(max_count)`` structure; Qiao & Wang 2023 style doubling).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from privacct.ledger import Ledger
+from privacct.log import Claim, MechanismLog, PaperStatement, ReleaseGroup, Sensitivity, Structure, tree_depth
+from privacct.mechanisms import TreeCounter, add_noise, gaussian, laplace, symmetric_gaussian
+
+OTHERS_SEED = 20_221_122  # fixed other users: part of the dataset, the same in D and D'
+
+
+def _lowbit(t: int) -> int:
+    return t & -t
+
+
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TreeCounterPrivatizer:
+    """Central tabular visit counter (see module docstring). ``bug`` in
+    None | "tree-redraw" | "noise-halved" | "sensitivity-h" | "depth-ln-k" | "shared-noise"."""
+
+    users: int = 8
+    horizon: int = 1
+    pairs: int = 2
+    epsilon: float = 4.0
+    bug: str | None = None
+
+    @property
+    def claim(self) -> Claim:
+        return Claim(self.epsilon, 0.0)
+
+    @property
+    def dim(self) -> int:
+        return self.horizon * self.pairs
+
+    def contributions(self, dataset: str) -> np.ndarray:
+        """(K, H*P) one-hot visit vectors; user 1 visits pair 0 (A) or pair P-1 (B) at every step."""
+        K, H, P = self.users, self.horizon, self.pairs
+        others = np.random.default_rng(OTHERS_SEED).integers(0, P, size=(K, H))
+        others[0] = 0 if dataset == "A" else P - 1
+        x = np.zeros((K, H, P))
+        x[np.arange(K)[:, None], np.arange(H)[None, :], others] = 1.0
+        return x.reshape(K, H * P)
+
+    def code_scale(self) -> float:
+        """The Laplace scale the code computes (the planted bug may change it)."""
+        L, H = tree_depth(self.users), self.horizon
+        if self.bug == "sensitivity-h":
+            return L * H / self.epsilon  # printed sensitivity H where replace-one gives 2H
+        if self.bug == "depth-ln-k":
+            return math.log(self.users) * 2 * H / self.epsilon  # ln K nodes per user, not floor(log2 K)+1
+        return L * 2 * H / self.epsilon
+
+    def build_log(self) -> MechanismLog:
+        paper = None
+        if self.bug == "sensitivity-h":
+            paper = PaperStatement(sensitivity=self.horizon, equation="printed: H pairs per user (add/remove count)")
+        if self.bug == "depth-ln-k":
+            paper = PaperStatement(per_user_count=math.log(self.users), equation="printed: Lap(log K / eps) per node")
+        group = ReleaseGroup(
+            "visits", "laplace", self.code_scale(),
+            Sensitivity("l1", 2 * self.horizon, "replace-one: canaries differ at every step, 2 entries of 1 per step"),
+            Structure.tree(self.users), dimension=self.dim,
+            description="N_h(s,a) for all (h, s, a), one binary tree counter over the K users", paper=paper)
+        return MechanismLog(f"mutant-tree-counter-{self.bug or 'correct'}", "joint", (group,),
+                            parameters={"K": self.users, "H": self.horizon, "P": self.pairs}, claim=self.claim,
+                            source="audits.mutants.privatizers.TreeCounterPrivatizer")
+
+    def run(self, dataset: str, rng: np.random.Generator, size: int, ledger: Ledger | None = None) -> np.ndarray:
+        """(size, K, H*P): the node each release adds (noisy), for ``size`` trials."""
+        x = self.contributions(dataset)
+        K, m = x.shape
+        b = self.code_scale() * (0.5 if self.bug == "noise-halved" else 1.0)
+        kw = dict(ledger=ledger, group="visits")
+        rel = np.zeros((K + 1, size, m))
+        if self.bug is None or self.bug in ("noise-halved", "sensitivity-h", "depth-ln-k"):
+            tc = TreeCounter((size, m), leaves=K, mechanism="laplace", scale=b, rngs=[rng], **kw)
+            for t in range(1, K + 1):
+                rel[t] = tc.add(np.broadcast_to(x[t - 1], (1, size, m)))[0]
+        elif self.bug == "tree-redraw":
+            # BUG: every release redraws the noise of every node it sums (fresh noise per release)
+            for t in range(1, K + 1):
+                total = np.zeros((size, m))
+                hi = t
+                while hi > 0:
+                    lo = hi - _lowbit(hi) + 1
+                    total += x[lo - 1:hi].sum(axis=0) + laplace([rng], (size, m), b, users=(lo, hi), **kw)[0]
+                    hi = lo - 1
+                rel[t] = total
+        elif self.bug == "shared-noise":
+            # BUG: one noise value per step h shared by all pairs (s, a) of that step
+            H, P = self.horizon, self.pairs
+            tc = TreeCounter((size, H), leaves=K, mechanism="laplace", scale=b, rngs=[rng], **kw)
+            for t in range(1, K + 1):
+                tc.add(np.zeros((1, size, H)))
+                nodes = tc.noisy_sum()[0]  # noise only: (size, H)
+                rel[t] = x[:t].sum(axis=0) + np.repeat(nodes, P, axis=1)
+        else:
+            raise ValueError(f"unknown bug {self.bug!r}")
+        t = np.arange(1, K + 1)
+        prev = t - (t & -t)
+        return (rel[t] - rel[prev]).transpose(1, 0, 2)
+
+    def __call__(self, dataset: str, rng: np.random.Generator, size: int) -> np.ndarray:
+        return self.run(dataset, rng, size).reshape(size, -1)
+
+
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LocalReportPrivatizer:
+    """Local randomizer of H rewards in [0, 1]. ``bug``: None | "no-clip-below".
+
+    Canary A's raw rewards are ``raw_low`` (< 0: an out-of-range report a buggy environment or a
+    malicious user can produce), canary B's are 1; clipping to [0, 1] makes the difference 1 per step.
+    """
+
+    horizon: int = 2
+    epsilon: float = 1.0
+    raw_low: float = -4.0
+    bug: str | None = None
+
+    @property
+    def claim(self) -> Claim:
+        return Claim(self.epsilon, 0.0)
+
+    def code_scale(self) -> float:
+        return self.horizon / self.epsilon
+
+    def build_log(self) -> MechanismLog:
+        group = ReleaseGroup("rewards", "laplace", self.code_scale(),
+                             Sensitivity("l1", self.horizon, "rewards clipped to [0, 1]: |r - r'| <= 1 per step"),
+                             Structure.single(), dimension=self.horizon,
+                             description="each user's H rewards, perturbed once by the user (local model)")
+        return MechanismLog(f"mutant-local-report-{self.bug or 'correct'}", "local", (group,),
+                            parameters={"H": self.horizon}, claim=self.claim,
+                            source="audits.mutants.privatizers.LocalReportPrivatizer")
+
+    def run(self, dataset: str, rng: np.random.Generator, size: int, ledger: Ledger | None = None) -> np.ndarray:
+        raw = np.full(self.horizon, self.raw_low if dataset == "A" else 1.0)
+        clipped = np.minimum(raw, 1.0) if self.bug == "no-clip-below" else np.clip(raw, 0.0, 1.0)
+        value = np.broadcast_to(clipped, (1, size, self.horizon))
+        return add_noise(value, "laplace", self.code_scale(), [rng], ledger=ledger, group="rewards", users=(1, 1))[0]
+
+    def __call__(self, dataset: str, rng: np.random.Generator, size: int) -> np.ndarray:
+        return self.run(dataset, rng, size)
+
+
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class GramPrivatizer:
+    """Central Gram-matrix release with symmetric Gaussian noise. ``bug``: None | "not-symmetrised"."""
+
+    users: int = 4
+    epsilon: float = 1.0
+    delta: float = 1e-5
+    bug: str | None = None
+
+    @property
+    def claim(self) -> Claim:
+        return Claim(self.epsilon, self.delta)
+
+    def code_scale(self) -> float:
+        from privacct.accounting.formulas import gaussian_mu_for
+        return 2.0 / gaussian_mu_for(self.epsilon, self.delta)  # sensitivity 2 (replace-one, ||z|| <= 1)
+
+    def build_log(self) -> MechanismLog:
+        group = ReleaseGroup("gram", "symmetric-gaussian-matrix", self.code_scale(),
+                             Sensitivity("frobenius-upper", 2.0, "replace-one: ||zz^T - z'z'^T||_upper <= 2 ||z||^2 <= 2"),
+                             Structure.single(), dimension=3,
+                             description="sum_k z_k z_k^T (d = 2) plus symmetric Gaussian noise, released once")
+        return MechanismLog(f"mutant-gram-{self.bug or 'correct'}", "joint", (group,), parameters={"d": 2, "K": self.users},
+                            claim=self.claim, source="audits.mutants.privatizers.GramPrivatizer")
+
+    def run(self, dataset: str, rng: np.random.Generator, size: int, ledger: Ledger | None = None) -> np.ndarray:
+        z = np.random.default_rng(OTHERS_SEED).normal(size=(self.users, 2))
+        z /= np.maximum(np.linalg.norm(z, axis=1, keepdims=True), 1.0)
+        z[0] = np.array([1.0, 1.0 if dataset == "A" else -1.0]) / math.sqrt(2.0)
+        gram = z.T @ z
+        s = self.code_scale()
+        if self.bug == "not-symmetrised":
+            # BUG: i.i.d. noise on all d^2 entries; (i, j) and (j, i) carry independent noise
+            noise = gaussian([rng], (size, 2, 2), s, ledger=ledger, group="gram", users=(1, self.users))[0]
+        else:
+            # one Generator per trial: the symmetric primitive batches over Generators
+            noise = symmetric_gaussian(rng.spawn(size), 2, s, ledger=ledger, group="gram", users=(1, self.users))
+        return (gram + noise).reshape(size, 4)
+
+    def __call__(self, dataset: str, rng: np.random.Generator, size: int) -> np.ndarray:
+        return self.run(dataset, rng, size)
+
+
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SwitchingPrivatizer:
+    """Low-switching release of noisy running counts. ``bug``: None | "no-cap".
+
+    Correct: switch at episodes 1, 2, 4, 8, ... with at most floor(log2 K) + 1 switches (hard cap).
+    Bugged: switch after every episode whose user reported 1 (others all report 1), no cap.
+    """
+
+    users: int = 8
+    epsilon: float = 4.0
+    bug: str | None = None
+
+    @property
+    def claim(self) -> Claim:
+        return Claim(self.epsilon, 0.0)
+
+    @property
+    def cap(self) -> int:
+        return tree_depth(self.users)
+
+    def code_scale(self) -> float:
+        return self.cap * 1.0 / self.epsilon
+
+    def build_log(self) -> MechanismLog:
+        group = ReleaseGroup("running-count", "laplace", self.code_scale(),
+                             Sensitivity("l1", 1.0, "replace-one: one user's bit changes the running count by <= 1"),
+                             Structure.adaptive(self.cap), dimension=1,
+                             description="noisy count of users 1..k released at each policy switch")
+        return MechanismLog(f"mutant-switching-{self.bug or 'correct'}", "joint", (group,), parameters={"K": self.users},
+                            claim=self.claim, source="audits.mutants.privatizers.SwitchingPrivatizer")
+
+    def run(self, dataset: str, rng: np.random.Generator, size: int, ledger: Ledger | None = None) -> np.ndarray:
+        K = self.users
+        bits = np.ones(K)
+        bits[0] = 0.0 if dataset == "A" else 1.0
+        out = np.zeros((size, K))
+        switches = 0
+        for k in range(1, K + 1):
+            if self.bug == "no-cap":
+                switch = k == 1 or bits[k - 1] == 1.0  # BUG: data-driven trigger, no cap on the count
+            else:
+                switch = (k & (k - 1)) == 0 and switches < self.cap
+            if switch:
+                switches += 1
+                out[:, k - 1] = bits[:k].sum() + laplace([rng], (size,), self.code_scale(), ledger=ledger,
+                                                         group="running-count", users=(1, k))[0]
+        return out
+
+    def __call__(self, dataset: str, rng: np.random.Generator, size: int) -> np.ndarray:
+        return self.run(dataset, rng, size)

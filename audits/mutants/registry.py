@@ -1,0 +1,190 @@
+"""The registry of planted bugs and the three checks that can catch them.
+
+Each :class:`Mutant` wraps a small privatizer (:mod:`audits.mutants.privatizers`) with one bug.
+It *declares* a log (what it claims: ``privatizer.build_log()`` with ``claim``), *runs* with a
+Ledger (what ran) and can be *audited* (what leaks). :func:`check_mutant` applies:
+
+* ``accountant``: the tightest accountant's eps of the declared log
+  (:func:`privacct.accounting.tightest_epsilon`) against the claim. The log records the
+  toolkit's own derivation (sensitivity under the neighbouring relation, derived tree depth), so a
+  noise scale computed from a printed slip accounts above the claim.
+* ``ledger``: one run (a single trial) with a :class:`privacct.ledger.Ledger`, then
+  :func:`privacct.ledger.check_ledger` (executed vs declared eps; a draw whose mechanism differs
+  from the declared one is an error and counts as caught), plus a shape check: every draw must
+  noise as many independent values as the group's declared ``dimension`` (d(d+1)/2 for a
+  symmetric d x d matrix), so noise shared by several coordinates is caught.
+* ``audit``: :func:`audits.audit_mechanism` on canary A vs canary B against the claim, at
+  confidence 0.99 (see :func:`check_mutant`).
+
+A mutant is caught by a check when that check's eps exceeds the claimed eps (or the check
+refuses what ran). Every mutant must be caught by at least one check; the correct controls
+(:data:`CONTROLS`) by none.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from privacct.errors import PrivacctError
+from privacct.ledger import Ledger, check_ledger, shape_problems
+
+from ..runner import audit_mechanism
+from .privatizers import GramPrivatizer, LocalReportPrivatizer, SwitchingPrivatizer, TreeCounterPrivatizer
+
+CHECKS = ("accountant", "ledger", "audit")
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """A named, documented broken (or, for controls, correct) privatizer."""
+
+    name: str
+    description: str
+    privatizer: Any
+    trials: int = 100_000
+    reference: str = ""
+
+    @property
+    def claim(self):
+        return self.privatizer.claim
+
+
+def _tree(bug):
+    return TreeCounterPrivatizer(bug=bug)
+
+
+MUTANTS: dict[str, Mutant] = {m.name: m for m in [
+    Mutant("tree-noise-redrawn",
+           "binary-tree counter that redraws the noise of every node at every release, so user 1 is "
+           "noised in all K releases instead of floor(log2 K)+1 nodes", _tree("tree-redraw"),
+           reference="Chan, Shi, Song 2011 (noise once per dyadic node); DESIGN.md, Ledger"),
+    Mutant("noise-scale-halved", "tree counter whose code adds Laplace noise of half the declared scale",
+           _tree("noise-halved")),
+    Mutant("sensitivity-h-not-2h",
+           "noise calibrated to l1 sensitivity H (the add/remove count) under replace-one-user, where "
+           "two trajectories differ by 2H", _tree("sensitivity-h"),
+           reference="seed-002 notes Sec. 3.3; dp-accounting issue #378 (same factor 2)"),
+    Mutant("tree-depth-ln-k", "noise calibrated to ln K nodes per user instead of floor(log2 K)+1",
+           _tree("depth-ln-k"), reference="Chan-Shi-Song print Lap(log K / eps); the notes Sec. 4 (v), 5.11"),
+    Mutant("ldp-not-clipped-below",
+           "local randomizer that clips rewards to (-inf, 1] instead of [0, 1], so an out-of-range "
+           "report moves the release by more than the declared sensitivity", LocalReportPrivatizer(bug="no-clip-below")),
+    Mutant("noise-shared-across-pairs",
+           "one noise value per step shared by every (s, a) pair, so differences of counts are noiseless",
+           _tree("shared-noise"), reference="seed-002 notes Sec. 7.5 (public LDP code)"),
+    Mutant("gram-noise-not-symmetrised",
+           "Gram-matrix release with i.i.d. noise on all d^2 entries: (i, j) and (j, i) carry "
+           "independent noise, doubling the information on every off-diagonal entry",
+           GramPrivatizer(bug="not-symmetrised"), trials=10_000, reference="the notes Sec. 4 (vi)"),
+    Mutant("adaptive-switching-no-cap",
+           "low-switching learner with a data-driven switching rule and no hard cap on the number of "
+           "switches, so user 1 is released at every switch", SwitchingPrivatizer(bug="no-cap")),
+]}
+
+CONTROLS: dict[str, Mutant] = {m.name: m for m in [
+    Mutant("correct-tree-counter", "correct binary-tree counter", _tree(None)),
+    Mutant("correct-local-report", "correct local randomizer (clipped to [0, 1])", LocalReportPrivatizer()),
+    Mutant("correct-gram", "correct symmetric Gram-matrix release", GramPrivatizer(), trials=10_000),
+    Mutant("correct-switching", "correct doubling rule with a hard cap", SwitchingPrivatizer()),
+]}
+
+
+@dataclass
+class MutantReport:
+    """What each check found for one mutant; eps in nats (None where a check refused)."""
+
+    name: str
+    description: str
+    claimed_epsilon: float
+    claimed_delta: float
+    caught_by: list[str]
+    accountant_epsilon: float | None
+    ledger_epsilon: float | None
+    audit_epsilon_lower_bound: float | None
+    notes: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+    audit: dict | None = None
+
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "caught_by": list(self.caught_by),
+            "claimed_epsilon": self.claimed_epsilon,
+            "claimed_delta": self.claimed_delta,
+            "epsilons": {"accountant": self.accountant_epsilon, "ledger": self.ledger_epsilon,
+                         "audit": self.audit_epsilon_lower_bound},
+            "notes": dict(self.notes),
+            "seconds": self.seconds,
+            "audit": self.audit,
+        }
+
+
+ledger_shape_problems = shape_problems  # the check lives in privacct.ledger
+
+
+AUDIT_CONFIDENCE = 0.99
+
+
+def check_mutant(m: Mutant, *, trials: int | None = None, seed: int = 0, checks=CHECKS,
+                 confidence: float = AUDIT_CONFIDENCE, **audit_kwargs) -> MutantReport:
+    """Run the requested checks on ``m`` (see module docstring).
+
+    The audit runs at ``confidence`` 0.99 by default: the correct controls are *tight* (pure
+    Laplace composition attains its eps on the region where every coordinate saturates, and the
+    plug-in likelihood-ratio test finds that region), so at 0.95 a control would be flagged in up
+    to 5% of seeds; at 0.99 in at most 1%.
+    """
+    from privacct.accounting import tightest_epsilon
+
+    t0 = time.perf_counter()
+    p, claim = m.privatizer, m.claim
+    log = p.build_log()
+    caught, notes = [], {}
+    acc_eps = led_eps = aud_eps = None
+    audit_dict = None
+    if "accountant" in checks:
+        name, acc_eps = tightest_epsilon(log, delta=claim.delta)
+        notes["accountant"] = f"{name}: eps = {acc_eps:.4g} for the declared log"
+        if acc_eps > claim.epsilon * (1 + 1e-9):
+            caught.append("accountant")
+    if "ledger" in checks:
+        ledger = Ledger()
+        p.run("A", np.random.default_rng(np.random.SeedSequence(seed)), 1, ledger=ledger)
+        problems = ledger_shape_problems(log, ledger)
+        try:
+            lc = check_ledger(log, ledger, delta=claim.delta)
+            led_eps = lc.executed_epsilon
+            if not lc.ok:
+                problems.insert(0, f"executed eps {lc.executed_epsilon:.4g} > declared {lc.declared_epsilon:.4g} "
+                                   f"(per-user counts {lc.executed_counts} vs declared {lc.declared_counts})")
+        except PrivacctError as e:
+            problems.insert(0, f"refused: {e}")
+        if problems:
+            caught.append("ledger")
+            notes["ledger"] = "; ".join(problems)
+        else:
+            notes["ledger"] = "executed log matches the declared log"
+    if "audit" in checks:
+        r = audit_mechanism(p, "A", "B", epsilon=claim.epsilon, delta=claim.delta, trials=trials or m.trials,
+                            confidence=confidence, seed=seed, name=m.name, **audit_kwargs)
+        aud_eps = r.epsilon_lower_bound
+        audit_dict = r.to_dict()
+        notes["audit"] = f"eps_lb = {aud_eps:.4g} ({r.test}); GDP mu >= {r.mu_lower_bound:.3g}"
+        if not r.passed:
+            caught.append("audit")
+    return MutantReport(m.name, m.description, claim.epsilon, claim.delta, caught, acc_eps, led_eps, aud_eps,
+                        notes, time.perf_counter() - t0, audit_dict)
+
+
+def check_all(names=None, *, controls: bool = False, **kwargs) -> list[MutantReport]:
+    table = CONTROLS if controls else MUTANTS
+    names = list(table) if names is None else list(names)
+    for n in names:
+        if n not in table:
+            raise PrivacctError(f"mutant must be one of {', '.join(table)}, got {n!r}")
+    return [check_mutant(table[n], **kwargs) for n in names]

@@ -1,0 +1,227 @@
+"""The audit runner: sample both sides, choose tests on one half, certify on the other.
+
+:func:`audit_mechanism` audits one neighbouring pair; :func:`run_audit` audits every pair a
+:class:`audits.protocols.NeighbourGenerator` yields with a :class:`audits.protocols.PropertyTester`.
+
+Failure budget (soundness): the audit's eps lower bound exceeds the true eps with probability at
+most ``1 - confidence``. That budget is split evenly over every evaluated test (two directions per
+pair, union bound); each test's two CP bounds get half of its share
+(:mod:`audits.bounds`). The GDP estimate has its own, separate budget of ``1 - confidence``.
+
+Units: epsilon in nats; ``trials`` = outputs per side (D and D' each); ``seconds`` wall clock.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from privacct.errors import PrivacctError, check_count, check_delta, check_positive
+
+from . import bounds, sampling
+from .protocols import FixedPair, NeighbourGenerator
+from .testers import DIRECTIONS, Outcome, ThresholdTester
+
+MIN_TRIALS = 10
+
+
+@dataclass
+class AuditResult:
+    """The outcome of an audit.
+
+    ``epsilon_lower_bound`` (nats, >= 0) holds with probability >= ``confidence``;
+    ``passed`` is ``epsilon_lower_bound <= claimed_epsilon``; ``outcomes`` hold the counts of the
+    certified tests (one per direction and pair); ``mu_lower_bound`` and ``epsilon_gdp`` are the
+    Gaussian-DP estimate, valid only if the mechanism is mu-GDP (Nasr et al. 2023, arXiv 2302.07956).
+    """
+
+    epsilon_lower_bound: float
+    claimed_epsilon: float
+    delta: float
+    passed: bool
+    test: str
+    outcomes: list[Outcome]
+    mu_lower_bound: float
+    epsilon_gdp: float | None
+    trials: int
+    confidence: float
+    seed: int
+    seconds: float
+    sampling_seconds: float
+    executor: str
+    chunks: int
+    pairs: int
+    ceiling: float
+    statistics: list[str] = field(default_factory=list)
+    gdp_outcomes: list[Outcome] = field(default_factory=list)
+    name: str = ""
+
+    @property
+    def counts(self) -> dict[str, dict[str, int]]:
+        """TP/FP/TN/FN per certified test, keyed by direction (and pair when there are several)."""
+        out = {}
+        for i, o in enumerate(self.outcomes):
+            key = o.test.direction if self.pairs == 1 else f"pair {i // 2}: {o.test.direction}"
+            out[key] = {"TP": o.tp, "FP": o.fp, "TN": o.tn, "FN": o.fn}
+        return out
+
+    @property
+    def trials_per_second(self) -> float:
+        return self.trials * self.pairs / self.seconds if self.seconds > 0 else float("inf")
+
+    def summary(self) -> str:
+        verdict = "passed" if self.passed else "FAILED"
+        counts = "; ".join(f"{k}: " + ", ".join(f"{a}={b}" for a, b in v.items()) for k, v in self.counts.items())
+        return (f"privacy audit {verdict}{' (' + self.name + ')' if self.name else ''}: claimed eps = "
+                f"{self.claimed_epsilon:g} (delta = {self.delta:g}), eps lower bound = {self.epsilon_lower_bound:.4f} "
+                f"at confidence {self.confidence:g} with {self.trials} trials per side; test: {self.test}; "
+                f"counts: {counts}; GDP mu >= {self.mu_lower_bound:.4f}")
+
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "epsilon_lower_bound": float(self.epsilon_lower_bound),
+            "claimed_epsilon": float(self.claimed_epsilon),
+            "delta": float(self.delta),
+            "passed": bool(self.passed),
+            "test": self.test,
+            "counts": self.counts,
+            "tests": [o.to_dict() for o in self.outcomes],
+            "mu_lower_bound": float(self.mu_lower_bound),
+            "epsilon_gdp": None if self.epsilon_gdp is None else float(self.epsilon_gdp),
+            "gdp_note": "mu and epsilon_gdp are valid lower bounds only if the mechanism is Gaussian-DP shaped",
+            "trials": self.trials,
+            "confidence": self.confidence,
+            "seed": self.seed,
+            "seconds": self.seconds,
+            "sampling_seconds": self.sampling_seconds,
+            "trials_per_second": self.trials_per_second,
+            "executor": self.executor,
+            "chunks": self.chunks,
+            "pairs": self.pairs,
+            "ceiling": self.ceiling,
+            "statistics": list(self.statistics),
+        }
+
+
+def _check_common(trials, confidence, delta, epsilon, seed) -> tuple[int, float, float, float, int]:
+    trials = check_count("trials", trials, minimum=MIN_TRIALS)
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not (0 < float(confidence) < 1):
+        raise PrivacctError(f"confidence must be a number in (0, 1), got {confidence!r}")
+    delta = check_delta("delta", delta, allow_zero=True)
+    epsilon = check_positive("epsilon", epsilon, allow_inf=True)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise PrivacctError(f"seed must be an integer >= 0, got {seed!r}")
+    return trials, float(confidence), delta, epsilon, int(seed)
+
+
+def _check_output(arr: np.ndarray, size: int, side: str, shape: tuple | None) -> tuple:
+    if arr.ndim == 0 or arr.shape[0] != size:
+        raise PrivacctError(f"mechanism output on {side} must be an array with first axis size={size}, got shape {arr.shape}")
+    if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise PrivacctError(f"mechanism output on {side} must be numeric, got dtype {arr.dtype}")
+    if shape is not None and arr.shape[1:] != shape:
+        raise PrivacctError(f"mechanism output shape must not change between calls: {(size,) + shape} vs {arr.shape} on {side}")
+    if np.issubdtype(arr.dtype, np.floating) and np.isnan(arr).any():
+        raise PrivacctError(f"mechanism output on {side} contains NaN")
+    return arr.shape[1:]
+
+
+def sample_pair(mechanism: Callable, dataset: Any, neighbour: Any, trials: int, seq: np.random.SeedSequence, *,
+                chunk_size: int, executor: str, scheduler: Any, workers: int | None) -> tuple[np.ndarray, np.ndarray, str, int]:
+    """``trials`` outputs on each side, chunked deterministically (:mod:`audits.sampling`)."""
+    sizes = sampling.plan(trials, chunk_size)
+    sd, sd2 = sampling.side_seeds(seq, len(sizes))
+    tasks = [(mechanism, dataset, s, n) for s, n in zip(sd, sizes)] + \
+            [(mechanism, neighbour, s, n) for s, n in zip(sd2, sizes)]
+    used = sampling.resolve(executor, scheduler, len(tasks), mechanism, dataset, neighbour)
+    if used != "inline":
+        # check shapes on one tiny inline call first: fail fast with a clear message
+        _check_output(sampling.sample_chunk(mechanism, dataset, np.random.SeedSequence(0), 2), 2, "dataset", None)
+    results = sampling.run_tasks(tasks, used, scheduler, workers)
+    shape = None
+    for i, (r, (_, _, _, n)) in enumerate(zip(results, tasks)):
+        shape = _check_output(r, n, "dataset" if i < len(sizes) else "neighbour", shape)
+    k = len(sizes)
+    x = np.concatenate(results[:k]) if k > 1 else results[0]
+    y = np.concatenate(results[k:]) if k > 1 else results[k]
+    return x, y, used, len(tasks)
+
+
+def run_audit(mechanism: Callable, neighbours: NeighbourGenerator, *, epsilon: float = 1.0, delta: float = 0.0,
+              trials: int = 100_000, confidence: float = 0.95, seed: int = 0, tester: Any = None,
+              chunk_size: int | None = None, executor: str = "auto", scheduler: Any = None,
+              workers: int | None = None, name: str = "") -> AuditResult:
+    """Audit ``mechanism`` on every pair from ``neighbours`` (see module docstring)."""
+    t0 = time.perf_counter()
+    if not callable(mechanism):
+        raise PrivacctError(f"mechanism must be callable as mechanism(dataset, rng, size), got {type(mechanism).__name__}")
+    trials, confidence, delta, epsilon, seed = _check_common(trials, confidence, delta, epsilon, seed)
+    chunk_size = check_count("chunk_size", chunk_size if chunk_size is not None else sampling.DEFAULT_CHUNK)
+    if not callable(neighbours):
+        raise PrivacctError("neighbours must be a callable returning (dataset, neighbour) pairs")
+    pairs = list(neighbours())
+    if not pairs:
+        raise PrivacctError("neighbours yielded no (dataset, neighbour) pair")
+    tester = tester if tester is not None else ThresholdTester()
+    n_tests = len(DIRECTIONS) * len(pairs)
+    alpha = (1.0 - confidence) / n_tests  # union bound over every certified test
+    seqs = np.random.SeedSequence(seed).spawn(len(pairs))
+    outcomes: list[Outcome] = []
+    gdp: list[Outcome] = []
+    stats_names: list[str] = []
+    sampling_s = 0.0
+    used, chunks = "inline", 0
+    n_sel = n_eval = 0
+    for (d, d2), seq in zip(pairs, seqs):
+        ts = time.perf_counter()
+        x, y, used, chunks = sample_pair(mechanism, d, d2, trials, seq, chunk_size=chunk_size, executor=executor,
+                                         scheduler=scheduler, workers=workers)
+        sampling_s += time.perf_counter() - ts
+        half = trials // 2
+        n_sel, n_eval = half, trials - half
+        tests = tester.select(x[:half], y[:half], alpha=alpha, delta=delta, criteria=("epsilon", "mu"))
+        stats_names = list(getattr(tester, "statistics", []))
+        res = tester.evaluate(tests, x[half:], y[half:], alpha=alpha, delta=delta)
+        outcomes += [o for o in res if o.test.criterion == "epsilon"]
+        gdp += [o for o in res if o.test.criterion == "mu"]
+    best = max(outcomes, key=lambda o: o.epsilon_lower_bound)
+    eps_lb = float(best.epsilon_lower_bound)
+    mu = max((o.mu_lower_bound for o in gdp), default=0.0)
+    eps_gdp = bounds.epsilon_from_mu(float(mu), delta)
+    return AuditResult(
+        epsilon_lower_bound=eps_lb, claimed_epsilon=epsilon, delta=delta, passed=bool(eps_lb <= epsilon),
+        test=best.test.describe(), outcomes=outcomes, mu_lower_bound=float(mu), epsilon_gdp=eps_gdp,
+        trials=trials, confidence=confidence, seed=seed, seconds=time.perf_counter() - t0,
+        sampling_seconds=sampling_s, executor=used, chunks=chunks, pairs=len(pairs),
+        ceiling=bounds.epsilon_ceiling(n_eval, alpha, delta), statistics=stats_names, gdp_outcomes=gdp, name=name)
+
+
+def audit_mechanism(mechanism: Callable, dataset: Any, neighbour: Any, epsilon: float = 1.0, delta: float = 0.0,
+                    trials: int = 100_000, confidence: float = 0.95, seed: int = 0, densities: Sequence[Callable] | None = None,
+                    *, chunk_size: int | None = None, executor: str = "auto", scheduler: Any = None,
+                    workers: int | None = None, name: str = "") -> AuditResult:
+    """Empirical eps lower bound for ``mechanism`` on the neighbouring pair (``dataset``, ``neighbour``).
+
+    Parameters
+    ----------
+    mechanism : callable ``mechanism(dataset, rng, size) -> array`` with first axis ``size``.
+    dataset, neighbour : D and D' (whatever the mechanism accepts).
+    epsilon : claimed eps (> 0); the audit passes when the lower bound is <= it.
+    delta : the claim's delta in [0, 1); enters eps_lb = ln((TPR_lo - delta) / FPR_hi).
+    trials : outputs per side (>= 10); half choose the test, half certify it.
+    confidence : in (0, 1); eps_lb <= true eps with at least this probability.
+    seed : int >= 0; all randomness is spawned from SeedSequence(seed).
+    densities : optional (p_D, p_D') callables on outputs, adding the likelihood-ratio test.
+    chunk_size, executor, scheduler, workers : scale-out (:mod:`audits.sampling`); the result does
+        not depend on executor or workers.
+    """
+    if densities is not None:
+        if not (isinstance(densities, (tuple, list)) and len(densities) == 2 and all(callable(f) for f in densities)):
+            raise PrivacctError("densities must be a pair (p_D, p_D') of callables on mechanism outputs")
+    return run_audit(mechanism, FixedPair(dataset, neighbour), epsilon=epsilon, delta=delta, trials=trials,
+                     confidence=confidence, seed=seed, tester=ThresholdTester(densities=None if densities is None else tuple(densities)),
+                     chunk_size=chunk_size, executor=executor, scheduler=scheduler, workers=workers, name=name)

@@ -1,0 +1,54 @@
+"""privacct audit / privacct mutants: JSON output and exit codes."""
+
+import json
+
+import pytest
+
+from privacct.cli import main
+
+
+def test_audit_json_and_exit_zero(capsys):
+    rc = main(["audit", "ucb-vi", "--privacy", "jdp", "--epsilon", "1", "--calibration", "tight", "--episodes", "8",
+               "--horizon", "3", "--trials", "200", "--observe", "released", "--json", "--seed", "1"])
+    d = json.loads(capsys.readouterr().out)
+    assert rc == 0 and d["passed"] is True
+    assert d["claimed_epsilon"] == 1.0 and d["epsilon_lower_bound"] >= 0.0 and d["trials"] == 200 and d["seed"] == 1
+
+
+def test_audit_exit_one_when_the_audit_fails(capsys, monkeypatch):
+    import audits.learner
+    from audits.mechanisms import LaplaceMechanism
+    from audits import audit_mechanism
+
+    failing = audit_mechanism(LaplaceMechanism(0.25), 0.0, 1.0, epsilon=1.0, trials=10_000)
+    monkeypatch.setattr(audits.learner, "audit_learner", lambda *a, **k: failing)
+    rc = main(["audit", "ucb-vi", "--privacy", "jdp", "--trials", "100"])
+    assert rc == 1 and "FAILED" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv", [
+    ["audit", "no-such-learner", "--privacy", "jdp"],
+    ["audit", "ucb-vi", "--privacy", "jdp", "--trials", "3"],
+    ["audit", "ucb-vi", "--privacy", "jdp", "--epsilon", "-1"],
+    ["audit", "ucb-vi", "--privacy", "jdp", "--confidence", "1.5"],
+    ["mutants", "--only", "no-such-mutant"],
+])
+def test_bad_input_exits_two(argv, capsys):
+    assert main(argv) == 2
+    assert "error" in capsys.readouterr().err
+
+
+def test_argparse_errors_exit_two():
+    with pytest.raises(SystemExit) as e:
+        main(["audit", "ucb-vi", "--privacy", "central"])
+    assert e.value.code == 2
+
+
+def test_mutants_json(capsys):
+    rc = main(["mutants", "--json", "--only", "noise-shared-across-pairs", "ldp-not-clipped-below", "--trials", "20000"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0
+    assert [d["name"] for d in out] == ["noise-shared-across-pairs", "ldp-not-clipped-below"]
+    for d in out:
+        assert d["caught_by"] and set(d["caught_by"]) <= {"accountant", "ledger", "audit"}
+        assert set(d["epsilons"]) == {"accountant", "ledger", "audit"}

@@ -1,0 +1,56 @@
+"""Chunked sampling: the same seed gives the same result inline, on processes and on Dask."""
+
+import distributed
+import numpy as np
+import pytest
+
+from audits import audit_mechanism, sampling
+from audits.mechanisms import GaussianMechanism, LaplaceMechanism
+from privacct.errors import PrivacctError
+
+KW = dict(trials=24_000, seed=11, chunk_size=5000)
+
+
+def test_plan_is_independent_of_executor():
+    assert sampling.plan(12, 5) == [5, 5, 2]
+    assert sampling.plan(10, 5) == [5, 5]
+
+
+def test_inline_equals_processes():
+    a = audit_mechanism(LaplaceMechanism(1.0), 0.0, 1.0, executor="inline", **KW)
+    b = audit_mechanism(LaplaceMechanism(1.0), 0.0, 1.0, executor="processes", workers=2, **KW)
+    assert b.executor == "processes" and a.executor == "inline"
+    assert a.epsilon_lower_bound == b.epsilon_lower_bound and a.counts == b.counts and a.test == b.test
+
+
+def test_auto_falls_back_inline_for_unpicklable_mechanisms():
+    r = audit_mechanism(lambda d, rng, n: d + rng.laplace(size=n), 0.0, 1.0, trials=40_000, chunk_size=2000)
+    assert r.executor == "inline"
+
+
+def test_dask_local_cluster_equals_inline():
+    a = audit_mechanism(GaussianMechanism(1.0), np.zeros(3), np.ones(3), delta=1e-5, executor="inline", **KW)
+    with distributed.LocalCluster(n_workers=1, processes=False, protocol="tcp://", host="127.0.0.1",
+                                  dashboard_address=None) as cluster:
+        b = audit_mechanism(GaussianMechanism(1.0), np.zeros(3), np.ones(3), delta=1e-5,
+                            scheduler=cluster.scheduler_address, **KW)
+    assert b.executor == "dask"
+    assert a.epsilon_lower_bound == b.epsilon_lower_bound and a.counts == b.counts
+
+
+def test_bad_executor_and_missing_scheduler():
+    with pytest.raises(PrivacctError, match="executor"):
+        audit_mechanism(LaplaceMechanism(1.0), 0.0, 1.0, trials=100, executor="threads")
+    with pytest.raises(PrivacctError, match="scheduler"):
+        audit_mechanism(LaplaceMechanism(1.0), 0.0, 1.0, trials=100, executor="dask")
+
+
+def test_learner_audit_on_dask_equals_inline():
+    from audits.learner import audit_learner
+
+    kw = dict(privacy="jdp", episodes=8, horizon=3, trials=200, seed=2, chunk_size=50)
+    a = audit_learner("ucb-vi", executor="inline", **kw)
+    with distributed.LocalCluster(n_workers=1, processes=False, protocol="tcp://", host="127.0.0.1",
+                                  dashboard_address=None) as cluster:
+        b = audit_learner("ucb-vi", scheduler=cluster.scheduler_address, **kw)
+    assert b.executor == "dask" and a.counts == b.counts and a.epsilon_lower_bound == b.epsilon_lower_bound
