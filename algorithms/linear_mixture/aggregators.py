@@ -1,0 +1,160 @@
+"""Server-side ridge statistics of one regression family, exact or privatised, batched over seeds.
+
+A family is ``p`` (transitions: x = phi_V(s_h, a_h) in R^d, y = V_{h+1}(s_{h+1})) or ``r`` (rewards of
+seed 000: x = varphi(s_h, a_h) in R^{d2}, y = r_h). For every stage h the server keeps G_h = sum x x^T
+and u_h = sum x y over past users, and hands out Sigma_{k,h}^{-1} and theta_{k,h} = Sigma^{-1} u with
+Sigma_{k,h} = lambda I + G_{k,h} + shift_k I:
+
+* :class:`ExactRidge` (non-private): Sherman-Morrison rank-one updates of Sigma^{-1} and of
+  log det(Sigma / lambda I) (used by the UCRL-VTR radius); no shift.
+* :class:`LocalNoise` (LDP): user k sends x x^T + W and x y + xi, fresh privacct noise per release
+  group (``add_noise``, users=(k, k)); the server sums the messages (seed 001 Alg. 1 lines 11-18,
+  seed 003 Cor. 6).
+* :class:`TreeNoise` (JDP): one privacct ``TreeCounter`` per release group with K-1 leaves (the prefix
+  after user K is never used); G_h, u_h are the noisy prefix sums (seed 000 Sec. 6.1, seed 003 Cor. 5).
+
+Noisy Sigma are inverted by :func:`safe_inverse`, which reports (never hides) non-PD matrices.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from privacct.errors import PrivacctError
+from privacct.ledger import Ledger
+from privacct.mechanisms import TreeCounter, add_noise
+
+from .design import GroupSpec
+
+
+def safe_inverse(S: np.ndarray, floor: float) -> tuple[np.ndarray, np.ndarray]:
+    """Inverse of a batch of symmetric matrices (..., d, d) and a bool mask of the non-PD ones.
+
+    PD matrices (Cholesky succeeds) are inverted exactly. A matrix whose Cholesky fails has its
+    eigenvalues floored at ``floor`` (> 0) before inversion -- post-processing of released
+    statistics, privacy-neutral (notes seed 001 §2.2 item 4, seed 000 §7 item 6); the event is
+    returned so that the caller records it (never a silent NaN).
+    """
+    shape = S.shape
+    flat = S.reshape(-1, shape[-2], shape[-1])
+    try:
+        np.linalg.cholesky(flat)
+        return np.linalg.inv(flat).reshape(shape), np.zeros(shape[:-2], dtype=bool)
+    except np.linalg.LinAlgError:
+        pass
+    bad = np.zeros(flat.shape[0], dtype=bool)
+    for i in range(flat.shape[0]):
+        try:
+            np.linalg.cholesky(flat[i])
+        except np.linalg.LinAlgError:
+            bad[i] = True
+    out = np.empty_like(flat)
+    good = ~bad
+    if good.any():
+        out[good] = np.linalg.inv(flat[good])
+    w, v = np.linalg.eigh(flat[bad])
+    w = np.maximum(w, floor)
+    out[bad] = np.einsum("nij,nj,nkj->nik", v, 1.0 / w, v)
+    if not np.all(np.isfinite(out)):
+        raise PrivacctError("non-finite inverse of a noisy Gram matrix even after the eigenvalue floor")
+    return out.reshape(shape), bad.reshape(shape[:-2])
+
+
+def upper(M: np.ndarray) -> np.ndarray:
+    """Upper triangle (diagonal included) of the trailing (d, d) axes, row-major."""
+    iu = np.triu_indices(M.shape[-1])
+    return M[..., iu[0], iu[1]]
+
+
+class Aggregator:
+    """Common state: G (B, H, dim, dim) and u (B, H, dim)."""
+
+    def __init__(self, B: int, H: int, dim: int, lam: float, shift: Callable[[int], float]) -> None:
+        self.G = np.zeros((B, H, dim, dim))
+        self.u = np.zeros((B, H, dim))
+        self.lam = lam
+        self.shift = shift
+        self.eye = np.eye(dim)
+        self.floor = lam if lam > 0 else 1.0
+
+    def inverse(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """(Sigma_k^{-1} (B, H, dim, dim), non-PD mask (B, H)) for the policy of user k."""
+        return safe_inverse(self.G + (self.lam + self.shift(k)) * self.eye, self.floor)
+
+    def logdet(self) -> np.ndarray | None:
+        return None
+
+    def update(self, k: int, X: np.ndarray, Y: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def released(self, groups: list[GroupSpec]) -> list[np.ndarray]:
+        """The current noisy statistic of every group (upper triangles of Gram matrices), (B, m) each."""
+        return [upper(self.G[:, g.h]) if g.kind == "gram" else self.u[:, g.h] for g in groups]
+
+
+class ExactRidge(Aggregator):
+    def __init__(self, B: int, H: int, dim: int, lam: float) -> None:
+        super().__init__(B, H, dim, lam, lambda k: 0.0)
+        self.Minv = np.broadcast_to(self.eye / lam, (B, H, dim, dim)).copy()
+        self._logdet = np.zeros((B, H))
+
+    def inverse(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        return self.Minv, np.zeros(self.Minv.shape[:2], dtype=bool)
+
+    def logdet(self) -> np.ndarray:
+        return self._logdet
+
+    def update(self, k: int, X: np.ndarray, Y: np.ndarray) -> None:
+        Mx = np.einsum("bhij,bhj->bhi", self.Minv, X)
+        q = np.einsum("bhi,bhi->bh", X, Mx)
+        self.Minv -= np.einsum("bhi,bhj->bhij", Mx, Mx) / (1.0 + q)[..., None, None]
+        self._logdet += np.log1p(q)
+        self.G += np.einsum("bhi,bhj->bhij", X, X)
+        self.u += X * Y[..., None]
+
+
+class LocalNoise(Aggregator):
+    def __init__(self, B: int, H: int, dim: int, lam: float, shift, groups: list[GroupSpec], scales: dict,
+                 rngs, ledger: Ledger, keep_user1: bool) -> None:
+        super().__init__(B, H, dim, lam, shift)
+        self.groups, self.scales, self.rngs, self.ledger = groups, scales, rngs, ledger
+        self.user1: dict[str, np.ndarray] | None = {} if keep_user1 else None
+
+    def update(self, k: int, X: np.ndarray, Y: np.ndarray) -> None:
+        for g in self.groups:
+            x, y = X[:, g.h], Y[:, g.h]
+            if g.kind == "gram":
+                msg = add_noise(np.einsum("bi,bj->bij", x, x), "symmetric-gaussian-matrix", self.scales[g.name],
+                                self.rngs, ledger=self.ledger, group=g.name, users=(k, k))
+                self.G[:, g.h] += msg
+            else:
+                msg = add_noise(x * y[:, None], "gaussian", self.scales[g.name], self.rngs, ledger=self.ledger,
+                                group=g.name, users=(k, k))
+                self.u[:, g.h] += msg
+            if self.user1 is not None and k == 1:
+                self.user1[g.name] = upper(msg) if g.kind == "gram" else msg
+
+
+class TreeNoise(Aggregator):
+    def __init__(self, B: int, H: int, dim: int, lam: float, shift, groups: list[GroupSpec], scales: dict,
+                 rngs, ledger: Ledger, K: int) -> None:
+        super().__init__(B, H, dim, lam, shift)
+        self.groups, self.K = groups, K
+        self.counters = {}
+        for g in groups:
+            shape = (dim, dim) if g.kind == "gram" else (dim,)
+            mech = "symmetric-gaussian-matrix" if g.kind == "gram" else "gaussian"
+            self.counters[g.name] = TreeCounter(shape, leaves=K - 1, mechanism=mech, scale=scales[g.name],
+                                                rngs=rngs, ledger=ledger, group=g.name)
+
+    def update(self, k: int, X: np.ndarray, Y: np.ndarray) -> None:
+        if k > self.K - 1:
+            return  # user K's data would only enter a prefix that no user ever receives
+        for g in self.groups:
+            x, y = X[:, g.h], Y[:, g.h]
+            if g.kind == "gram":
+                self.G[:, g.h] = self.counters[g.name].add(np.einsum("bi,bj->bij", x, x))
+            else:
+                self.u[:, g.h] = self.counters[g.name].add(x * y[:, None])

@@ -1,0 +1,336 @@
+"""Per-learner constants: noise scales, shifts, confidence radii, release groups and the MechanismLog.
+
+Units. Every environment has one-step rewards in [0, r_max] (r_max = 1/H for the normalised
+RiverSwim of seed 001 §6, 1 for HardToLearn), so values satisfy V_h <= r_max (H - h + 1) (1-based
+h). The papers write their constants for r_max = 1 (V <= H); we substitute the value scale
+``vs = r_max * H`` wherever the papers write H *as a bound on V* (sensitivities, sub-Gaussian
+scales, lambda of seed 003), and keep H where it counts stages (budget splits, unions over h).
+With r_max = 1 every constant is exactly as printed. seed 001's experiments (rewards / H) print
+sigma = 4 H sqrt(2 log(2.5H/delta))/eps, which is this substitution (Delta_f = 1 -> 2 per release).
+
+Sensitivities (``tight`` and the ``sensitivity.value`` of ``paper`` logs) are derived here under
+replace-one-user, with the clip the derivation needs made explicit in the learner: the user clips
+V_{h+1} to [0, vbar_{h+1}], vbar_{h+1} = r_max (H - h) (seed 001 notes F1: Alg. 1 clips only from
+above), so ||phi_V|| <= b * vbar_{h+1} with b = ``env.phi_norm_bound`` (computed from the real
+features, notes F2), y = V_{h+1}(s') in [0, vbar_{h+1}], and for the reward statistics of
+seed 000 ||varphi|| <= 1, r in [0, r_max]. Per release (one stage h, one statistic):
+
+* Gram phi phi^T (symmetric-gaussian-matrix, ``frobenius-upper``):
+  ||upper(xx^T - x'x'^T)||_2 <= ||xx^T - x'x'^T||_F = sqrt(|x|^4 + |x'|^4 - 2 (x.x')^2) <= sqrt(2) B^2;
+* target phi y (gaussian, ``l2``): ||x y - x' y'|| <= 2 B vbar.
+
+Shifts and radii are functions of the noise scale that RUNS: in ``tight`` mode the calibrator
+multiplies every printed sigma by one common factor (``noise_factor``), and the shift (2 Gamma_k,
+2 Upsilon) and the radii are recomputed with the calibrated sigma, exactly as each paper derives
+them from its own sigma.
+
+Stage H transition statistics are identically 0 (V_{H+1} = 0, so phi_V = 0): they carry no user
+data and theta_H is never used (Q_H = r_H), so no learner releases them (the papers send pure
+noise there; their sigma still assumes the printed 2H-way budget split, which we keep in ``paper``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from privacct.errors import PrivacctError
+from privacct.log import Claim, MechanismLog, PaperStatement, ReleaseGroup, Sensitivity, Structure
+
+from ..envs.linear_mixture import LinearMixtureMDP
+
+SOURCES = {
+    "001": "Liao, He, Gu (ACML 2022), Locally Differentially Private RL for Linear Mixture MDPs [seed 001]",
+    "000": "Zhou (2022), Differentially Private RL with Linear Function Approximation [seed 000]",
+    "003": "Luyo, Garcelon, Lazaric, Pirotta (2021), DP Exploration in RL with Linear Representation [seed 003]",
+}
+
+
+@dataclass(frozen=True)
+class GroupSpec:
+    """One release group: statistic ``kind`` (gram|target) of ``family`` (p|r) at 0-based stage h."""
+
+    name: str
+    family: str
+    kind: str
+    h: int
+    dim: int
+    sensitivity: float
+    derivation: str
+    paper_sigma: float
+    paper_sensitivity: float
+    paper_count: float
+    equation: str
+
+
+@dataclass
+class Design:
+    """Everything a run needs besides randomness: resolved from (config, env)."""
+
+    learner: str
+    paper: str
+    privacy: str                       # none | jdp | ldp
+    mechanism: str                     # none | local | tree
+    env: LinearMixtureMDP
+    K: int
+    lam: float                         # ridge regulariser lambda (I coefficient of Sigma_1)
+    reward_regression: bool            # seed 000: learn theta_r from varphi and realised rewards
+    policy: str                        # greedy | mirror-descent
+    eta: float = 0.0
+    groups: list[GroupSpec] = field(default_factory=list)
+    shift_p: Callable[[int], float] = lambda k: 0.0
+    shift_r: Callable[[int], float] = lambda k: 0.0
+    radius_p: Callable[[int, np.ndarray | None], np.ndarray] | None = None   # (k, logdet (B,H)|None) -> (H,) or (B,H)
+    radius_r: Callable[[int], np.ndarray] | None = None
+    record: dict = field(default_factory=dict)
+
+    @property
+    def H(self) -> int:
+        return self.env.horizon
+
+    def vbar(self, h: int) -> float:
+        """Clip level of V_{h+1} used at 0-based stage h: r_max (H - h - 1)."""
+        return self.env.value_cap(h + 1)
+
+    def log(self, *, claim: Claim | None, name: str) -> MechanismLog | None:
+        """The paper-scale log (sensitivities derived here, printed ones in ``paper``)."""
+        if not self.groups:
+            return None
+        rgs = []
+        for g in self.groups:
+            mech = "symmetric-gaussian-matrix" if g.kind == "gram" else "gaussian"
+            norm = "frobenius-upper" if g.kind == "gram" else "l2"
+            struct = Structure.single() if self.mechanism == "local" else Structure.tree(self.K - 1)
+            rgs.append(ReleaseGroup(
+                g.name, mech, g.paper_sigma, Sensitivity(norm, g.sensitivity, g.derivation), struct,
+                dimension=g.dim * (g.dim + 1) // 2 if g.kind == "gram" else g.dim,
+                description=f"{'Gram' if g.kind == 'gram' else 'target'} statistic of family {g.family}, stage h={g.h + 1}",
+                paper=PaperStatement(g.paper_sensitivity, g.paper_count, g.equation)))
+        params = {"K": self.K, "H": self.H, "S": self.env.n_states, "A": self.env.n_actions, "d": self.env.dim,
+                  "env": self.env.name, "r_max": self.env.reward_max, "phi_norm_bound": self.env.phi_norm_bound,
+                  "learner": self.learner}
+        if self.reward_regression:
+            params["d2"] = self.env.reward_dim
+        return MechanismLog(name, "local" if self.mechanism == "local" else "joint", tuple(rgs),
+                            "replace-one-user", params, claim, self.paper)
+
+
+def _stat_sens(env: LinearMixtureMDP, h: int, kind: str, family: str) -> tuple[float, str]:
+    """Replace-one sensitivity of one release at 0-based stage h (see module docstring)."""
+    if family == "r":
+        rnorm = float(np.max(np.linalg.norm(env.reward_features, axis=-1)))
+        if kind == "gram":
+            return math.sqrt(2.0) * rnorm**2, f"sqrt(2)|varphi|^2, |varphi|<={rnorm:g} (PSD rank-one, replace-one)"
+        return 2.0 * rnorm * env.reward_max, f"2|varphi| r_max, r in [0,{env.reward_max:g}] (replace-one)"
+    vb = env.value_cap(h + 1)
+    B = env.phi_norm_bound * vb
+    if kind == "gram":
+        return math.sqrt(2.0) * B**2, (f"sqrt(2) B^2, B = b*vbar = {env.phi_norm_bound:.4g}*{vb:.4g} "
+                                      f"(V clipped to [0,vbar] by the user; PSD rank-one, replace-one)")
+    return 2.0 * B * vb, f"2 B vbar, B = {B:.4g}, y in [0,{vb:.4g}] (user clip; replace-one)"
+
+
+def _check_claim(eps: float, delta: float, what: str) -> None:
+    if not (0 < delta < 1):
+        raise PrivacctError(f"delta must be in (0, 1) for {what} (Gaussian noise), got {delta!r}")
+
+
+# ---- seed 001: LDP-UCRL-VTR ------------------------------------------------------------------------
+def ldp_ucrl_vtr(env: LinearMixtureMDP, K: int, eps: float, delta: float, alpha: float, shift_scale: float,
+                 radius: str, noise_factor: float = 1.0) -> Design:
+    """Seed 001 Alg. 1. sigma = 2H Delta sqrt(2 log(2.5H/delta))/eps with printed Delta = 2 vs^2
+    (= 4H^3 sqrt(...)/eps, Alg. 1 line 1, for r_max = 1; = 4H sqrt(...)/eps, §6, for rewards / H).
+    Shift r_k = 2 Gamma_k, Gamma_k = sqrt(k-1) sigma (sqrt(4d) + 2 log(6H/alpha)) (proof of Lemma B.1,
+    eq. B.2 with its typos fixed, notes §2.1) times ``shift_scale``; lambda = 1.
+    Radius ``theory``: the sum of the three Lemma B.1 bounds (q1: sqrt(3 Gamma + lambda) C_theta;
+    q2: 8 vs sqrt(d log(1+(k-1) B^2/(d lambda)) log(24 (k-1)^2 H/alpha)) + 4 vs log(24 (k-1)^2 H/alpha);
+    q3: sigma sqrt((k-1) d log(12 d H/alpha)) / sqrt(Gamma_k)), with k-1 read as max(k-1, 1).
+    ``paper-experiment``: §6, beta_{k,h} = d^{3/4} (H-h+1)^{3/2} k^{1/4} (c = bonus_scale).
+    Departure from the authors' HardToLearn code: it computes sigma with delta = 0.01 whatever the
+    claim; we use the claimed delta, so ``paper`` is the printed formula at the claimed (eps, delta).
+    """
+    _check_claim(eps, delta, "ldp-ucrl-vtr")
+    H, d = env.horizon, env.dim
+    vs = env.reward_max * H
+    paper_delta = 2.0 * vs**2
+    sigma = 2.0 * H * paper_delta * math.sqrt(2.0 * math.log(2.5 * H / delta)) / eps
+    groups = []
+    for h in range(H - 1):
+        for kind in ("gram", "target"):
+            s, why = _stat_sens(env, h, kind, "p")
+            groups.append(GroupSpec(f"{kind}[h={h + 1}]", "p", kind, h, d, s, why, sigma, paper_delta, 1.0,
+                                    ("seed 001 App. A: Delta = 2H^2 per release, Alg. 1 line 1" if env.reward_max == 1.0 else
+                                     "seed 001 §6: 'Delta f <= 1' with rewards / H, i.e. Delta = 2 per release (sigma = 4H sqrt(2 log(2.5H/delta))/eps)")))
+    c_gamma = math.sqrt(4 * d) + 2 * math.log(6 * H / alpha)
+    sig_run = noise_factor * sigma  # the sigma that runs (tight: calibrated); shift and radius follow it
+
+    def gamma(k: int) -> float:
+        return math.sqrt(k - 1) * sig_run * c_gamma
+
+    def shift(k: int) -> float:
+        return shift_scale * 2.0 * gamma(k)
+
+    lam = 1.0
+    Bphi = env.phi_norm_bound * vs
+    ctheta = env.theta_norm_bound
+    hh = np.arange(H)
+
+    def rad(k: int, logdet=None) -> np.ndarray:
+        if radius == "paper-experiment":
+            return d**0.75 * (H - hh) ** 1.5 * k**0.25
+        km = max(k - 1, 1)
+        lg = math.log(24 * km**2 * H / alpha)
+        g = shift_scale * gamma(k)
+        q1 = math.sqrt(3 * g + lam) * ctheta
+        q2 = 8 * vs * math.sqrt(d * math.log(1 + km * Bphi**2 / (d * lam)) * lg) + 4 * vs * lg
+        q3 = sig_run * math.sqrt(km * d * math.log(12 * d * H / alpha)) / math.sqrt(g) if g > 0 else 0.0
+        return np.full(H, q1 + q2 + q3)
+
+    des = Design("ldp-ucrl-vtr", SOURCES["001"], "ldp", "local", env, K, lam, False, "greedy", groups=groups,
+                 shift_p=shift, radius_p=rad)
+    des.record = {"sigma_paper": sigma, "sigma_run": sig_run, "shift": f"{shift_scale:g} x 2 Gamma_k, Gamma_k = sqrt(k-1) sigma (sqrt(4d) + 2 log(6H/alpha))",
+                  "radius": radius, "lambda": lam, "alpha": alpha}
+    return des
+
+
+# ---- non-private UCRL-VTR (seed 001 §6.2 baseline) ------------------------------------------------
+def ucrl_vtr(env: LinearMixtureMDP, K: int) -> Design:
+    """Inhomogeneous UCRL-VTR (Jia et al. 2020), the seed-001 §6.2 baseline. Radius (our reading of
+    the misprinted §6.2 formula, notes §2.3): beta_{k,h} = sqrt(lambda) C_theta + cap_h sqrt(2 log K +
+    log(det M_{k,h} / det(lambda I))), cap_h = r_max (H-h+1); C_theta = ||theta_h|| bound (sqrt(SA) one-hot
+    = the paper's c sqrt(d_1)). lambda = 1."""
+    H = env.horizon
+    caps = np.array([env.value_cap(h) for h in range(H)])
+    ct = env.theta_norm_bound
+
+    def rad(k: int, logdet=None) -> np.ndarray:
+        ld = 0.0 if logdet is None else np.maximum(logdet, 0.0)
+        return ct + caps * np.sqrt(2 * math.log(max(K, 2)) + ld)
+
+    des = Design("ucrl-vtr", SOURCES["001"], "none", "none", env, K, 1.0, False, "greedy", radius_p=rad)
+    des.record = {"radius": "sqrt(lambda) C_theta + cap_h sqrt(2 log K + log det ratio)", "lambda": 1.0}
+    return des
+
+
+# ---- seed 003: Privacy-Preserving UCRL-VTR (Alg. 1), JDP (Cor. 5) and LDP (Cor. 6) ------------------
+def pp_ucrl_vtr(env: LinearMixtureMDP, K: int, eps: float, delta: float, alpha: float, privacy: str,
+                shift_scale: float, noise_factor: float = 1.0) -> Design:
+    """Seed 003 Alg. 1. lambda = vs^2 (printed H^2). Paper per-leaf Delta = 2 vs^2 (App. C.2/C.3).
+
+    JDP (Cor. 5): K0 = ceil(log2 K + 1), sigma_B = (32 vs^2/eps) sqrt(2 H K0 log(8H/delta) log(4/delta)
+    log(16 H K0/delta)); Upsilon^J = sigma_B sqrt(K0)(4 sqrt d + 2 log(6KH/p)); constant shift 2 Upsilon^J.
+    LDP (Cor. 6): sigma_B = (4 H vs^2/eps) sqrt(2 log(4H/delta)) (printed 4H^3/eps ...);
+    Upsilon^L = sigma_B sqrt(K)(4 sqrt d + 2 log(6KH/p)); shift 2 Upsilon^L. p = alpha.
+    beta_k = 3 (C_w + 1) sqrt(lambda + Upsilon) + sqrt(2 vs^2 log(3H (1+KH)^{d/2}/p)) (constant in k).
+    Matrix noise: Cor. 5's text asks for "symmetric matrices with all of its entries N(0, sigma_B^2)",
+    which is privacct's symmetric Gaussian (upper triangle iid, mirrored); App. C.2 (and notes §3.3,
+    which quote it) build (Z'+Z'^T)/sqrt 2 instead (diagonal variance 2 sigma^2) -- we follow the
+    corollary's text. For LDP, Cor. 6 adds an iid (non-symmetric) d x d matrix; we use the symmetric
+    Gaussian too (the server symmetrises anyway) and account exactly what runs.
+    """
+    _check_claim(eps, delta, "pp-ucrl-vtr")
+    H, d = env.horizon, env.dim
+    vs = env.reward_max * H
+    lam = vs**2
+    pdelta = 2.0 * vs**2
+    if privacy == "jdp":
+        K0 = math.ceil(math.log2(K) + 1)
+        sigma = (32 * vs**2 / eps) * math.sqrt(2 * H * K0 * math.log(8 * H / delta) * math.log(4 / delta)
+                                               * math.log(16 * H * K0 / delta))
+        ups = noise_factor * sigma * math.sqrt(K0) * (4 * math.sqrt(d) + 2 * math.log(6 * K * H / alpha))
+        count, eq, mech = float(K0), "seed 003 Cor. 5 / App. C.2", "tree"
+    else:
+        sigma = (4 * H * vs**2 / eps) * math.sqrt(2 * math.log(4 * H / delta))
+        ups = noise_factor * sigma * math.sqrt(K) * (4 * math.sqrt(d) + 2 * math.log(6 * K * H / alpha))
+        count, eq, mech = 1.0, "seed 003 Cor. 6 / App. C.3", "local"
+    groups = []
+    for h in range(H - 1):
+        for kind in ("gram", "target"):
+            s, why = _stat_sens(env, h, kind, "p")
+            groups.append(GroupSpec(f"{kind}[h={h + 1}]", "p", kind, h, d, s, why, sigma, pdelta, count, eq))
+    cw = env.theta_norm_bound
+    conf = math.sqrt(2 * vs**2 * (math.log(3 * H / alpha) + d / 2 * math.log(1 + K * H)))
+
+    def rad(k: int, logdet=None) -> np.ndarray:
+        return np.full(H, 3 * (cw + 1) * math.sqrt(lam + shift_scale * ups) + conf)
+
+    des = Design("pp-ucrl-vtr", SOURCES["003"], privacy, mech, env, K, lam, False, "greedy", groups=groups,
+                 shift_p=lambda k: shift_scale * 2 * ups, radius_p=rad)
+    des.record = {"sigma_paper": sigma, "sigma_run": noise_factor * sigma, "upsilon": ups, "shift": f"{shift_scale:g} x 2 Upsilon", "lambda": lam, "alpha": alpha}
+    return des
+
+
+# ---- seed 000: Private-LinOpt-VI / -PO --------------------------------------------------------------
+def private_linopt(env: LinearMixtureMDP, K: int, eps: float, delta: float, alpha: float, policy: str,
+                   shift_scale: float, private: bool, noise_factor: float = 1.0) -> Design:
+    """Seed 000 Algs. 1-2 with the Sec. 6.1 PRIVATIZER (notes §3.3-3.4; symbols as there).
+
+    m = ceil(log2 K), L = ln(4H/delta); printed (add/remove) Delta_{p,1} = d1 vs^2, Delta_{p,2} = sqrt(d1) vs^2,
+    Delta_{r,1} = Delta_{r,2} = 1; sigma_c = (H Delta_c/eps) sqrt(32 m L).
+    Upsilon_p = sigma_{p,1} sqrt(m)(4 sqrt(d1) + sqrt(8 ln(8KH/alpha))) (printed '4 sqrt d'; d1 is the matrix
+    size, notes §7.16), Upsilon_r likewise with d2;
+    shifts gamma = 2 Upsilon (Z = N + gamma I, no extra lambda); lambda_min = Upsilon, lambda_max = 3 Upsilon;
+    nu_c = sigma_{c,2} sqrt(m/Upsilon_c)(sqrt(d_c) + sqrt(2 ln(4KH/alpha))).
+    beta_p = (vs/2) sqrt(2 ln(H/alpha) + d1 ln(1 + K vs^2/lambda_min)) + sqrt(d1 lambda_max) + nu_p (Lemma 3.1),
+    beta_r = (r_max/2) sqrt(2 ln(H/alpha) + d2 ln(1 + K/(d2 lambda_min,r))) + sqrt(d2 lambda_max,r) + nu_r.
+    Non-private instance (``private=False``): Z = lambda I with lambda = 1, z = 0 (UCRL-VTR / OPPO).
+    PO: eta = sqrt(2 log A/(H^2 K)) / r_max (Cai et al. 2020 eq. C.2; / r_max keeps eta Q unit-free).
+    """
+    H, d1, d2 = env.horizon, env.dim, env.reward_dim
+    vs, rm = env.reward_max * H, env.reward_max
+    groups: list[GroupSpec] = []
+    if private:
+        _check_claim(eps, delta, "private-linopt")
+        if K < 2:
+            raise PrivacctError("episodes must be an integer >= 2 for the tree-based learners (K-1 tree leaves)")
+        m = max(1, math.ceil(math.log2(K)))
+        L = math.log(4 * H / delta)
+        pd = {("p", "gram"): d1 * vs**2, ("p", "target"): math.sqrt(d1) * vs**2, ("r", "gram"): 1.0, ("r", "target"): 1.0}
+        sig = {c: (H * D / eps) * math.sqrt(32 * m * L) for c, D in pd.items()}
+        run = {c: noise_factor * v for c, v in sig.items()}  # the sigmas that run (tight: calibrated)
+        ups_p = run[("p", "gram")] * math.sqrt(m) * (4 * math.sqrt(d1) + math.sqrt(8 * math.log(8 * K * H / alpha)))
+        ups_r = run[("r", "gram")] * math.sqrt(m) * (4 * math.sqrt(d2) + math.sqrt(8 * math.log(8 * K * H / alpha)))
+        nu_p = run[("p", "target")] * math.sqrt(m / ups_p) * (math.sqrt(d1) + math.sqrt(2 * math.log(4 * K * H / alpha)))
+        nu_r = run[("r", "target")] * math.sqrt(m / ups_r) * (math.sqrt(d2) + math.sqrt(2 * math.log(4 * K * H / alpha)))
+        lmin_p, lmax_p, lmin_r, lmax_r = ups_p, 3 * ups_p, ups_r, 3 * ups_r
+        lam = 0.0
+        for h in range(H):
+            for fam in ("p", "r"):
+                if fam == "p" and h == H - 1:
+                    continue  # phi_H = 0: no data (module docstring)
+                for kind in ("gram", "target"):
+                    s, why = _stat_sens(env, h, kind, fam)
+                    dim = d1 if fam == "p" else d2
+                    groups.append(GroupSpec(f"{fam}-{kind}[h={h + 1}]", fam, kind, h, dim, s, why, sig[(fam, kind)],
+                                            pd[(fam, kind)], float(m), "seed 000 Sec. 6.1-6.2, Thm 6.4"))
+        shift_p = lambda k: shift_scale * 2 * ups_p
+        shift_r = lambda k: shift_scale * 2 * ups_r
+        record = {"sigma_paper": {f"{a}{'1' if b == 'gram' else '2'}": v for (a, b), v in sig.items()},
+                  "noise_factor": noise_factor, "upsilon_p": ups_p, "upsilon_r": ups_r, "m": m}
+    else:
+        lam = 1.0
+        lmin_p = lmax_p = lmin_r = lmax_r = 1.0
+        nu_p = nu_r = 0.0
+        shift_p = shift_r = lambda k: 0.0
+        record = {}
+    lmin_p_eff = lmin_p * (shift_scale if private else 1.0)
+    lmin_r_eff = lmin_r * (shift_scale if private else 1.0)
+    beta_p = ((vs / 2) * math.sqrt(2 * math.log(H / alpha) + d1 * math.log(1 + K * vs**2 / lmin_p_eff))
+              + math.sqrt(d1 * lmax_p * (shift_scale if private else 1.0)) + nu_p / math.sqrt(shift_scale if private else 1.0))
+    beta_r = ((rm / 2) * math.sqrt(2 * math.log(H / alpha) + d2 * math.log(1 + K / (d2 * lmin_r_eff)))
+              + math.sqrt(d2 * lmax_r * (shift_scale if private else 1.0)) + nu_r / math.sqrt(shift_scale if private else 1.0))
+    eta = math.sqrt(2 * math.log(env.n_actions) / (H**2 * K)) / rm if policy == "mirror-descent" else 0.0
+    name = "private-linopt-vi" if policy == "greedy" else "private-linopt-po"
+    des = Design(name, SOURCES["000"], "jdp" if private else "none", "tree" if private else "none", env, K, lam,
+                 True, policy, eta=eta, groups=groups, shift_p=shift_p, shift_r=shift_r,
+                 radius_p=lambda k, logdet=None: np.full(H, beta_p), radius_r=lambda k: np.full(H, beta_r))
+    record.update({"beta_p": beta_p, "beta_r": beta_r, "lambda": lam, "alpha": alpha, "eta": eta,
+                   "shift": f"{shift_scale:g} x 2 Upsilon" if private else "none"})
+    des.record = record
+    return des
+
+
+__all__ = ["Design", "GroupSpec", "ldp_ucrl_vtr", "pp_ucrl_vtr", "private_linopt", "ucrl_vtr"]

@@ -1,0 +1,225 @@
+"""LearnerSpec wiring: RunConfig -> environment + Design -> MechanismLog (paper | tight) -> run.
+
+Options (``RunConfig.options``), all optional:
+
+* ``n_states`` (RiverSwim S >= 3, default 3, H = 2S), ``d`` (HardToLearn, default 5), ``instance_seed``
+  (environment instance: p_h or mu_h, default 0);
+* ``instance_episodes``: the K in HardToLearn's Delta = sqrt(1/(H K))/(4 sqrt 2) (default: episodes;
+  a small value gives an easier instance with a larger action gap);
+* ``shift_scale`` > 0: multiplier on the theoretical regulariser shift (default 1; recorded);
+* ``radius``: ``theory`` (default) or ``paper-experiment`` (seed 001 §6 form; ldp-ucrl-vtr only);
+* ``alpha`` in (0, 1): failure probability in shifts and radii (default 0.01, as seed 001 §6);
+* ``on_non_pd``: ``floor`` (default: eigenvalues floored, counted in info["non_pd_events"]) or ``error``;
+* ``canary``: ``A`` | ``B`` | None and ``observe``: bool -- the audit hook (package docstring).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+from privacct.calibrate import calibrate_log
+from privacct.errors import PrivacctError, UnsupportedLogError, check_count, check_delta, check_positive
+from privacct.log import Claim, MechanismLog
+
+from ..base import CALIBRATIONS, LearnerSpec, RunConfig, RunResult
+from ..envs.linear_mixture import LM_ENVS, LinearMixtureMDP, make_linear_mixture_env
+from . import design as D
+from .engine import run_design
+
+OPTIONS = ("n_states", "d", "instance_seed", "instance_episodes", "shift_scale", "radius", "alpha", "on_non_pd", "canary", "observe")
+
+
+def _opts(config: RunConfig) -> dict[str, Any]:
+    opts = dict(config.options)
+    extra = sorted(set(opts) - set(OPTIONS))
+    if extra:
+        raise PrivacctError(f"unknown option(s) {', '.join(map(repr, extra))}; allowed: {', '.join(OPTIONS)}")
+    return opts
+
+
+@functools.lru_cache(maxsize=64)
+def _env(name: str, horizon: int | None, episodes: int, n_states: int | None, d: int | None, seed: int) -> LinearMixtureMDP:
+    return make_linear_mixture_env(name, horizon=horizon, episodes=episodes, n_states=n_states, d=d, instance_seed=seed)
+
+
+def make_env(config: RunConfig, default_env: str) -> LinearMixtureMDP:
+    o = _opts(config)
+    name = config.env or default_env
+    if name not in LM_ENVS:
+        raise PrivacctError(f"env must be one of {', '.join(LM_ENVS)} for linear-mixture learners, got {name!r}")
+    n_states = None if o.get("n_states") is None else check_count("option n_states", o["n_states"], minimum=3)
+    d = None if o.get("d") is None else check_count("option d", o["d"], minimum=2)
+    seed = check_count("option instance_seed", o.get("instance_seed", 0), minimum=0)
+    horizon = None if config.horizon is None else check_count("horizon", config.horizon)
+    k_inst = check_count("option instance_episodes", o.get("instance_episodes", config.episodes))
+    return _env(name, horizon, k_inst, n_states, d, seed)
+
+
+def _validate(config: RunConfig, spec_privacy: tuple[str, ...]) -> dict[str, Any]:
+    o = _opts(config)
+    if config.privacy not in spec_privacy:
+        raise PrivacctError(f"privacy must be one of {', '.join(spec_privacy)} for {config.algorithm}, got {config.privacy!r}")
+    if config.calibration not in CALIBRATIONS:
+        raise PrivacctError(f"calibration must be one of {', '.join(CALIBRATIONS)}, got {config.calibration!r}")
+    check_count("episodes", config.episodes)
+    check_positive("bonus_scale", config.bonus_scale)
+    if config.privacy != "none":
+        check_positive("epsilon", config.epsilon)
+        check_delta("delta", config.delta)
+    out = {
+        "shift_scale": check_positive("option shift_scale", o.get("shift_scale", 1.0)),
+        "alpha": check_delta("option alpha", o.get("alpha", 0.01)),
+        "radius": o.get("radius", "theory"),
+        "on_non_pd": o.get("on_non_pd", "floor"),
+        "canary": o.get("canary"),
+        "observe": bool(o.get("observe", False)),
+    }
+    if out["radius"] not in ("theory", "paper-experiment"):
+        raise PrivacctError(f"option radius must be 'theory' or 'paper-experiment', got {out['radius']!r}")
+    if out["on_non_pd"] not in ("floor", "error"):
+        raise PrivacctError(f"option on_non_pd must be 'floor' or 'error', got {out['on_non_pd']!r}")
+    if out["canary"] not in (None, "A", "B"):
+        raise PrivacctError(f"option canary must be 'A', 'B' or None, got {out['canary']!r}")
+    if out["canary"] is not None and config.privacy == "none":
+        raise PrivacctError("option canary needs a private configuration (privacy jdp or ldp)")
+    return out
+
+
+def design_for(name: str, config: RunConfig, default_env: str, noise_factor: float = 1.0) -> D.Design:
+    """The Design (constants, groups) of learner ``name`` for ``config``; ``noise_factor`` = running sigma /
+    printed sigma (1 for ``paper``; the calibrator's common factor for ``tight``)."""
+    env = make_env(config, default_env)
+    o = _validate(config, SPECS_PRIVACY[name])
+    K, eps, delta = config.episodes, config.epsilon, config.delta
+    if name == "ucrl-vtr":
+        return D.ucrl_vtr(env, K)
+    if name == "ldp-ucrl-vtr":
+        return D.ldp_ucrl_vtr(env, K, eps, delta, o["alpha"], o["shift_scale"], o["radius"], noise_factor)
+    if o["radius"] != "theory":
+        raise PrivacctError(f"option radius='paper-experiment' exists only for ldp-ucrl-vtr, not {name}")
+    if name == "pp-ucrl-vtr":
+        return D.pp_ucrl_vtr(env, K, eps, delta, o["alpha"], config.privacy, o["shift_scale"], noise_factor)
+    if name in ("private-linopt-vi", "private-linopt-po"):
+        return D.private_linopt(env, K, eps, delta, o["alpha"], "greedy" if name.endswith("vi") else "mirror-descent",
+                                o["shift_scale"], config.privacy == "jdp", noise_factor)
+    raise PrivacctError(f"unknown linear-mixture learner {name!r}")
+
+
+@functools.lru_cache(maxsize=64)
+def _log_cached(name: str, config: RunConfig, default_env: str) -> tuple[MechanismLog | None, str | None]:
+    des = design_for(name, config, default_env)
+    if not des.groups:
+        return None, None
+    if config.privacy != "none" and config.episodes < 2 and des.mechanism == "tree":
+        raise PrivacctError("episodes must be an integer >= 2 for tree-based (JDP) learners")
+    log = des.log(claim=Claim(config.epsilon, config.delta), name=f"{name}-{config.privacy}-{config.calibration}")
+    if config.calibration == "paper":
+        return log, None
+    # Every group is Gaussian, so the analytic-Gaussian (GDP) accountant applies and is the tightest
+    # (calibrate_log over all accountants picks it too, only slower); fall back to all if it does not.
+    try:
+        return calibrate_log(log, epsilon=config.epsilon, delta=config.delta, accountant="analytic-gaussian",
+                             return_accountant=True)
+    except UnsupportedLogError:
+        return calibrate_log(log, epsilon=config.epsilon, delta=config.delta, return_accountant=True)
+
+
+_LOG_OPTIONS = ("n_states", "d", "instance_seed", "instance_episodes", "shift_scale", "alpha")
+
+
+def _log_key(config: RunConfig) -> RunConfig:
+    """The config with the fields that cannot change the log neutralised (cache key)."""
+    opts = tuple(sorted((k, v) for k, v in config.options if k in _LOG_OPTIONS))
+    return dataclasses.replace(config, bonus_scale=1.0, options=opts)
+
+
+def noise_factor(des: D.Design, log: MechanismLog | None) -> float:
+    """Running sigma / printed sigma, common to every group (calibrate_log scales all groups alike)."""
+    if log is None or not des.groups:
+        return 1.0
+    ratios = [log.group(g.name).noise_scale / g.paper_sigma for g in des.groups]
+    if max(ratios) > min(ratios) * (1 + 1e-9):
+        raise PrivacctError("the log's noise scales are not one common multiple of the printed ones")
+    return ratios[0]
+
+
+def canary_trajectory(env: LinearMixtureMDP, which: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(states, actions, next states), each (H,): the fixed trajectory of canary user 1."""
+    H, S, A = env.horizon, env.n_states, env.n_actions
+    h = np.arange(H)
+    if env.name.startswith("riverswim"):
+        if which == "A":   # stays at 0 swimming left (gets the small reward): (0, left) every step
+            return np.zeros(H, int), np.zeros(H, int), np.zeros(H, int)
+        s = np.minimum(h, S - 1)
+        return s, np.ones(H, int), np.minimum(h + 1, S - 1)  # swims right every step
+    # hard-to-learn: A = stay on the chain with a = (-1,..,-1); B = jump to x_{H+2} with a = (+1,..,+1)
+    if which == "A":
+        return h.copy(), np.zeros(H, int), h + 1
+    good = S - 1
+    s = np.where(h == 0, 0, good)
+    return s, np.full(H, A - 1), np.full(H, good)
+
+
+def make_spec(name: str, *, paper: str, privacy_models: tuple[str, ...], default_env: str, description: str) -> LearnerSpec:
+    def build_log(config: RunConfig) -> MechanismLog | None:
+        _validate(config, privacy_models)
+        make_env(config, default_env)  # validates the environment options before they become a cache key
+        return _log_cached(name, _log_key(config), default_env)[0]
+
+    def run(config: RunConfig, seeds: list[np.random.SeedSequence], *,
+            progress: Callable[[int], None] | None = None) -> RunResult:
+        if not seeds or not all(isinstance(s, np.random.SeedSequence) for s in seeds):
+            raise PrivacctError("seeds must be a non-empty list of numpy SeedSequence")
+        o = _validate(config, privacy_models)
+        log, acc = _log_cached(name, _log_key(config), default_env)
+        des = design_for(name, config, default_env, noise_factor(design_for(name, config, default_env), log))
+        traj = canary_trajectory(des.env, o["canary"]) if o["canary"] else None
+        t0 = time.perf_counter()
+        out = run_design(des, log, list(seeds), bonus_scale=config.bonus_scale, canary=o["canary"],
+                         observe=o["observe"], on_non_pd=o["on_non_pd"], canary_traj=traj, progress=progress)
+        info = dict(out["info"])
+        info.update({
+            "seconds": time.perf_counter() - t0, "env": des.env.describe(), "design": des.record,
+            "bonus_scale": config.bonus_scale, "shift_scale": o["shift_scale"], "radius": o["radius"],
+            "calibration": config.calibration, "calibration_accountant": acc,
+            "noise_scales": {g.name: g.noise_scale for g in log.release_groups} if log is not None else {},
+            "tie_breaking": "uniformly random among maximisers (policy stream)" if des.policy == "greedy" else "sampled from pi_k",
+            "non_pd_fallback": f"eigenvalues floored at {des.lam if des.lam > 0 else 1.0:g} (post-processing)",
+            "value_clip": "V_{h+1} clipped to [0, r_max (H-h)] on the user side before forming phi_V and y",
+            "canary": o["canary"],
+        })
+        return RunResult(config, out["regret"], log, out["ledger"], info)
+
+    return LearnerSpec(name, "linear-mixture", paper, privacy_models, default_env, description, build_log, run)
+
+
+SPECS_PRIVACY = {
+    "ucrl-vtr": ("none",),
+    "ldp-ucrl-vtr": ("ldp",),
+    "private-linopt-vi": ("jdp", "none"),
+    "private-linopt-po": ("jdp", "none"),
+    "pp-ucrl-vtr": ("jdp", "ldp"),
+}
+
+LEARNERS: dict[str, LearnerSpec] = {
+    "ucrl-vtr": make_spec("ucrl-vtr", paper=D.SOURCES["001"], privacy_models=SPECS_PRIVACY["ucrl-vtr"],
+                          default_env="riverswim",
+                          description="Inhomogeneous UCRL-VTR (Jia et al. 2020), the non-private baseline of seed 001 §6"),
+    "ldp-ucrl-vtr": make_spec("ldp-ucrl-vtr", paper=D.SOURCES["001"], privacy_models=SPECS_PRIVACY["ldp-ucrl-vtr"],
+                              default_env="riverswim",
+                              description="LDP-UCRL-VTR (seed 001 Alg. 1): users send Gaussian-noised Gram matrices and vectors"),
+    "private-linopt-vi": make_spec("private-linopt-vi", paper=D.SOURCES["000"], privacy_models=SPECS_PRIVACY["private-linopt-vi"],
+                                   default_env="hard-to-learn",
+                                   description="Private-LinOpt-VI (seed 000): JDP Gaussian tree counters + shifted regulariser"),
+    "private-linopt-po": make_spec("private-linopt-po", paper=D.SOURCES["000"], privacy_models=SPECS_PRIVACY["private-linopt-po"],
+                                   default_env="hard-to-learn",
+                                   description="Private-LinOpt-PO (seed 000): policy optimisation (mirror descent) on the same privatizer"),
+    "pp-ucrl-vtr": make_spec("pp-ucrl-vtr", paper=D.SOURCES["003"], privacy_models=SPECS_PRIVACY["pp-ucrl-vtr"],
+                             default_env="hard-to-learn",
+                             description="Privacy-Preserving UCRL-VTR (seed 003 Alg. 1): JDP trees (Cor. 5) or LDP messages (Cor. 6)"),
+}
