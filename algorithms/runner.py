@@ -1,0 +1,196 @@
+"""Run one :class:`~algorithms.base.RunConfig` over N seeds in one batch and write its outputs.
+
+Files written to ``out_dir`` (created if needed):
+
+* ``curves.npz``  -- ``regret`` (N, K) exact per-episode regret, ``cumulative`` (N, K);
+* ``curves.csv``  -- episode, mean, std, min, max of cumulative regret over seeds;
+* ``mechanism_log.json`` -- the declared log the run used (private runs only);
+* ``privacy_report.json`` -- :func:`privacct.report.privacy_report` of that log, plus the
+  declared-vs-executed ledger check (private runs only);
+* ``regret.png`` -- cumulative regret, mean and a +-1 std band over seeds;
+* ``summary.json`` -- what :func:`run_experiment` returns.
+
+``episodes_per_second`` is aggregate: seeds x K / wall-clock seconds of the learner's run.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from privacct.errors import PrivacctError, check_count
+from privacct.rng import spawn_sequences
+
+from .base import RunConfig, RunResult
+from .registry import get_learner
+
+
+class ProgressBar:
+    """A one-line text progress bar on ``stream`` (stderr), drawn only when it is a terminal."""
+
+    def __init__(self, total: int, label: str = "", stream=None, enabled: bool | None = None, unit_scale: int = 1):
+        self.total = max(1, int(total))
+        self.label = label
+        self.stream = sys.stderr if stream is None else stream
+        self.enabled = (hasattr(self.stream, "isatty") and self.stream.isatty()) if enabled is None else enabled
+        self.unit_scale = unit_scale
+        self.t0 = time.perf_counter()
+        self._last = -1.0
+
+    def __call__(self, done: int) -> None:
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if done < self.total and now - self._last < 0.2:
+            return
+        self._last = now
+        frac = min(1.0, done / self.total)
+        width = 30
+        fill = int(round(frac * width))
+        rate = done * self.unit_scale / max(now - self.t0, 1e-9)
+        self.stream.write(f"\r{self.label} [{'#' * fill}{'.' * (width - fill)}] {done}/{self.total} "
+                          f"episodes, {rate:,.0f} episodes/s ")
+        if done >= self.total:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+def plot_cumulative(curves: dict[str, np.ndarray], path: str | Path, *, title: str = "") -> None:
+    """PNG of cumulative regret: for each label, the mean over seeds and a +-1 std band."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for label, regret in curves.items():
+        cum = np.cumsum(np.atleast_2d(regret), axis=1)
+        x = np.arange(1, cum.shape[1] + 1)
+        m, s = cum.mean(axis=0), cum.std(axis=0)
+        ax.plot(x, m, label=label)
+        ax.fill_between(x, m - s, m + s, alpha=0.25)
+    ax.set_xlabel("Episode (K)")
+    ax.set_ylabel("Cumulative regret")
+    ax.ticklabel_format(style="sci", scilimits=(0, 0), axis="both")
+    if title:
+        ax.set_title(title)
+    ax.legend(loc="upper left", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write_curves(regret: np.ndarray, out_dir: Path) -> None:
+    cum = np.cumsum(regret, axis=1)
+    np.savez_compressed(out_dir / "curves.npz", regret=regret, cumulative=cum)
+    ep = np.arange(1, cum.shape[1] + 1)
+    table = np.column_stack([ep, cum.mean(0), cum.std(0), cum.min(0), cum.max(0)])
+    np.savetxt(out_dir / "curves.csv", table, delimiter=",", fmt=["%d", "%.6g", "%.6g", "%.6g", "%.6g"],
+               header="episode,cumulative_regret_mean,cumulative_regret_std,cumulative_regret_min,cumulative_regret_max",
+               comments="")
+
+
+def privacy_summary(result: RunResult) -> dict[str, Any]:
+    """Claimed and accounted epsilon of the log the run used, the report and the ledger check."""
+    from privacct.accounting import tightest_epsilon
+    from privacct.ledger import check_ledger
+    from privacct.report import privacy_report
+
+    log = result.log
+    if log is None:
+        return {"claimed_epsilon": None, "accounted_epsilon": None, "accountant": None, "report": None,
+                "ledger_check": None}
+    delta = log.claim.delta if log.claim is not None else result.config.delta
+    name, eps = tightest_epsilon(log, delta=delta)
+    report = privacy_report(log)
+    check = check_ledger(log, result.ledger) if result.ledger is not None and len(result.ledger) else None
+    return {
+        "claimed_epsilon": None if log.claim is None else log.claim.epsilon,
+        "accounted_epsilon": eps,
+        "accountant": name,
+        "report": report.to_dict(),
+        "ledger_check": None if check is None else check.to_dict(),
+    }
+
+
+def run_experiment(config: RunConfig, *, n_seeds: int, seed: int = 0, out_dir: str | Path | None = None,
+                   progress: bool | Callable[[int], None] | None = None) -> dict[str, Any]:
+    """Run ``config`` for ``n_seeds`` seeds (spawned from ``seed``) in one batch; write outputs.
+
+    ``progress``: True/None = a bar on stderr when it is a terminal, False = none, or a callable
+    taking the number of episodes done. Returns the summary dict (also ``summary.json``).
+    """
+    n_seeds = check_count("seeds", n_seeds)
+    spec = get_learner(config.algorithm)
+    spec.build_log(config)  # validates the configuration before anything runs
+    seeds = spawn_sequences(seed, n_seeds)
+    if callable(progress):
+        cb = progress
+    elif progress is False:
+        cb = None
+    else:
+        cb = ProgressBar(config.episodes, label=f"{config.algorithm}/{config.privacy}", unit_scale=n_seeds)
+    t0 = time.perf_counter()
+    result = spec.run(config, seeds, progress=cb)
+    elapsed = time.perf_counter() - t0
+    regret = np.asarray(result.regret, dtype=float)
+    if regret.shape != (n_seeds, config.episodes):
+        raise PrivacctError(f"learner {config.algorithm!r} returned regret of shape {regret.shape}, "
+                            f"expected {(n_seeds, config.episodes)}")
+    final = regret.sum(axis=1)
+    priv = privacy_summary(result)
+    summary: dict[str, Any] = {
+        "algorithm": config.algorithm,
+        "family": spec.family,
+        "privacy": config.privacy,
+        "calibration": config.calibration,
+        "epsilon": config.epsilon,
+        "delta": config.delta,
+        "episodes": config.episodes,
+        "seeds": n_seeds,
+        "seed": seed,
+        "env": config.env or spec.default_env,
+        "horizon": config.horizon,
+        "bonus_scale": config.bonus_scale,
+        "options": {k: v for k, v in config.options},
+        "final_regret_mean": float(final.mean()),
+        "final_regret_std": float(final.std()),
+        "episodes_per_second": n_seeds * config.episodes / max(elapsed, 1e-12),
+        "elapsed_seconds": elapsed,
+        "claimed_epsilon": priv["claimed_epsilon"],
+        "accounted_epsilon": priv["accounted_epsilon"],
+        "accountant": priv["accountant"],
+        "claim_holds": None if priv["report"] is None else priv["report"].get("holds"),
+        "ledger_ok": None if priv["ledger_check"] is None else priv["ledger_check"]["ok"],
+    }
+    if out_dir is not None:
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        write_curves(regret, out)
+        files = ["curves.npz", "curves.csv", "regret.png", "summary.json"]
+        if result.log is not None:
+            result.log.save(out / "mechanism_log.json")
+            (out / "privacy_report.json").write_text(json.dumps(
+                {"report": priv["report"], "ledger_check": priv["ledger_check"]}, indent=2, default=_jsonable) + "\n")
+            files += ["mechanism_log.json", "privacy_report.json"]
+        label = config.privacy if config.privacy == "none" else (
+            f"{config.privacy.upper()} (claimed eps={config.epsilon:g}, accounted {priv['accounted_epsilon']:.3g})")
+        plot_cumulative({label: regret}, out / "regret.png",
+                        title=f"{config.algorithm} on {summary['env']}, {n_seeds} seeds")
+        summary["files"] = sorted(files)
+        (out / "summary.json").write_text(json.dumps(summary, indent=2, default=_jsonable) + "\n")
+    return summary
+
+
+def _jsonable(x: Any) -> Any:
+    """JSON fallback for numpy scalars/arrays (anything else: its string form)."""
+    if isinstance(x, (np.floating, np.integer)):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    return str(x)

@@ -1,0 +1,64 @@
+"""Tabular learners of seed 002 (Chowdhury & Zhou, AAAI 2022): UCB-VI / UCB-PO, JDP and LDP.
+
+``LEARNERS`` holds two specs, ``ucb-vi`` and ``ucb-po``; ``RunConfig.privacy`` selects the
+non-private baseline (``none``: UCB-VI of Azar et al. 2017 / OPPO of Efroni et al. 2020, read as
+the same algorithm with exact counts and E = 0), the CENTRAL privatizer (``jdp``: Private-UCB-*
+with binary-tree counters) or the LOCAL privatizer (``ldp``).
+
+Audit hook: option ``canary`` ("A" | "B") replaces user 1's trajectory by a fixed one
+(:mod:`.canary`: A = always action 0 / RiverSwim left from state 0, staying in 0, cost 1;
+B = always action A-1 / RiverSwim right, 0 -> 1 -> 1 ..., cost 1; they differ at every step
+in every family, l1 = 2H per family); option ``observe`` returns the final released sums and the
+actions sent to every user. Further options: ``e_scale``, ``confidence_delta``, ``eta``
+(:mod:`.learner`).
+
+Departures from the paper, each for a stated reason (details in the module docstrings):
+
+* costs c = 1 - r of the reward environment, privatised as the cost stream actually used (the
+  paper minimises costs; regret is unchanged because every episode has H steps; notes §6.1);
+* the three count families are released as ONE concatenated vector per episode (one tree
+  counter / one local report), l1 sensitivity 6H = 3 x 2H under replace-one-user; the paper
+  argues H per family (notes §3.3) -- recorded in the log's ``paper`` statement;
+* the printed "log K" is read as ln K (floored at 1 so the printed scale is positive at K < 3);
+  the tree really puts each user in floor(log2 K) + 1 nodes, which the accountant uses;
+* E_{eps,delta,1/2} are computed from the noise scale that runs (so ``tight`` gets its own E) with
+  m = floor(log2 K) + 1 noisy nodes instead of the printed log K; ``e_scale`` tunes them;
+* VI ties ("broken arbitrarily") go to the smallest untruncated Q (:func:`.planning.plan_vi`);
+* the non-private baselines are the same algorithms with exact counts and E = 0 (the paper does
+  not print them).
+
+With the printed noise the private learners do not learn RiverSwim at K = 2e4 and eps <= 1
+(notes §5.3; ``privacct reproduce tabular`` shows it and sweeps eps).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from ..base import LearnerSpec
+from . import learner
+from .learner import build_log, run
+
+_PAPER = "Chowdhury & Zhou 2022, Differentially Private Regret Minimization in Episodic MDPs (seed 002)"
+
+
+def _spec(name: str, alg_no: int, baseline: str) -> LearnerSpec:
+    return LearnerSpec(
+        name=name,
+        family="tabular",
+        paper=f"{_PAPER}, Algorithm {alg_no}",
+        privacy_models=("none", "jdp", "ldp"),
+        default_env="riverswim",
+        description=f"{'Private-UCB-VI' if name == 'ucb-vi' else 'Private-UCB-PO'} (tabular; "
+                    f"none = {baseline}, jdp = central tree counters, ldp = local Laplace)",
+        build_log=partial(build_log, algorithm=name),
+        run=partial(run, algorithm=name),
+    )
+
+
+LEARNERS: dict[str, LearnerSpec] = {
+    "ucb-vi": _spec("ucb-vi", 2, "UCB-VI (Azar et al. 2017)"),
+    "ucb-po": _spec("ucb-po", 1, "OPPO (Efroni et al. 2020)"),
+}
+
+__all__ = ["LEARNERS", "learner"]

@@ -1,0 +1,103 @@
+"""Optimistic planning from (private) counts: eq. (1), Lemmas 3.1 and 4.1, Algorithms 1 and 2.
+
+Seed 002 (Chowdhury & Zhou 2022) works with costs (minimisation): optimism subtracts the bonus
+and Q is truncated to [0, H - h + 1] (Alg. 1 line 9, Alg. 2 line 8; with 0-based h the cap is
+H - h). All arrays carry a leading batch axis B (one row per seed); shapes below omit it.
+
+Estimates, eq. (1), with the shifted denominator n = max{1, N~ + E_1} and raw numerators (no
+clipping of negative noisy counts; P~ rows need not be distributions -- notes §2.2, §6.2):
+
+    c~ = C~ / n,   P~(s'|s,a) = N~(s,a,s') / n
+
+Bonuses (times the tunable ``bonus_scale``, 1 = theory):
+
+    beta^c  = L_c / sqrt(n) + 3 E_1 / n,                 L_c = sqrt(2 ln(4 S A T / delta))   (Lemma 3.1)
+    beta^p  = L_p / sqrt(n) + (S E_2 + 2 E_1) / n,       L_p = sqrt(4 S ln(6 S A T / delta)) (Lemma 3.1)
+    beta^pv = H L_c / sqrt(n) + H (S E_2 + 2 E_1) / n                                         (Lemma 4.1)
+    PO: beta = beta^c + H beta^p (Alg. 1 line 8);  VI: beta = beta^c + beta^pv (Alg. 2 line 7)
+
+Non-private baselines (UCB-VI, Azar et al. 2017; OPPO, Efroni et al. 2020) are read as the same
+algorithms with exact counts and E = 0 (notes §2.4-2.5: the paper does not print them).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def log_terms(S: int, A: int, H: int, K: int, delta: float) -> tuple[float, float]:
+    """(L_c, L_p) of Lemma 3.1 with T = K H."""
+    T = K * H
+    return math.sqrt(2.0 * math.log(4.0 * S * A * T / delta)), math.sqrt(4.0 * S * math.log(6.0 * S * A * T / delta))
+
+
+def optimistic_model(N: np.ndarray, C: np.ndarray, Ntr: np.ndarray, *, E1: float, E2: float, H: int, S: int,
+                     A: int, Lc: float, Lp: float, bonus_scale: float, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """(base, P~): ``base = c~ - beta`` (B, H, S, A) and P~ (B, H, S*A, S).
+
+    ``N``, ``C``: (B, H*S*A) released sums; ``Ntr``: (B, H*S*A*S); ``kind`` "vi" or "po".
+    """
+    B = N.shape[0]
+    n = np.maximum(1.0, N + E1)
+    inv = 1.0 / n
+    root = np.sqrt(inv)
+    c = C * inv
+    if kind == "vi":
+        beta = (1.0 + H) * Lc * root + (3.0 * E1 + H * (S * E2 + 2.0 * E1)) * inv
+    else:
+        beta = (Lc + H * Lp) * root + (3.0 * E1 + H * (S * E2 + 2.0 * E1)) * inv
+    base = (c - bonus_scale * beta).reshape(B, H, S, A)
+    P = (Ntr.reshape(B, H * S * A, S) * inv[:, :, None]).reshape(B, H, S * A, S)
+    return base, P
+
+
+def plan_vi(base: np.ndarray, P: np.ndarray, *, return_q: bool = False):
+    """Alg. 2 lines 4-10: optimistic value iteration.
+
+    Returns the greedy policy, int (B, H, S); with ``return_q`` also Q~ (B, H, S, A) truncated to
+    [0, H - h] (0-based h).
+
+    Ties (Alg. 2 line 10: "ties broken arbitrarily") are broken by the untruncated Q: the action
+    chosen minimises the truncated Q~ and, among the actions tied at a truncation bound (e.g. all
+    at 0 while the bonus dominates), has the smallest untruncated value -- the most optimistic one,
+    so that saturated estimates still explore. Clipping is monotone, so this is exactly
+    ``argmin`` of the untruncated Q (first index on exact ties), a function of the private counts
+    only; likewise V~_h = min_a Q~_h = clip(min_a Q_h, 0, H - h).
+    """
+    B, H, S, A = base.shape
+    Q = np.empty_like(base) if return_q else None
+    pol = np.empty((B, H, S), dtype=np.int64)
+    V = np.zeros((B, S, 1))
+    for h in range(H - 1, -1, -1):
+        raw = base[:, h] + np.matmul(P[:, h], V).reshape(B, S, A)
+        pol[:, h] = raw.argmin(axis=2)
+        if return_q:
+            np.clip(raw, 0.0, H - h, out=Q[:, h])
+        m = raw[:, :, 0]
+        for a in range(1, A):  # an explicit loop over the few actions: much cheaper than .min(axis=2)
+            m = np.minimum(m, raw[:, :, a])
+        V = np.minimum(np.maximum(m, 0.0), H - h)[:, :, None]
+    return (pol, Q) if return_q else pol
+
+
+def evaluate_po(base: np.ndarray, P: np.ndarray, pi: np.ndarray) -> np.ndarray:
+    """Alg. 1 lines 5-10: optimistic evaluation of the stochastic policy ``pi`` (B,H,S,A) -> Q~."""
+    B, H, S, A = base.shape
+    Q = np.empty_like(base)
+    V = np.zeros((B, S, 1))
+    for h in range(H - 1, -1, -1):
+        q = Q[:, h]
+        np.add(base[:, h], np.matmul(P[:, h], V).reshape(B, S, A), out=q)
+        np.maximum(q, 0.0, out=q)
+        np.minimum(q, H - h, out=q)
+        V = np.einsum("bsa,bsa->bs", pi[:, h], q)[:, :, None]
+    return Q
+
+
+def mirror_step(log_pi: np.ndarray, Q: np.ndarray, eta: float) -> np.ndarray:
+    """Alg. 1 line 13: pi^{k+1} proportional to pi^k exp(-eta Q~^k), in log space (normalised)."""
+    z = log_pi - eta * Q
+    z -= z.max(axis=-1, keepdims=True)
+    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))

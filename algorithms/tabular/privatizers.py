@@ -1,0 +1,174 @@
+"""Privatizers of seed 002 (Chowdhury & Zhou 2022, §5) and their declared mechanism logs.
+
+Three families of per-episode statistics (:mod:`.stats`): ``visits`` N_h(s,a), ``costs``
+C_h(s,a) and ``transitions`` N_h(s,a,s'), concatenated into ONE release group ``counts``; one
+ledger draw is one release of all coordinates together (basic composition of the paper's three
+eps/3 families is the same pure-eps bound as one group with the summed l1 sensitivity).
+
+* CENTRAL (JDP, §5.1, Lemma 5.1): one vector-valued binary-tree counter over the concatenated
+  vector (:class:`privacct.mechanisms.TreeCounter`, Chan-Shi-Song; the paper runs one counter per
+  coordinate, which releases the same noisy values), Laplace noise per node, drawn once and reused. Printed per-node scale ``1/eps' = 3 H log K / eps`` (Lemma 5.1 / Cor. 5.2).
+* LOCAL (LDP, §5.2, Lemma 5.4): user k perturbs every coordinate of her concatenated vector with
+  Laplace noise (:func:`privacct.mechanisms.add_noise`, ``users=(k, k)``); printed scale
+  ``1/eps' = 3 H / eps``. The agent sums the reports (post-processing).
+* NONE: exact running sums.
+
+Sensitivity (declared in every log, notes seed-002 §3.3): under replace-one-user neighbours
+(the paper's Defs 2.2 and 2.3) two trajectories can touch different coordinates at every step,
+so one user changes each family's vector by at most **2H** in l1 (costs: c + c' <= 2 per
+step), not the H of the paper's proof (App. C, "at most H state-action pairs are
+encountered"): 6H for the concatenation. The log records 6H in ``sensitivity.value`` and the
+printed 3 x H in ``paper``.
+Per-user releases: the tree structure derives floor(log2 K) + 1 nodes; the paper's proof uses
+"log K" (base not stated; we read the natural log, which the printed noise scale then uses).
+Departure: the printed scale is 0 at K = 1 (log 1 = 0); we use max(1, ln K) so the scale
+stays positive.
+
+E terms (Assumption 1; Lemma 5.1: E_1 = (3H/eps) sqrt(8 log^3 K log(6SAT/delta)),
+Lemma 5.4: E_1 = (3H/eps) sqrt(8 K log(6SAT/delta)), E_2 with S^2 A T). Both are
+``b sqrt(8 m log(6 S A T / delta))`` for per-coordinate Laplace scale b summed over m noises
+(Dwork-Roth Cor. 12.4); we compute them from the scale actually used (b from the log, so the
+``tight`` mode gets its own E) with m = floor(log2 K) + 1 nodes (central; the paper's log K) or
+m = K reports (local), times the tunable option ``e_scale`` (1 = theory; notes §5.3 shows the
+theory values make learning impossible at K = 2e4, so reproductions tune it).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from privacct.errors import PrivacctError
+from privacct.ledger import Ledger
+from privacct.log import (Claim, MechanismLog, PaperStatement, ReleaseGroup, Sensitivity, Structure,
+                          tree_depth)
+from privacct.mechanisms import TreeCounter, add_noise
+
+from .stats import family_dims
+
+SOURCE = ("Chowdhury & Zhou, Differentially Private Regret Minimization in Episodic MDPs, AAAI 2022 "
+          "(arXiv 2112.10599), seed 002")
+
+
+
+def paper_log_k(K: int) -> float:
+    """The paper's "log K" read as ln K, floored at 1 so the printed scale is positive at K < 3."""
+    return max(1.0, math.log(K))
+
+
+def paper_noise_scale(privacy: str, H: int, K: int, epsilon: float) -> float:
+    """Printed Laplace scale: 3 H log K / eps (central, Lemma 5.1) or 3 H / eps (local, Lemma 5.4)."""
+    if privacy == "jdp":
+        return 3.0 * H * paper_log_k(K) / epsilon
+    if privacy == "ldp":
+        return 3.0 * H / epsilon
+    raise PrivacctError(f"privacy must be jdp or ldp for a noise scale, got {privacy!r}")
+
+
+GROUP = "counts"
+
+
+def build_tabular_log(*, algorithm: str, privacy: str, calibration: str, epsilon: float, delta: float,
+                      H: int, S: int, A: int, K: int, parameters: dict) -> MechanismLog | None:
+    """The declared log of one tabular configuration (None when ``privacy == "none"``).
+
+    One release group ``counts``: the three families concatenated (visits | costs | transitions,
+    length 2HSA + HSAS), released together, so one ledger draw is one release of everything.
+    l1 sensitivity 3 x 2H = 6H (replace-one-user); the paper's proof uses H per family with
+    eps/3 each, i.e. 3H for the concatenation at the same printed scale (``paper``).
+
+    ``paper``: printed scales, with the derived 6H sensitivity in ``sensitivity.value``; ``tight``:
+    the same group, its scale multiplied by the calibrator's smallest factor that meets the claim
+    (``privacct.calibrate.calibrate_log``).
+    """
+    if privacy == "none":
+        return None
+    b = paper_noise_scale(privacy, H, K, epsilon)
+    dim = sum(family_dims(H, S, A).values())
+    central = privacy == "jdp"
+    if central:
+        paper = PaperStatement(sensitivity=3.0 * H, per_user_count=paper_log_k(K),
+                               equation="Lemma 5.1 / Cor. 5.2 and App. C: Lap(3H log K / eps) per node, <= H pairs "
+                                        "per user in each of 3 families (eps/3 each), <= log K nodes per release")
+        structure = Structure.tree(K)
+        how = "binary tree counter over the K episodes, noise drawn once per dyadic node and reused"
+    else:
+        paper = PaperStatement(sensitivity=3.0 * H, per_user_count=1.0,
+                               equation="Lemma 5.4 and App. C: Lap(3H / eps) on every coordinate of the user's "
+                                        "report, <= H pairs per user in each of 3 families (eps/3 each)")
+        structure = Structure.single()
+        how = "local randomizer: each user perturbs her own report once"
+    sens = Sensitivity("l1", 6.0 * H,
+                       "replace-one-user: two trajectories touch different coordinates at each of the H steps in "
+                       "each of the 3 families, l1 <= 2H per family (costs c + c' <= 2 per step), 6H in all "
+                       "(notes seed-002 §3.3; the paper's proof counts H per family)")
+    group = ReleaseGroup(GROUP, "laplace", b, sens, structure, dimension=dim,
+                         description="N_h(s,a) | C_h(s,a) (costs c = 1 - r) | N_h(s,a,s') for all h, s, a, s', "
+                                     f"concatenated; {how}", paper=paper)
+    params = {"K": K, "H": H, "S": S, "A": A, "algorithm": algorithm, "privacy": privacy,
+              "calibration": calibration, **parameters}
+    log = MechanismLog(
+        name=f"private-{algorithm}-{privacy}-{calibration}",
+        privacy_model="joint" if central else "local",
+        release_groups=(group,),
+        neighbouring="replace-one-user",
+        parameters=params,
+        claim=Claim(epsilon, delta),
+        source=SOURCE + (", Algorithm 1 (PO)" if algorithm == "ucb-po" else ", Algorithm 2 (VI)")
+        + (", CENTRAL-PRIVATIZER" if central else ", LOCAL-PRIVATIZER"),
+    )
+    if calibration == "tight":
+        from privacct.calibrate import calibrate_log
+
+        log = calibrate_log(log, epsilon=epsilon, delta=delta)
+    elif calibration != "paper":
+        raise PrivacctError(f"calibration must be paper or tight, got {calibration!r}")
+    return log
+
+
+def e_terms(log: MechanismLog | None, *, S: int, A: int, H: int, K: int, confidence_delta: float,
+            e_scale: float) -> tuple[float, float]:
+    """(E_{eps,delta,1}, E_{eps,delta,2}) for the scales of ``log`` (0, 0 without privacy)."""
+    if log is None:
+        return 0.0, 0.0
+    T = K * H
+    m = tree_depth(K) if log.privacy_model == "joint" else K
+    b1 = b2 = log.group(GROUP).noise_scale
+    e1 = b1 * math.sqrt(8.0 * m * math.log(6.0 * S * A * T / confidence_delta))
+    e2 = b2 * math.sqrt(8.0 * m * math.log(6.0 * S * S * A * T / confidence_delta))
+    return e_scale * e1, e_scale * e2
+
+
+class Privatizer:
+    """Turns each episode's statistics into the released (noisy) prefix sums over users 1..k.
+
+    The statistic is the concatenation of the three families (:data:`.stats.FAMILIES`), one
+    vector of length 2HSA + HSAS per seed.
+    """
+
+    def __init__(self, log: MechanismLog | None, dim: int, K: int, rngs: list[np.random.Generator],
+                 ledger: Ledger | None) -> None:
+        self.log = log
+        self.rngs = rngs
+        self.ledger = ledger
+        self.kind = "none" if log is None else ("central" if log.privacy_model == "joint" else "local")
+        self.sums = np.zeros((len(rngs), dim))
+        if self.kind == "central":
+            self.tree = TreeCounter((dim,), leaves=K, mechanism="laplace", scale=log.group(GROUP).noise_scale,
+                                    rngs=rngs, ledger=ledger, group=GROUP)
+
+    def release(self, k: int, x: np.ndarray) -> np.ndarray:
+        """Add user k's statistic ``x`` (B, dim) and return the released sums over users 1..k."""
+        if self.kind == "central":
+            self.sums = self.tree.add(x)
+        elif self.kind == "local":
+            self.sums = self.sums + add_noise(x, "laplace", self.log.group(GROUP).noise_scale, self.rngs,
+                                              ledger=self.ledger, group=GROUP, users=(k, k))
+        else:
+            self.sums = self.sums + x
+        return self.sums
+
+    def released(self) -> np.ndarray:
+        """The last released statistics (B, 2HSA + HSAS): visits | costs | transitions."""
+        return self.sums.copy()

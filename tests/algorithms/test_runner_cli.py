@@ -1,0 +1,175 @@
+"""`privacct run`, `privacct reproduce`, the runner's files and the learner registry."""
+
+import json
+import math
+import sys
+import types
+
+import numpy as np
+import pytest
+
+from algorithms import registry
+from algorithms.base import RunConfig
+from algorithms.runner import ProgressBar, run_experiment
+from privacct.accounting import tightest_epsilon
+from privacct.cli import main
+from privacct.log import MechanismLog
+from privacct.report import privacy_report
+
+
+def test_run_json_and_files(tmp_path, capsys):
+    out = tmp_path / "run"
+    rc = main(["run", "ucb-vi", "--privacy", "jdp", "--epsilon", "0.5", "--calibration", "paper",
+               "--episodes", "12", "--seeds", "3", "--env", "riverswim", "--horizon", "6", "--out", str(out), "--json"])
+    assert rc == 0
+    summary = json.loads(capsys.readouterr().out)
+    for key in ("final_regret_mean", "final_regret_std", "episodes_per_second", "claimed_epsilon", "accounted_epsilon"):
+        assert key in summary
+    assert summary["claimed_epsilon"] == 0.5
+    log = MechanismLog.load(out / "mechanism_log.json")
+    assert log.params["K"] == 12 and log.params["H"] == 6
+    assert summary["accounted_epsilon"] == pytest.approx(tightest_epsilon(log, delta=0.0)[1])
+    assert summary["accounted_epsilon"] > 0.5  # printed constants miss the claim under replace-one-user
+    assert summary["ledger_ok"] is True and summary["claim_holds"] is False
+    rep = json.loads((out / "privacy_report.json").read_text())
+    assert rep["report"]["holds"] is False and rep["ledger_check"]["ok"] is True
+    curves = np.load(out / "curves.npz")
+    assert curves["regret"].shape == (3, 12)
+    assert summary["final_regret_mean"] == pytest.approx(curves["regret"].sum(axis=1).mean())
+    csv = np.loadtxt(out / "curves.csv", delimiter=",", skiprows=1)
+    assert csv.shape == (12, 5)
+    np.testing.assert_allclose(csv[:, 1], curves["cumulative"].mean(0), rtol=1e-5)
+    assert (out / "regret.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert json.loads((out / "summary.json").read_text())["seeds"] == 3
+
+
+def test_run_tight_meets_claim_and_text_output(tmp_path, capsys):
+    rc = main(["run", "ucb-po", "--privacy", "ldp", "--epsilon", "1", "--calibration", "tight", "--episodes", "5",
+               "--seeds", "2", "--out", str(tmp_path), "--no-progress"])
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "accounted eps 1" in text
+    log = MechanismLog.load(tmp_path / "mechanism_log.json")
+    assert privacy_report(log).holds is True
+
+
+def test_run_non_private_has_no_privacy_files(tmp_path, capsys):
+    rc = main(["run", "ucb-vi", "--episodes", "4", "--seeds", "2", "--out", str(tmp_path), "--json",
+               "--option", "e_scale=0.5"])
+    assert rc == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["accounted_epsilon"] is None and s["claimed_epsilon"] is None
+    assert not (tmp_path / "mechanism_log.json").exists()
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--epsilon", "0"], "--epsilon"),
+    (["--epsilon", "-1"], "--epsilon"),
+    (["--episodes", "0"], "--episodes"),
+    (["--seeds", "0"], "--seeds"),
+    (["--horizon", "0"], "--horizon"),
+    (["--option", "canary=C", "--privacy", "jdp"], "canary"),
+    (["--option", "nonsense=1"], "unknown option"),
+    (["--env", "mountaincar"], "env"),
+])
+def test_bad_run_arguments_exit_2(tmp_path, capsys, argv, needle):
+    rc = main(["run", "ucb-vi", "--out", str(tmp_path / "x"), "--episodes", "3"] + argv)
+    assert rc == 2
+    err = capsys.readouterr().err.strip()
+    assert needle in err and len(err.splitlines()) == 1
+
+
+def test_unknown_algorithm_exits_2(tmp_path, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["run", "ucb-xx", "--out", str(tmp_path)])
+    assert e.value.code == 2
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def test_run_help_lists_registry_names(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["run", "--help"])
+    assert e.value.code == 0
+    text = capsys.readouterr().out
+    for name in registry.learners():
+        assert name in text
+    assert "ucb-vi" in text and "ucb-po" in text
+
+
+def test_reproduce_tabular_tiny(tmp_path, capsys):
+    rc = main(["reproduce", "tabular", "--out", str(tmp_path), "--seeds", "2", "--episodes", "8", "--no-progress"])
+    assert rc == 0
+    res = json.loads((tmp_path / "results.json").read_text())
+    assert "REDUCED" in res["scale"] and res["episodes"] == 8 and res["seeds"] == 2
+    rows = res["results"]
+    assert len(rows) == 2 * 2 * 5
+    for r in rows:
+        if r["privacy"] != "none" and r["calibration"] == "tight":
+            assert r["accounted_epsilon"] <= r["claimed_epsilon"] * (1 + 1e-9)
+        if r["privacy"] != "none" and r["calibration"] == "paper":
+            assert r["accounted_epsilon"] > r["claimed_epsilon"]
+        assert f"{r['accounted_epsilon']:.3g}" in r["label"] if r["accounted_epsilon"] else True
+    sweep = res["eps_sweep"]
+    assert len(sweep) == 2 * (1 + 2 * 5)
+    for r in sweep:
+        if r["privacy"] == "jdp":  # 2 x (floor(log2 8) + 1) / ln 8 times the claim
+            assert r["accounted_epsilon"] == pytest.approx(r["claimed_epsilon"] * 2 * 4 / math.log(8))
+    for name in ("figure2_paper.png", "figure2_tight.png", "eps_sweep_paper.png"):
+        assert (tmp_path / name).stat().st_size > 1000
+    assert "Tuned constants" in (tmp_path / "README.md").read_text()
+
+
+def test_reproduce_bad_input_exits_2(tmp_path, capsys):
+    assert main(["reproduce", "tabular", "--out", str(tmp_path), "--seeds", "0"]) == 2
+    with pytest.raises(SystemExit) as e:
+        main(["reproduce", "bandits", "--out", str(tmp_path)])
+    assert e.value.code == 2
+
+
+def test_runner_progress_callback_and_summary(tmp_path):
+    seen = []
+    s = run_experiment(RunConfig("ucb-vi", "ldp", episodes=10), n_seeds=2, out_dir=None, progress=seen.append)
+    assert seen and seen[-1] == 10 and seen == sorted(seen)
+    assert s["ledger_ok"] is True and math.isfinite(s["episodes_per_second"])
+
+
+def test_progress_bar_draws_only_when_enabled():
+    import io
+
+    buf = io.StringIO()
+    ProgressBar(4, label="x", stream=buf)(4)  # StringIO is not a terminal: nothing drawn
+    assert buf.getvalue() == ""
+    bar = ProgressBar(4, label="x", stream=buf, enabled=True)
+    bar(4)
+    assert "4/4" in buf.getvalue() and buf.getvalue().endswith("\n")
+
+
+def test_registry_skips_only_missing_family(monkeypatch):
+    assert {"ucb-vi", "ucb-po"} <= set(registry.learners())
+    assert registry._import_family("algorithms.no_such_family_xyz") is None
+
+    def broken(name):
+        raise ModuleNotFoundError("No module named 'somedep'", name="somedep")
+
+    monkeypatch.setattr(registry.importlib, "import_module", broken)
+    with pytest.raises(ModuleNotFoundError):
+        registry._import_family("algorithms.tabular")
+
+
+def test_registry_rejects_duplicate_names(monkeypatch):
+    fake = types.ModuleType("algorithms.fake_family")
+    fake.__file__ = "fake.py"
+    from algorithms.tabular import LEARNERS
+
+    fake.LEARNERS = {"ucb-vi": LEARNERS["ucb-vi"]}
+    monkeypatch.setitem(sys.modules, "algorithms.fake_family", fake)
+    monkeypatch.setattr(registry, "FAMILY_MODULES", {"tabular": "algorithms.tabular", "fake": "algorithms.fake_family"})
+    registry._load.cache_clear()
+    try:
+        with pytest.raises(Exception, match="two families"):
+            registry.learners()
+    finally:
+        monkeypatch.undo()
+        registry._load.cache_clear()
+    with pytest.raises(Exception, match="algorithm must be one of"):
+        registry.get_learner("nope")
