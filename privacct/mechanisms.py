@@ -56,12 +56,22 @@ def _record(ledger: Ledger | None, group: str | None, users: tuple[int, int] | N
 
 def laplace(rngs, shape, scale: float, *, ledger: Ledger | None = None, group: str | None = None,
             users: tuple[int, int] | None = None) -> np.ndarray:
-    """Laplace(b = ``scale``) noise of shape ``(B, *shape)``; one ledger draw over ``users``."""
+    """Laplace(b = ``scale``) noise of shape ``(B, *shape)``; one ledger draw over ``users``.
+
+    Drawn as b (E1 - E2) with E1, E2 i.i.d. standard exponential (the difference of two
+    Exp(1) variables is standard Laplace), one generator call per seed into a preallocated
+    buffer: about twice as fast as ``Generator.laplace`` per seed for batched learners.
+    """
     rngs = as_generators(rngs)
     shape = _shape(shape)
     scale = check_positive("scale", scale)
     _record(ledger, group, users, "laplace", scale, shape, len(rngs))
-    return np.stack([r.laplace(0.0, scale, size=shape) for r in rngs])
+    buf = np.empty((len(rngs), 2) + shape)
+    for b, r in enumerate(rngs):
+        r.standard_exponential(out=buf[b])
+    out = np.subtract(buf[:, 0], buf[:, 1])
+    out *= scale
+    return out
 
 
 def gaussian(rngs, shape, scale: float, *, ledger: Ledger | None = None, group: str | None = None,
@@ -71,7 +81,11 @@ def gaussian(rngs, shape, scale: float, *, ledger: Ledger | None = None, group: 
     shape = _shape(shape)
     scale = check_positive("scale", scale)
     _record(ledger, group, users, "gaussian", scale, shape, len(rngs))
-    return np.stack([r.normal(0.0, scale, size=shape) for r in rngs])
+    out = np.empty((len(rngs),) + shape)
+    for b, r in enumerate(rngs):
+        r.standard_normal(out=out[b])
+    out *= scale
+    return out
 
 
 def symmetric_gaussian(rngs, d: int, scale: float, *, ledger: Ledger | None = None, group: str | None = None,
@@ -86,7 +100,10 @@ def symmetric_gaussian(rngs, d: int, scale: float, *, ledger: Ledger | None = No
     scale = check_positive("scale", scale)
     _record(ledger, group, users, "symmetric-gaussian-matrix", scale, (d, d), len(rngs))
     rows, cols = _triangle(d)
-    upper = np.stack([r.normal(0.0, scale, size=rows.size) for r in rngs])
+    upper = np.empty((len(rngs), rows.size))
+    for b, r in enumerate(rngs):
+        r.standard_normal(out=upper[b])
+    upper *= scale
     out = np.empty((len(rngs), d, d))
     out[:, rows, cols] = upper
     out[:, cols, rows] = upper  # mirror (the diagonal is written twice with the same value)
@@ -175,6 +192,7 @@ class TreeCounter:
         self._alpha = np.zeros((self.levels, B) + self.shape)
         self._noise = np.zeros((self.levels, B) + self.shape)
         self._exact = np.zeros((B,) + self.shape)
+        self._release = np.zeros((B,) + self.shape)  # sum of the noisy nodes of the set bits of steps
         self.steps = 0
 
     @property
@@ -191,17 +209,26 @@ class TreeCounter:
         t = self.steps
         i = (t & -t).bit_length() - 1  # level of the node that completes at step t
         # Chan-Shi-Song Alg. 2: alpha_i = sum_{j<i} alpha_j + x_t; lower nodes are discarded.
+        # Bits 0..i-1 of t-1 are set and those of t are not: their noisy nodes leave the release.
+        if i:
+            self._release -= self._alpha[:i].sum(axis=0) + self._noise[:i].sum(axis=0)
         self._alpha[i] = self._alpha[:i].sum(axis=0) + x
         self._alpha[:i] = 0.0
         self._noise[:i] = 0.0
         first = self.first_user + t - (1 << i)
         self._noise[i] = draw(self.mechanism, self.rngs, self.shape, self.scale, ledger=self.ledger,
                               group=self.group, users=(first, self.first_user + t - 1))
-        self._exact = self._exact + x
+        self._exact += x
+        self._release += self._alpha[i] + self._noise[i]
         return self.noisy_sum()
 
     def noisy_sum(self) -> np.ndarray:
-        """Noisy prefix sum after ``steps`` additions: the noisy nodes of the set bits of ``steps``."""
+        """Noisy prefix sum after ``steps`` additions: the noisy nodes of the set bits of ``steps``
+        (kept as a running total: amortised O(1) nodes per step instead of O(log k))."""
+        return self._release.copy()
+
+    def node_sum(self) -> np.ndarray:
+        """The same release recomputed from the stored nodes (for tests of the running total)."""
         t = self.steps
         out = np.zeros((self.batch,) + self.shape)
         for i in range(self.levels):

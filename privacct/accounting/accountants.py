@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 
 import dp_accounting
+import numpy as np
 from dp_accounting.pld import pld_privacy_accountant
 from dp_accounting.rdp import rdp_privacy_accountant
 
@@ -196,7 +197,7 @@ class PLD(Accountant):
     def __init__(self, value_discretization_interval: float = 1e-4) -> None:
         self.value_discretization_interval = value_discretization_interval
 
-    MAX_GRID_POINTS = 2e5
+    MAX_GRID_POINTS = 5e4
 
     @staticmethod
     def loss_range(log: MechanismLog) -> float:
@@ -215,20 +216,24 @@ class PLD(Accountant):
         return None
 
     def _accountant(self, log):
-        # A coarser grid is still pessimistic (an upper bound): it keeps the grid below
-        # MAX_GRID_POINTS for logs with a large privacy loss.
+        # A coarser grid is still pessimistic (an upper bound); it keeps the grid below
+        # MAX_GRID_POINTS for logs with a large privacy loss. dp_accounting cannot represent
+        # an epsilon above ~709 (e^eps overflows) and returns inf there, which
+        # Accountant.epsilon refuses with a NumericalError.
         interval = max(self.value_discretization_interval, self.loss_range(log) / self.MAX_GRID_POINTS)
         acc = pld_privacy_accountant.PLDAccountant(neighboring_relation=_AOR, value_discretization_interval=interval)
         acc.compose(_dp_events(log, merge_gaussians=True))
         return acc
 
     def _epsilon(self, log, delta):
-        return float(self._accountant(log).get_epsilon(delta))
+        with np.errstate(over="ignore"):
+            return float(self._accountant(log).get_epsilon(delta))
 
     def delta(self, log, *, epsilon):
         from ..errors import check_positive
 
-        return min(1.0, float(self._accountant(log).get_delta(check_positive("epsilon", epsilon))))
+        with np.errstate(over="ignore"):
+            return min(1.0, float(self._accountant(log).get_delta(check_positive("epsilon", epsilon))))
 
 
 class AnalyticGaussian(Accountant):

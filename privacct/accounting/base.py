@@ -80,7 +80,7 @@ class Accountant(abc.ABC):
         if eps is None or math.isnan(eps) or eps < 0:
             raise NumericalError(f"accountant {self.name!r} produced epsilon={eps!r}; refusing to report it")
         if math.isinf(eps):
-            raise NumericalError(f"accountant {self.name!r}: epsilon is unbounded at delta={delta!r}")
+            raise NumericalError(f"accountant {self.name!r}: epsilon is unbounded or beyond floating-point range at delta={delta!r}")
         return float(eps)
 
     def delta(self, log: MechanismLog, *, epsilon: float) -> float:

@@ -48,6 +48,7 @@ def test_tree_counter_exact_sum_and_ledger_depth(leaves):
     for t in range(leaves):
         out = tc.add(xs[t])
         assert out.shape == (2, 4)
+        np.testing.assert_allclose(out, tc.node_sum(), rtol=1e-12, atol=1e-9)
     np.testing.assert_allclose(tc.exact_sum(), xs.sum(0))
     counts = ledger.per_user_counts("c")
     assert counts.max() == tree_depth(leaves) == counts[0]  # user 1 sits in the most nodes
