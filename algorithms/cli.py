@@ -44,7 +44,9 @@ def register_run(subparsers) -> argparse.ArgumentParser:
     p.add_argument("algorithm", choices=names, metavar="ALGORITHM", help="one of: " + ", ".join(names))
     p.add_argument("--privacy", choices=PRIVACY_CHOICES, default="none", help="none | jdp | ldp (default none)")
     p.add_argument("--epsilon", type=float, default=1.0, help="claimed epsilon > 0 (default 1)")
-    p.add_argument("--delta", type=float, default=0.0, help="claimed privacy delta in [0, 1) (default 0)")
+    p.add_argument("--delta", type=float, default=None,
+                   help="claimed privacy delta in [0, 1) (default: the delta of the learner's paper setting for "
+                        "this privacy model, else 0)")
     p.add_argument("--calibration", choices=CALIBRATIONS, default="paper",
                    help="paper: printed noise constants; tight: corrected sensitivities + calibrator (default paper)")
     p.add_argument("--episodes", type=int, default=1000, help="K >= 1 episodes (default 1000)")
@@ -62,10 +64,23 @@ def register_run(subparsers) -> argparse.ArgumentParser:
     return p
 
 
+def default_delta(algorithm: str, privacy: str) -> float:
+    """The delta of the learner's first paper setting with this privacy model (0 if none)."""
+    from .registry import learners
+
+    spec = learners().get(algorithm)
+    for setting in (spec.paper_settings if spec is not None else ()):
+        if setting.get("privacy") == privacy:
+            return float(setting.get("delta", 0.0))
+    return 0.0
+
+
 def cmd_run(args) -> int:
     from .runner import run_experiment
 
     check_positive("--epsilon", args.epsilon)
+    if args.delta is None:
+        args.delta = default_delta(args.algorithm, args.privacy)
     check_delta("--delta", args.delta, allow_zero=True)
     check_count("--episodes", args.episodes)
     check_count("--seeds", args.seeds)

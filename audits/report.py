@@ -132,12 +132,14 @@ def _run_regret(spec, cfg, seeds: int, seed: int) -> np.ndarray:
 
 
 def _command(cfg, *, what: str, episodes: int, seeds: int = 0, trials: int = 0, horizon: int | None = None) -> str:
-    base = f"--privacy {cfg.privacy} --epsilon {cfg.epsilon:g} --calibration paper --episodes {episodes}"
-    if cfg.delta:
-        base += f" --delta {cfg.delta:g}"
+    """The command line that reproduces one part of a row (the same config the report ran)."""
+    base = f"--privacy {cfg.privacy} --epsilon {cfg.epsilon:g} --delta {cfg.delta:g} --calibration paper --episodes {episodes}"
+    if cfg.env:
+        base += f" --env {cfg.env}"
     if horizon:
         base += f" --horizon {horizon}"
     if what == "run":
+        base += f" --bonus-scale {cfg.bonus_scale:g}" + "".join(f" --option {k}={v}" for k, v in cfg.options)
         return f"privacct run {cfg.algorithm} {base} --seeds {seeds} --out runs/{cfg.algorithm}-{cfg.privacy} --json"
     return f"privacct audit {cfg.algorithm} {base} --trials {trials} --observe released --json"
 
@@ -208,7 +210,7 @@ def build_row(spec, cfg, scale: ReportScale, *, seed: int, out_dir: Path,
                         for g in paper_log.release_groups],
         "commands": {
             "verify": f"privacct verify {(logs_dir / (tag + '-paper.json')).as_posix()}",
-            "run": _command(cfg, what="run", episodes=k_run, seeds=scale.seeds),
+            "run": _command(cfg, what="run", episodes=k_run, seeds=scale.seeds, horizon=cfg.horizon),
             "audit": _command(cfg, what="audit", episodes=scale.audit_episodes, trials=scale.audit_trials,
                               horizon=scale.audit_horizon),
         },
@@ -256,22 +258,33 @@ def plot_sandwich(rows: list[dict], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(rows) + 2), 4))
+    fig, ax = plt.subplots(figsize=(max(7, 0.9 * len(rows) + 2), 4.6))
     x = np.arange(len(rows))
-    lb = [max(r["audit_epsilon_lower_bound"], 1e-3) for r in rows]
-    acc = [r["accounted_epsilon"] for r in rows]
-    cl = [r["claimed_epsilon"] for r in rows]
-    ax.vlines(x, lb, acc, color="0.6", lw=3, label="audit lower bound .. accounted upper bound")
-    ax.scatter(x, lb, marker="^", color="tab:green", zorder=3, label="eps audit (lower bound)")
-    ax.scatter(x, acc, marker="v", color="tab:red", zorder=3, label="eps accounted (printed constants)")
-    ax.scatter(x, cl, marker="_", s=400, color="k", zorder=4, label="eps claimed")
+    lb = np.array([r["audit_epsilon_lower_bound"] for r in rows])
+    acc = np.array([r["accounted_epsilon"] for r in rows])
+    cl = np.array([r["claimed_epsilon"] for r in rows])
+    positive = np.concatenate([v[v > 0] for v in (lb, acc, cl)])
+    floor = 10.0 ** math.floor(math.log10(positive.min() / 3.0))  # zeros are drawn here, hollow
+    at = lambda v: np.where(v > 0, v, floor)  # noqa: E731
+    ax.vlines(x, at(lb), at(acc), color="0.75", lw=3, zorder=1)
+    for vals, marker, color, label in ((lb, "^", "tab:green", "eps audit (lower bound, measured)"),
+                                       (acc, "v", "tab:red", "eps accounted (printed constants; upper bound)")):
+        pos = vals > 0
+        ax.scatter(x[pos], vals[pos], marker=marker, color=color, zorder=3, label=label)
+        ax.scatter(x[~pos], np.full((~pos).sum(), floor), marker=marker, facecolors="none", edgecolors=color, zorder=3,
+                   label=f"{label.split(' (')[0]} = 0 (drawn at {floor:g})" if (~pos).any() else None)
+    ax.scatter(x, cl, marker="_", s=500, color="k", zorder=4, label="eps claimed")
+    for i in np.nonzero(acc > cl * (1 + 1e-9))[0]:
+        ax.annotate("fails", (x[i], acc[i]), textcoords="offset points", xytext=(0, 6), ha="center", fontsize=7, color="tab:red")
     ax.set_yscale("log")
+    ax.set_ylim(floor / 2, max(positive.max(), cl.max()) * 3)
     ax.set_xticks(x)
     ax.set_xticklabels([f"{r['algorithm']}\n{r['privacy_model']} eps={r['claimed_epsilon']:g}" for r in rows],
                        rotation=45, ha="right", fontsize=7)
     ax.set_ylabel("epsilon (log scale)")
-    ax.set_title("The verification sandwich: eps_audit <= eps_true <= eps_accounted  vs  eps_claimed", fontsize=10)
-    ax.legend(fontsize=7, loc="upper left")
+    ax.set_title("eps_audit <= eps_true <= eps_accounted, against eps_claimed (one column per algorithm and setting)",
+                 fontsize=9)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

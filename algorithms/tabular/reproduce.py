@@ -30,17 +30,11 @@ from privacct.errors import check_count
 from privacct.rng import spawn_sequences
 
 from ..base import RunConfig
-from . import LEARNERS
+from . import LEARNERS, TUNED
 
 FULL = {"episodes": 20000, "seeds": 20}
 REDUCED = {"episodes": 2000, "seeds": 5}
 ROOT_SEED = 2022
-#: bonus_scale multiplies the whole confidence width beta (1 = Lemmas 3.1 / 4.1); e_scale multiplies
-#: E_{eps,delta,1/2} (1 = Lemmas 5.1 / 5.4); eta is the PO step (theory: sqrt(2 ln A / (H^2 K))).
-TUNED: dict[str, dict[str, Any]] = {
-    "ucb-vi": {"bonus_scale": 0.01, "options": {"e_scale": 0.05, "confidence_delta": 0.1}},
-    "ucb-po": {"bonus_scale": 0.005, "options": {"e_scale": 0.05, "confidence_delta": 0.1, "eta": 1.0}},
-}
 #: extra figure: final regret vs claimed eps with the printed (paper) noise, to show where learning starts
 SWEEP_EPSILONS = (1.0, 10.0, 100.0, 1000.0, 10000.0)
 SWEEP_MAX_SEEDS = 5
