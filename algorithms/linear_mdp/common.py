@@ -24,8 +24,9 @@ seed-004 §3.2 [fix]); Q* >= 0 so optimism is kept. Ties in argmax go to the low
 
 from __future__ import annotations
 
+import functools
 import math
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -247,3 +248,21 @@ def upper(M: np.ndarray) -> np.ndarray:
 
 def env_names() -> tuple[str, ...]:
     return tuple(sorted(LINEAR_ENVS))
+
+
+def cached_plan(plan_fn: Callable[[RunConfig], Any]) -> Callable[[RunConfig], Any]:
+    """``plan_fn`` cached per (hashable) config, since calibration can take seconds under PLD;
+    a config with an unhashable option value is planned without the cache. The wrapper keeps
+    ``cache_clear``."""
+    cached = functools.lru_cache(maxsize=32)(plan_fn)
+
+    @functools.wraps(plan_fn)
+    def plan(config: RunConfig):
+        try:
+            hash(config)
+        except TypeError:
+            return plan_fn(config)
+        return cached(config)
+
+    plan.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
+    return plan

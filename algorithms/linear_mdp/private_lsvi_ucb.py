@@ -63,7 +63,6 @@ Options: ``p`` (default 0.05), ``C`` (update rate > 1, default 2), ``beta``, ``e
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any
 
@@ -227,19 +226,7 @@ def _plan(config: RunConfig) -> tuple[MechanismLog, dict[str, Any]]:
     return log, {**params, "env": env, "K": K, "opts": opts}
 
 
-_plan_cached = functools.lru_cache(maxsize=32)(_plan)
-
-
-def plan(config: RunConfig) -> tuple[MechanismLog, dict[str, Any]]:
-    """:func:`_plan`, cached per (hashable) config: calibration can take seconds under PLD."""
-    try:
-        hash(config)
-    except TypeError:                      # an unhashable option value: plan without the cache
-        return _plan(config)
-    return _plan_cached(config)
-
-
-plan.cache_clear = _plan_cached.cache_clear  # type: ignore[attr-defined]
+plan = C.cached_plan(_plan)
 
 
 def build_log(config: RunConfig) -> MechanismLog:
