@@ -1,10 +1,14 @@
 """``privacct audit`` and ``privacct mutants`` (registered through the ``privacct.commands`` entry points).
 
 ``privacct audit ALGORITHM --privacy jdp|ldp --epsilon E [--delta D] --calibration paper|tight
---episodes K [--horizon H] --trials N --observe released|actions [--json] [--seed S]
-[--confidence C] [--scheduler ADDRESS]``: audit a learner's claim on canary A vs B
-(:func:`audits.learner.audit_learner`). Exit 0 when the audit passed (eps lower bound <= claim),
-1 when it did not, 2 on bad input (``privacct.cli.main`` prints the PrivacctError as one line).
+--episodes K [--horizon H] --trials N --observe released|released_path|released_user1|actions
+[--fixed-users] [--json] [--seed S] [--confidence C] [--scheduler ADDRESS]``: audit a learner's
+claim on canary A vs B (:func:`audits.learner.audit_learner`). ``released_path`` (JDP tree
+learners: every node containing user 1) and ``released_user1`` (LDP: user 1's own report) with
+``--fixed-users`` (users 2..K report a fixed trajectory, so D and D' are fixed datasets) are the
+strongest tabular audits (:func:`audits.learner.strongest_observation`). Exit 0 when the audit
+passed (eps lower bound <= claim), 1 when it did not, 2 on bad input (``privacct.cli.main``
+prints the PrivacctError as one line).
 
 ``privacct mutants [--json] [--trials N] [--seed S] [--only NAME ...] [--controls]``: run every
 planted bug (:mod:`audits.mutants`) through the accountant, ledger and audit checks; ``--json``
@@ -53,8 +57,12 @@ def register_audit(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--horizon", type=_int("--horizon"), default=None, help="H >= 1 (default: the environment's)")
     p.add_argument("--env", default=None, help="environment (default: the learner's)")
     p.add_argument("--trials", type=_int("--trials"), default=2000, help="runs per side >= 10 (default 2000)")
-    p.add_argument("--observe", choices=["released", "actions"], default="released",
-                   help="released: the noisy statistics (white-box); actions: actions sent to other users (black-box)")
+    p.add_argument("--observe", choices=["released", "released_path", "released_user1", "actions"], default="released",
+                   help="released: the final noisy statistics (white-box); released_path: every tree node containing "
+                        "user 1 (JDP); released_user1: user 1's own noisy report (LDP); actions: actions sent to "
+                        "other users (black-box)")
+    p.add_argument("--fixed-users", action="store_true",
+                   help="users 2..K report a fixed trajectory (D, D' fixed datasets; tabular learners; regret meaningless)")
     p.add_argument("--confidence", type=_float("--confidence"), default=0.95, help="in (0, 1) (default 0.95)")
     p.add_argument("--seed", type=_int("--seed"), default=0, help="root seed >= 0 (default 0)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS", help="Dask scheduler address (default: local processes)")
@@ -68,12 +76,13 @@ def cmd_audit(args) -> int:
 
     r = audit_learner(args.algorithm, privacy=args.privacy, epsilon=args.epsilon, delta=args.delta,
                       calibration=args.calibration, episodes=args.episodes, horizon=args.horizon, env=args.env,
-                      observe=args.observe, trials=args.trials, confidence=args.confidence, seed=args.seed,
+                      observe=args.observe, fixed_users=args.fixed_users, trials=args.trials,
+                      confidence=args.confidence, seed=args.seed,
                       scheduler=args.scheduler)
     if args.json:
         d = r.to_dict()
         d.update({"algorithm": args.algorithm, "privacy": args.privacy, "calibration": args.calibration,
-                  "episodes": args.episodes, "observe": args.observe})
+                  "episodes": args.episodes, "observe": args.observe, "fixed_users": args.fixed_users})
         print(json.dumps(d, indent=2))
     else:
         print(r.summary())

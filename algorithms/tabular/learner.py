@@ -15,9 +15,29 @@ Per episode k = 1..K (users are 1-based episode indices):
 
 Options (``RunConfig.options``): ``canary`` (None | "A" | "B", see :mod:`.canary`), ``observe``
 (bool: ``info["released"]`` (B, 2HSA + HSAS) final released sums and ``info["actions"]``
-(B, K, H)), ``e_scale`` (> 0, multiplies E_1 and E_2; default 1 = theory), ``confidence_delta``
-(the paper's confidence delta in (0, 1), default 0.1; not a privacy delta), ``eta`` (PO step size
-> 0; default the theory value sqrt(2 ln A / (H^2 K)) of Theorem 3.2).
+(B, K, H); JDP adds ``info["released_path"]``, LDP ``info["released_user1"]``, see below),
+``fixed_users`` (bool, default False; see below), ``e_scale`` (> 0, multiplies E_1 and E_2;
+default 1 = theory), ``confidence_delta`` (the paper's confidence delta in (0, 1), default 0.1;
+not a privacy delta), ``eta`` (PO step size > 0; default the theory value sqrt(2 ln A / (H^2 K)) of Theorem 3.2).
+
+Audit-only options (they serve :mod:`audits.learner`, not learning):
+
+* ``fixed_users=True``: users 2..K do not sample the environment; each reports canary A's
+  trajectory (:func:`.canary.canary_trajectory`, "A": action 0 at every step, the most likely
+  next state, cost 1), whatever the agent prescribes. The dataset is then FIXED apart from
+  user 1 (canary A or B), so D and D' are two fixed neighbouring datasets and the only
+  randomness left in the releases is the privacy noise. ``info["actions"]`` then holds the
+  actions the agent prescribes at the fixed trajectory's states (VI: pi_k(h, s_h); PO: a draw
+  from pi_k(.|h, s_h) with the agent's coins). REGRET IS MEANINGLESS in this mode (the data do
+  not come from the policy); it is still computed on the true model, for shape only.
+* with ``observe``, JDP: ``info["released_path"]`` (B, m * d), m = floor(log2 K) + 1, d =
+  2HSA + HSAS: the releases after episodes t = 1, 2, 4, ..., 2^floor(log2 K), concatenated. At
+  t = 2^j the Chan-Shi-Song prefix release is exactly ONE noisy node, [1, t], and these are all
+  the nodes that contain user 1, so this is everything the tree releases about user 1 (the
+  final release ``released`` holds only one of them). LDP: ``info["released_user1"]`` (B, d),
+  user 1's own noisy report (what the server receives from the canary). ``info[name +
+  "_exact"]`` (B, ...) are the same statistics without noise and ``info["noise_scale"]`` the
+  per-coordinate Laplace scale, so an auditor can form the exact likelihood ratio.
 """
 
 from __future__ import annotations
@@ -35,10 +55,10 @@ from ..envs import make_env
 from ..envs.tabular import TabularMDP
 from .canary import canary_trajectory
 from .planning import evaluate_po, log_terms, mirror_step, optimistic_model, plan_vi
-from .privatizers import Privatizer, build_tabular_log, e_terms
+from .privatizers import GROUP, Privatizer, build_tabular_log, e_terms
 from .stats import episode_stats, family_dims, split
 
-KNOWN_OPTIONS = ("canary", "observe", "e_scale", "confidence_delta", "eta")
+KNOWN_OPTIONS = ("canary", "observe", "fixed_users", "e_scale", "confidence_delta", "eta")
 _CHUNK = 256  # episodes of uniforms pre-drawn per seed at a time (independent of the batch size)
 
 
@@ -70,9 +90,13 @@ def validate(config: RunConfig, algorithm: str) -> dict[str, Any]:
     if canary not in (None, "A", "B"):
         raise PrivacctError(f"option canary must be one of A, B or None, got {canary!r}")
     eta = opts.get("eta")
+    fixed = opts.get("fixed_users", False)
+    if not isinstance(fixed, (bool, np.bool_)):
+        raise PrivacctError(f"option fixed_users must be True or False, got {fixed!r}")
     return {
         "canary": canary,
         "observe": bool(opts.get("observe", False)),
+        "fixed_users": bool(fixed),
         "e_scale": check_positive("option e_scale", opts.get("e_scale", 1.0)),
         "confidence_delta": check_delta("option confidence_delta", opts.get("confidence_delta", 0.1)),
         "eta": None if eta is None else check_positive("option eta", eta),
@@ -131,6 +155,22 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
 
     canary = None if opts["canary"] is None else canary_trajectory(mdp, opts["canary"])
     observe = opts["observe"]
+    fixed = canary_trajectory(mdp, "A") if opts["fixed_users"] else None
+    central = log is not None and log.privacy_model == "joint"
+    exact = np.zeros((B, dim))         # noiseless running sums (for the *_exact observations)
+    # JDP "path": releases at t = 1, 2, 4, ... (one node [1, t] each); LDP "user1": user 1's report
+    obs: dict[str, list] = {"path": [], "path_exact": [], "user1": [], "user1_exact": []}
+
+    def _record(k: int, x: np.ndarray, noisy: np.ndarray) -> None:
+        if not observe or log is None:
+            return
+        np.add(exact, x, out=exact)
+        if central and k & (k - 1) == 0:       # k a power of 2: the release is the single node [1, k]
+            obs["path"].append(noisy.copy())
+            obs["path_exact"].append(exact.copy())
+        if not central and k == 1:             # the sums after episode 1 are user 1's noisy report
+            obs["user1"].append(noisy.copy())
+            obs["user1_exact"].append(exact.copy())
     actions_seen = np.zeros((B, K, H), dtype=np.int8 if A <= 127 else np.int64) if observe else None
     regret = np.zeros((B, K))
     v_star = mdp.optimal_value()
@@ -160,27 +200,41 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
             cdf_pi = np.cumsum(pi, axis=3)
             cdf_pi[..., -1] = 1.0  # rounding guard: a uniform in [0, 1) always picks an action
         # roll out pi_k for every seed
-        states = np.empty((B, H + 1), dtype=np.int64)
-        acts = np.empty((B, H), dtype=np.int64)
-        states[:, 0] = mdp.initial_state
-        if kind == "vi":
-            for h in range(H):  # inverse-CDF sampling of s' ~ P_h(.|s, pi_h(s))
-                states[:, h + 1] = (env_u[:, j, h, None] < cdf_next[rows, h, states[:, h]]).argmax(axis=1)
-            acts[:] = policy[rows[:, None], np.arange(H)[None, :], states[:, :H]]
+        if fixed is not None and k >= 2:
+            # audit mode: user k reports canary A's trajectory; record what the agent prescribes there
+            states = np.broadcast_to(fixed[0][None], (B, H + 1)).copy()
+            acts = np.broadcast_to(fixed[1][None], (B, H)).copy()
+            costs = np.broadcast_to(fixed[2][None], (B, H)).copy()
+            if kind == "vi":
+                prescribed = policy[rows[:, None], np.arange(H)[None, :], states[:, :H]]
+            else:
+                prescribed = np.stack([(agent_u[:, j, h, None] < cdf_pi[rows, h, states[:, h]]).argmax(axis=1)
+                                       for h in range(H)], axis=1)
         else:
-            for h in range(H):
-                s = states[:, h]
-                a = (agent_u[:, j, h, None] < cdf_pi[rows, h, s]).argmax(axis=1)
-                acts[:, h] = a
-                states[:, h + 1] = mdp.sample_next(h, s, a, env_u[:, j, h])
-        costs = cost_table[np.arange(H)[None, :], states[:, :H], acts]
-        if k == 1 and canary is not None:
-            states[:] = canary[0][None]
-            acts[:] = canary[1][None]
-            costs = np.broadcast_to(canary[2][None], (B, H)).copy()
+            states = np.empty((B, H + 1), dtype=np.int64)
+            acts = np.empty((B, H), dtype=np.int64)
+            states[:, 0] = mdp.initial_state
+            if kind == "vi":
+                for h in range(H):  # inverse-CDF sampling of s' ~ P_h(.|s, pi_h(s))
+                    states[:, h + 1] = (env_u[:, j, h, None] < cdf_next[rows, h, states[:, h]]).argmax(axis=1)
+                acts[:] = policy[rows[:, None], np.arange(H)[None, :], states[:, :H]]
+            else:
+                for h in range(H):
+                    s = states[:, h]
+                    a = (agent_u[:, j, h, None] < cdf_pi[rows, h, s]).argmax(axis=1)
+                    acts[:, h] = a
+                    states[:, h + 1] = mdp.sample_next(h, s, a, env_u[:, j, h])
+            costs = cost_table[np.arange(H)[None, :], states[:, :H], acts]
+            if k == 1 and canary is not None:
+                states[:] = canary[0][None]
+                acts[:] = canary[1][None]
+                costs = np.broadcast_to(canary[2][None], (B, H)).copy()
+            prescribed = acts
         if observe:
-            actions_seen[:, k - 1] = acts
-        released = priv.release(k, episode_stats(states, acts, costs, S, A))
+            actions_seen[:, k - 1] = prescribed
+        x = episode_stats(states, acts, costs, S, A)
+        released = priv.release(k, x)
+        _record(k, x, released)
         if kind == "po":
             log_pi = mirror_step(log_pi, Q, eta)
         if progress is not None and (k % every == 0 or k == K):
@@ -193,4 +247,11 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
     if observe:
         info["released"] = priv.released()
         info["actions"] = actions_seen
+        info["released_exact"] = exact.copy() if log is not None else priv.released()
+        if log is not None:
+            info["noise_scale"] = float(log.group(GROUP).noise_scale)
+            name = "released_path" if central else "released_user1"
+            key = "path" if central else "user1"
+            info[name] = np.concatenate(obs[key], axis=1)
+            info[name + "_exact"] = np.concatenate(obs[key + "_exact"], axis=1)
     return RunResult(config=config, regret=regret, log=log, ledger=ledger, info=info)
