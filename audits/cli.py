@@ -23,25 +23,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from privacct.cli import integer_arg, number_arg
 from privacct.errors import check_count
-
-
-def _int(name: str):
-    def parse(text: str) -> int:
-        try:
-            return int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
-    return parse
-
-
-def _float(name: str):
-    def parse(text: str) -> float:
-        try:
-            return float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}") from None
-    return parse
 
 
 def register_audit(subparsers) -> argparse.ArgumentParser:
@@ -50,21 +33,21 @@ def register_audit(subparsers) -> argparse.ArgumentParser:
                                           "TRIALS times each and certify an eps lower bound (Clopper-Pearson).")
     p.add_argument("algorithm", metavar="ALGORITHM", help="a learner name (see `privacct run --help`)")
     p.add_argument("--privacy", choices=["jdp", "ldp"], required=True, help="privacy model of the claim")
-    p.add_argument("--epsilon", type=_float("--epsilon"), default=1.0, help="claimed epsilon > 0 (default 1)")
-    p.add_argument("--delta", type=_float("--delta"), default=0.0, help="claimed delta in [0, 1) (default 0)")
+    p.add_argument("--epsilon", type=number_arg("--epsilon"), default=1.0, help="claimed epsilon > 0 (default 1)")
+    p.add_argument("--delta", type=number_arg("--delta"), default=0.0, help="claimed delta in [0, 1) (default 0)")
     p.add_argument("--calibration", choices=["paper", "tight"], default="tight", help="noise calibration (default tight)")
-    p.add_argument("--episodes", type=_int("--episodes"), default=32, help="K >= 1 episodes (default 32)")
-    p.add_argument("--horizon", type=_int("--horizon"), default=None, help="H >= 1 (default: the environment's)")
+    p.add_argument("--episodes", type=integer_arg("--episodes"), default=32, help="K >= 1 episodes (default 32)")
+    p.add_argument("--horizon", type=integer_arg("--horizon"), default=None, help="H >= 1 (default: the environment's)")
     p.add_argument("--env", default=None, help="environment (default: the learner's)")
-    p.add_argument("--trials", type=_int("--trials"), default=2000, help="runs per side >= 10 (default 2000)")
+    p.add_argument("--trials", type=integer_arg("--trials"), default=2000, help="runs per side >= 10 (default 2000)")
     p.add_argument("--observe", choices=["released", "released_path", "released_user1", "actions"], default="released",
                    help="released: the final noisy statistics (white-box); released_path: every tree node containing "
                         "user 1 (JDP); released_user1: user 1's own noisy report (LDP); actions: actions sent to "
                         "other users (black-box)")
     p.add_argument("--fixed-users", action="store_true",
                    help="users 2..K report a fixed trajectory (D, D' fixed datasets; tabular learners; regret meaningless)")
-    p.add_argument("--confidence", type=_float("--confidence"), default=0.95, help="in (0, 1) (default 0.95)")
-    p.add_argument("--seed", type=_int("--seed"), default=0, help="root seed >= 0 (default 0)")
+    p.add_argument("--confidence", type=number_arg("--confidence"), default=0.95, help="in (0, 1) (default 0.95)")
+    p.add_argument("--seed", type=integer_arg("--seed"), default=0, help="root seed >= 0 (default 0)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS", help="Dask scheduler address (default: local processes)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_audit)
@@ -93,9 +76,9 @@ def register_mutants(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("mutants", help="run every planted bug through the accountant, ledger and audit checks",
                               description="Planted bugs (audits.mutants): which check catches each one.")
     p.add_argument("--json", action="store_true", help="print a JSON list of {name, caught_by, epsilons, ...}")
-    p.add_argument("--trials", type=_int("--trials"), default=None,
+    p.add_argument("--trials", type=integer_arg("--trials"), default=None,
                    help="audit trials per side (default: each mutant's own, 1e5 for most)")
-    p.add_argument("--seed", type=_int("--seed"), default=0, help="root seed >= 0 (default 0)")
+    p.add_argument("--seed", type=integer_arg("--seed"), default=0, help="root seed >= 0 (default 0)")
     p.add_argument("--only", nargs="+", default=None, metavar="NAME", help="run only these mutants")
     p.add_argument("--controls", action="store_true", help="also run the correct controls (must not be caught)")
     p.add_argument("--learners", action="store_true",

@@ -27,12 +27,23 @@ EXAMPLES = Path(__file__).parent / "examples"
 DEFAULT_EXAMPLE = EXAMPLES / "seed002-ucbvi-jdp-paper.json"
 
 
-def _float(name: str):
+def number_arg(name: str):
+    """argparse ``type=`` for a float option: a one-line error naming the option (exit 2)."""
     def parse(text: str) -> float:
         try:
             return float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}") from None
+    return parse
+
+
+def integer_arg(name: str):
+    """argparse ``type=`` for an int option: a one-line error naming the option (exit 2)."""
+    def parse(text: str) -> int:
+        try:
+            return int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
     return parse
 
 
@@ -44,11 +55,11 @@ def _structure(args) -> Structure:
 
 def _add_structure_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mechanism", required=True, choices=["gaussian", "laplace"], help="noise distribution")
-    p.add_argument("--sensitivity", required=True, type=_float("--sensitivity"),
+    p.add_argument("--sensitivity", required=True, type=number_arg("--sensitivity"),
                    help="sensitivity of one release (l1 for Laplace, l2 for Gaussian)")
     g = p.add_mutually_exclusive_group(required=True)
-    g.add_argument("--count", type=int, help="releases per user (repeated composition)")
-    g.add_argument("--tree-leaves", type=int, help="K leaves of a binary tree counter (floor(log2 K)+1 releases per user)")
+    g.add_argument("--count", type=integer_arg("--count"), help="releases per user (repeated composition)")
+    g.add_argument("--tree-leaves", type=integer_arg("--tree-leaves"), help="K leaves of a binary tree counter (floor(log2 K)+1 releases per user)")
 
 
 def cmd_account(args) -> int:
@@ -120,15 +131,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("account", help="epsilon of one release group under every accountant")
     _add_structure_args(p)
-    p.add_argument("--noise-scale", required=True, type=_float("--noise-scale"), help="Laplace b or Gaussian sigma")
-    p.add_argument("--delta", required=True, type=_float("--delta"), help="delta in (0, 1) (0 allowed for Laplace)")
+    p.add_argument("--noise-scale", required=True, type=number_arg("--noise-scale"), help="Laplace b or Gaussian sigma")
+    p.add_argument("--delta", required=True, type=number_arg("--delta"), help="delta in (0, 1) (0 allowed for Laplace)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_account)
 
     p = sub.add_parser("calibrate", help="smallest noise scale meeting (epsilon, delta)")
     _add_structure_args(p)
-    p.add_argument("--epsilon", required=True, type=_float("--epsilon"))
-    p.add_argument("--delta", type=_float("--delta"))
+    p.add_argument("--epsilon", required=True, type=number_arg("--epsilon"))
+    p.add_argument("--delta", type=number_arg("--delta"))
     p.add_argument("--accountant", choices=list(ACCOUNTANTS), help="default: the one allowing the least noise")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_calibrate)
