@@ -62,7 +62,7 @@ from privacct.errors import PrivacctError, check_count, check_positive
 from .protocols import FixedPair
 from .runner import AuditResult, audit_mechanism, run_audit
 from .statistics import LR_DECIMALS, Statistic
-from .testers import DIRECTIONS, ChosenTest, ThresholdTester, _counts_above, _score, _thresholds
+from .testers import ThresholdTester
 
 OBSERVATIONS = ("released", "released_path", "released_user1", "actions")
 LEARNER_CHUNK = 1000
@@ -144,33 +144,13 @@ class StatisticTester(ThresholdTester):
     risk: the (pooled-covariance) LDA projection is fitted and scored on the same selection half,
     so it overfits and wins the selection with a test that certifies less (measured: at K = 4,
     H = 1, paper JDP, LDA won with eps_lb 0.49 where the exact ratio certifies about 1.5).
-    Thresholds, directions, scores and the evaluation are the parent's.
+    Thresholds, directions, scores, selection and evaluation are the parent's.
     """
 
     statistic: Statistic | None = None
 
-    def select(self, x_sel, y_sel, *, alpha: float, delta: float, criteria=("epsilon",)) -> list[ChosenTest]:
-        st = self.statistic
-        self.statistics = [st.name]
-        nx, ny = len(x_sel), len(y_sel)
-        sx, sy = st(x_sel), st(y_sel)
-        t = _thresholds(sx, sy, self.max_thresholds)
-        ax, ay = _counts_above(sx, t), _counts_above(sy, t)
-        combos = {
-            ("D vs D'", ">"): (ax, nx, ay, ny),
-            ("D vs D'", "<="): (nx - ax, nx, ny - ay, ny),
-            ("D' vs D", ">"): (ay, ny, ax, nx),
-            ("D' vs D", "<="): (ny - ay, ny, nx - ax, nx),
-        }
-        best: dict[tuple[str, str], ChosenTest] = {}
-        for criterion in criteria:
-            for (direction, region), (tp, npos, fp, nneg) in combos.items():
-                sc = _score(tp, npos, fp, nneg, criterion=criterion, alpha=alpha, delta=delta)
-                i = int(np.argmax(sc))
-                key = (criterion, direction)
-                if key not in best or sc[i] > best[key].selection_score:
-                    best[key] = ChosenTest(st, float(t[i]), region, direction, criterion, float(sc[i]))
-        return [best[(c, d)] for c in criteria for d in DIRECTIONS]
+    def candidate_statistics(self, x_sel, y_sel) -> list:
+        return [self.statistic]
 
 
 def strongest_observation(algorithm: str, privacy: str) -> tuple[str, bool]:

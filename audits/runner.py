@@ -175,14 +175,14 @@ def run_audit(mechanism: Callable, neighbours: NeighbourGenerator, *, epsilon: f
     stats_names: list[str] = []
     sampling_s = 0.0
     used, chunks = "inline", 0
-    n_sel = n_eval = 0
+    n_eval = 0
     for (d, d2), seq in zip(pairs, seqs):
         ts = time.perf_counter()
         x, y, used, chunks = sample_pair(mechanism, d, d2, trials, seq, chunk_size=chunk_size, executor=executor,
                                          scheduler=scheduler, workers=workers)
         sampling_s += time.perf_counter() - ts
         half = trials // 2
-        n_sel, n_eval = half, trials - half
+        n_eval = trials - half
         tests = tester.select(x[:half], y[:half], alpha=alpha, delta=delta, criteria=("epsilon", "mu"))
         stats_names = list(getattr(tester, "statistics", []))
         res = tester.evaluate(tests, x[half:], y[half:], alpha=alpha, delta=delta)

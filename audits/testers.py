@@ -112,10 +112,14 @@ class ThresholdTester:
     max_thresholds: int = MAX_THRESHOLDS
     statistics: list = field(default_factory=list)
 
+    def candidate_statistics(self, x_sel: np.ndarray, y_sel: np.ndarray) -> list:
+        """The statistics the selection half chooses among (subclasses may fix them in advance)."""
+        return candidates(x_sel, y_sel, self.densities)
+
     def select(self, x_sel: np.ndarray, y_sel: np.ndarray, *, alpha: float, delta: float,
                criteria: Sequence[str] = ("epsilon",)) -> list[ChosenTest]:
         """Best test per (criterion, direction) on the selection half; ``alpha`` = per-test failure."""
-        stats_ = candidates(x_sel, y_sel, self.densities)
+        stats_ = self.candidate_statistics(x_sel, y_sel)
         self.statistics = [s.name for s in stats_]
         nx, ny = len(x_sel), len(y_sel)
         best: dict[tuple[str, str], ChosenTest] = {}

@@ -66,7 +66,6 @@ def run_design(des: Design, log: MechanismLog | None, seeds: list[np.random.Seed
 
     R = env.rewards.reshape(H, S * A)
     caps = np.array([env.value_cap(h) for h in range(H + 1)])
-    eye = np.eye(d)
     bidx = np.arange(B)
     rr = des.reward_regression
     d2 = env.reward_dim

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from privacct.accounting import ACCOUNTANTS, all_epsilons, delta as delta_of, get_accountant, tightest_epsilon
 from privacct.accounting import formulas as F
 from privacct.errors import NumericalError, PrivacctError, UnsupportedLogError
-from privacct.log import Claim, MechanismLog, ReleaseGroup, Sensitivity, Structure
+from privacct.log import MechanismLog, ReleaseGroup, Sensitivity, Structure
 
 
 def one(mech, scale, sens=1.0, structure=None, name="g"):
