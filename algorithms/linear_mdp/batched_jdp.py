@@ -194,10 +194,7 @@ def run(config: RunConfig, seeds, *, progress=None) -> RunResult:
     rel = 0
     for k in range(1, K + 1):
         regret[:, k - 1] = cur_regret
-        if k == 1 and canary is not None:
-            states, actions = canary
-        else:
-            states, actions = C.play_episode(env, pol, env_rngs)
+        states, actions = C.user_episode(k, canary, env, pol, env_rngs)
         phi = hist.add(states, actions)
         if observe:
             actions_all[:, k - 1] = actions

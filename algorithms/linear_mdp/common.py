@@ -266,3 +266,11 @@ def cached_plan(plan_fn: Callable[[RunConfig], Any]) -> Callable[[RunConfig], An
 
     plan.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
     return plan
+
+
+def user_episode(k: int, canary, env, pol, env_rngs):
+    """(states, actions) of user k: the fixed canary trajectory for user 1 when one is given
+    (the AUDIT HOOK), otherwise one episode of ``pol`` in ``env`` for every seed."""
+    if k == 1 and canary is not None:
+        return canary
+    return play_episode(env, pol, env_rngs)

@@ -293,10 +293,7 @@ def run(config: RunConfig, seeds, *, progress=None) -> RunResult:
                 update_eps[b].append(k)
             cur_regret[idx] = env.regret(new_pol)
         regret[:, k - 1] = cur_regret
-        if k == 1 and canary is not None:
-            states, actions = canary
-        else:
-            states, actions = C.play_episode(env, pol, env_rngs)
+        states, actions = C.user_episode(k, canary, env, pol, env_rngs)
         phi = hist.add(states, actions)
         if observe:
             actions_all[:, k - 1] = actions
