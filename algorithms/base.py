@@ -1,8 +1,8 @@
 """The contract every learner family implements, so that ``privacct run``, ``reproduce``,
 ``audit`` and ``report`` treat tabular, linear-mixture and linear-MDP learners alike.
 
-A family package (``algorithms.tabular``, ``algorithms.linear_mixture``, ``algorithms.linear_mdp``)
-exports ``LEARNERS: dict[str, LearnerSpec]``; :mod:`algorithms.registry` merges them.
+A family package (``privacct.algorithms.tabular``, ``privacct.algorithms.linear_mixture``, ``privacct.algorithms.linear_mdp``)
+exports ``LEARNERS: dict[str, LearnerSpec]``; :mod:`privacct.algorithms.registry` merges them.
 """
 
 from __future__ import annotations

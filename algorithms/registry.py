@@ -1,7 +1,7 @@
 """All learners by name: the union of every family package's ``LEARNERS``.
 
-Families and their packages: ``tabular`` -> :mod:`algorithms.tabular`, ``linear-mixture`` ->
-:mod:`algorithms.linear_mixture`, ``linear-mdp`` -> :mod:`algorithms.linear_mdp`. A family is
+Families and their packages: ``tabular`` -> :mod:`privacct.algorithms.tabular`, ``linear-mixture`` ->
+:mod:`privacct.algorithms.linear_mixture`, ``linear-mdp`` -> :mod:`privacct.algorithms.linear_mdp`. A family is
 skipped only when its own package is missing (``ModuleNotFoundError`` naming that package) or is
 still an empty namespace directory without an ``__init__.py``; any other import error is
 re-raised, and two families defining the same learner name is an error.
@@ -17,9 +17,9 @@ from privacct.errors import PrivacctError
 from .base import LearnerSpec
 
 FAMILY_MODULES: dict[str, str] = {
-    "tabular": "algorithms.tabular",
-    "linear-mixture": "algorithms.linear_mixture",
-    "linear-mdp": "algorithms.linear_mdp",
+    "tabular": "privacct.algorithms.tabular",
+    "linear-mixture": "privacct.algorithms.linear_mixture",
+    "linear-mdp": "privacct.algorithms.linear_mdp",
 }
 
 
@@ -28,7 +28,7 @@ def _import_family(module: str):
     try:
         mod = importlib.import_module(module)
     except ModuleNotFoundError as e:
-        if e.name is not None and module.startswith(e.name) and e.name.startswith("algorithms."):
+        if e.name is not None and module.startswith(e.name) and e.name.startswith("privacct.algorithms."):
             return None
         raise
     if getattr(mod, "__file__", None) is None and not hasattr(mod, "LEARNERS"):
@@ -67,7 +67,7 @@ def get_learner(name: str) -> LearnerSpec:
 
 
 def __getattr__(name: str):
-    """``algorithms.registry.LEARNERS``: the merged dict, built on first access (PEP 562)."""
+    """``privacct.algorithms.registry.LEARNERS``: the merged dict, built on first access (PEP 562)."""
     if name == "LEARNERS":
         return learners()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,4 +1,4 @@
-"""Run one :class:`~algorithms.base.RunConfig` over N seeds in one batch and write its outputs.
+"""Run one :class:`~privacct.algorithms.base.RunConfig` over N seeds in one batch and write its outputs.
 
 Files written to ``out_dir`` (created if needed):
 

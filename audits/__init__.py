@@ -1,21 +1,21 @@
 """privacct's empirical auditor: eps lower bounds from neighbouring-user simulations.
 
-    from audits import audit_mechanism
+    from privacct.audits import audit_mechanism
     result = audit_mechanism(mechanism, dataset, neighbour, epsilon=1.0, delta=0.0,
                              trials=100_000, confidence=0.95, seed=0)
 
-Modules: :mod:`audits.bounds` (Clopper-Pearson, eps and GDP bounds), :mod:`audits.statistics`
-and :mod:`audits.testers` (tests chosen on one half, certified on the other),
-:mod:`audits.sampling` (chunks on processes or Dask), :mod:`audits.runner` (the runner),
-:mod:`audits.learner` (learner audits through the AUDIT HOOK), :mod:`audits.suite`,
-:mod:`audits.mutants` (planted bugs), :mod:`audits.cli` and :mod:`audits.pytest_plugin`.
+Modules: :mod:`privacct.audits.bounds` (Clopper-Pearson, eps and GDP bounds), :mod:`privacct.audits.statistics`
+and :mod:`privacct.audits.testers` (tests chosen on one half, certified on the other),
+:mod:`privacct.audits.sampling` (chunks on processes or Dask), :mod:`privacct.audits.runner` (the runner),
+:mod:`privacct.audits.learner` (learner audits through the AUDIT HOOK), :mod:`privacct.audits.suite`,
+:mod:`privacct.audits.mutants` (planted bugs), :mod:`privacct.audits.cli` and :mod:`privacct.audits.pytest_plugin`.
 """
 
 from __future__ import annotations
 
 import importlib
 
-# Lazy exports (PEP 562): the pytest plugin (audits.pytest_plugin) is loaded by every pytest
+# Lazy exports (PEP 562): the pytest plugin (privacct.audits.pytest_plugin) is loaded by every pytest
 # session of the project, so importing the package must not pull in scipy.stats or numpy work.
 _EXPORTS = {
     "AuditResult": "runner", "audit_mechanism": "runner", "run_audit": "runner",

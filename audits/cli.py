@@ -3,19 +3,19 @@
 ``privacct audit ALGORITHM --privacy jdp|ldp --epsilon E [--delta D] --calibration paper|tight
 --episodes K [--horizon H] --trials N --observe released|released_path|released_user1|actions
 [--fixed-users] [--json] [--seed S] [--confidence C] [--scheduler ADDRESS]``: audit a learner's
-claim on canary A vs B (:func:`audits.learner.audit_learner`). ``released_path`` (JDP tree
+claim on canary A vs B (:func:`privacct.audits.learner.audit_learner`). ``released_path`` (JDP tree
 learners: every node containing user 1) and ``released_user1`` (LDP: user 1's own report) with
 ``--fixed-users`` (users 2..K report a fixed trajectory, so D and D' are fixed datasets) are the
-strongest tabular audits (:func:`audits.learner.strongest_observation`). Exit 0 when the audit
+strongest tabular audits (:func:`privacct.audits.learner.strongest_observation`). Exit 0 when the audit
 passed (eps lower bound <= claim), 1 when it did not, 2 on bad input (``privacct.cli.main``
 prints the PrivacctError as one line).
 
 ``privacct mutants [--json] [--trials N] [--seed S] [--only NAME ...] [--controls]``: run every
-planted bug (:mod:`audits.mutants`) through the accountant, ledger and audit checks; ``--json``
+planted bug (:mod:`privacct.audits.mutants`) through the accountant, ledger and audit checks; ``--json``
 prints a list of objects with name, caught_by and the eps each check found. Exit 0 when every
 mutant is caught by at least one check (and, with ``--controls``, no correct control is), 1 otherwise.
 ``--learners`` adds the tabular learners run with the papers' printed constants
-(:func:`audits.suite.paper_constants`), reported beside the mutants.
+(:func:`privacct.audits.suite.paper_constants`), reported beside the mutants.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def cmd_audit(args) -> int:
 
 def register_mutants(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("mutants", help="run every planted bug through the accountant, ledger and audit checks",
-                              description="Planted bugs (audits.mutants): which check catches each one.")
+                              description="Planted bugs (privacct.audits.mutants): which check catches each one.")
     p.add_argument("--json", action="store_true", help="print a JSON list of {name, caught_by, epsilons, ...}")
     p.add_argument("--trials", type=integer_arg("--trials"), default=None,
                    help="audit trials per side (default: each mutant's own, 1e5 for most)")

@@ -42,12 +42,12 @@ sqrt(#coordinates). At K = 16, H = 4, claim eps = 1, calibration ``paper`` (JDP 
 2 * 5 / ln 16 = 3.6 over 6H * 5 = 120 coordinates, mu ~ 0.33; LDP eps_true = 2 over 24, mu ~
 0.39) the exact likelihood-ratio test certified eps_lb = 0.30 (JDP) and 0.41 (LDP) with 4000
 trials per side, 0.44 and 0.63 with 20000 (seed 0): real excess, below what these trial counts
-can certify. At H = 1, K = 4 (:func:`audits.suite.small_paper_constants`) it is certified:
+can certify. At H = 1, K = 4 (:func:`privacct.audits.suite.small_paper_constants`) it is certified:
 eps_lb 1.31 (JDP, 4000 trials) and 1.21 (LDP, 10000), with ``tight`` at 0.10 and 0.48.
 
 Trial seeds: chunk j of a side gets ``default_rng(chunk seed)``; its trials use
 ``chunk_seed.spawn(size)`` (via the Generator's seed sequence), so the same seed gives the same
-result on every executor (:mod:`audits.sampling`).
+result on every executor (:mod:`privacct.audits.sampling`).
 """
 
 from __future__ import annotations
@@ -72,13 +72,13 @@ LEARNER_CHUNK = 1000
 class LearnerMechanism:
     """``mechanism(canary, rng, size)``: ``size`` batched runs of a learner with user 1 = ``canary``."""
 
-    config: Any  # algorithms.base.RunConfig
+    config: Any  # privacct.algorithms.base.RunConfig
     observe: str = "released"
     fixed_users: bool = False
 
     def run(self, dataset: str, seeds: list):
         """The learner's RunResult on ``seeds`` with user 1 = canary ``dataset``."""
-        from algorithms.registry import get_learner
+        from privacct.algorithms.registry import get_learner
 
         spec = get_learner(self.config.algorithm)
         drop = ("canary", "observe", "fixed_users")
@@ -90,7 +90,7 @@ class LearnerMechanism:
         if self.observe not in result.info:
             raise PrivacctError(f"learner {self.config.algorithm!r} ({self.config.privacy}) does not return "
                                 f"info[{self.observe!r}] with option observe=True (the AUDIT HOOK); see "
-                                "audits.learner.strongest_observation for the observation each learner supports")
+                                "privacct.audits.learner.strongest_observation for the observation each learner supports")
         return result
 
     def __call__(self, dataset: str, rng: np.random.Generator, size: int) -> np.ndarray:
@@ -137,7 +137,7 @@ def exact_laplace_statistic(mech: LearnerMechanism) -> Statistic | None:
 
 @dataclass
 class StatisticTester(ThresholdTester):
-    """:class:`audits.testers.ThresholdTester` with ONE statistic fixed before any sample is seen.
+    """:class:`privacct.audits.testers.ThresholdTester` with ONE statistic fixed before any sample is seen.
 
     Used with :func:`exact_laplace_statistic`: for two fixed datasets under product Laplace noise
     the likelihood ratio is the Neyman-Pearson statistic, and the default candidates only add
@@ -160,7 +160,7 @@ def strongest_observation(algorithm: str, privacy: str) -> tuple[str, bool]:
     JDP, user 1's own report (``released_user1``) for LDP, both with fixed other users. Other
     families: the final ``released`` statistics with users from the environment (unchanged).
     """
-    from algorithms.registry import get_learner
+    from privacct.algorithms.registry import get_learner
 
     if privacy not in ("jdp", "ldp"):
         raise PrivacctError(f"privacy must be jdp or ldp for an audit, got {privacy!r}")
@@ -173,8 +173,8 @@ def strongest_observation(algorithm: str, privacy: str) -> tuple[str, bool]:
 def learner_config(algorithm: str, *, privacy: str = "jdp", epsilon: float = 1.0, delta: float = 0.0,
                    calibration: str = "tight", episodes: int = 32, horizon: int | None = None,
                    env: str | None = None, options: tuple = ()):
-    from algorithms.base import CALIBRATIONS, RunConfig
-    from algorithms.registry import get_learner
+    from privacct.algorithms.base import CALIBRATIONS, RunConfig
+    from privacct.algorithms.registry import get_learner
 
     spec = get_learner(algorithm)
     if privacy not in ("jdp", "ldp"):

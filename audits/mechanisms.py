@@ -1,6 +1,6 @@
 """Reference mechanisms for audits, tests and benchmarks (picklable, so they run on processes).
 
-Each is ``mechanism(dataset, rng, size) -> array`` (:class:`audits.protocols.Mechanism`); the
+Each is ``mechanism(dataset, rng, size) -> array`` (:class:`privacct.audits.protocols.Mechanism`); the
 dataset is a number (the query value f(D)) or, for vector mechanisms, a vector. These are *audit
 targets*, not privacy primitives of the toolkit: learners add noise only through
 :mod:`privacct.mechanisms`. Their true privacy is known in closed form, which is what the

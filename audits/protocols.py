@@ -7,9 +7,9 @@
   runner audits every pair it yields and splits the failure probability across them.
 * :class:`PropertyTester`: ``select(x_sel, y_sel, alpha, delta)`` chooses tests on one half of the
   samples; ``evaluate(tests, x_eval, y_eval, alpha, delta)`` turns the other half into counts and
-  confidence bounds. :class:`audits.testers.ThresholdTester` is the implementation used here.
+  confidence bounds. :class:`privacct.audits.testers.ThresholdTester` is the implementation used here.
 
-:func:`audits.runner.run_audit` composes the three; :func:`audits.audit_mechanism` is the
+:func:`privacct.audits.runner.run_audit` composes the three; :func:`privacct.audits.audit_mechanism` is the
 one-pair shortcut.
 """
 

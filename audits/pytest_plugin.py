@@ -9,8 +9,8 @@ Use in a test::
 
 * marker ``privacy_audit(epsilon=, delta=, trials=, confidence=)``: the claim and budget of every
   audit the test runs through the fixture (keyword arguments of the call override the marker).
-* fixture ``privacy_audit``: an :class:`Auditor` with ``mechanism(...)`` (:func:`audits.audit_mechanism`),
-  ``learner(...)`` (:func:`audits.learner.audit_learner`) and ``check(result)``; each call returns
+* fixture ``privacy_audit``: an :class:`Auditor` with ``mechanism(...)`` (:func:`privacct.audits.audit_mechanism`),
+  ``learner(...)`` (:func:`privacct.audits.learner.audit_learner`) and ``check(result)``; each call returns
   the :class:`audits.AuditResult` and fails the test with a readable message (claimed eps, eps
   lower bound, the test, its counts) when the lower bound exceeds the claim.
 * options ``--privacy-audit-trials N`` (overrides every audit's trials: the CI budget knob) and
@@ -75,13 +75,13 @@ class Auditor:
         return result
 
     def mechanism(self, mechanism, dataset, neighbour, **kwargs) -> Any:
-        from audits import audit_mechanism
+        from privacct.audits import audit_mechanism
         s = self._settings(kwargs)
         s.setdefault("name", getattr(mechanism, "__name__", type(mechanism).__name__))
         return self.check(audit_mechanism(mechanism, dataset, neighbour, **s))
 
     def learner(self, algorithm: str, **kwargs) -> Any:
-        from audits.learner import audit_learner
+        from privacct.audits.learner import audit_learner
         s = self._settings(kwargs, trials=DEFAULT_LEARNER_TRIALS)
         return self.check(audit_learner(algorithm, **s))
 
@@ -102,7 +102,7 @@ def _message(result) -> str:
 
 @pytest.fixture
 def privacy_audit(request: pytest.FixtureRequest) -> Auditor:
-    """Run privacy audits inside a test; see :mod:`audits.pytest_plugin`."""
+    """Run privacy audits inside a test; see :mod:`privacct.audits.pytest_plugin`."""
     marker = request.node.get_closest_marker("privacy_audit")
     kwargs = dict(marker.kwargs) if marker is not None else {}
     return Auditor(request.config, kwargs, request.node.nodeid)

@@ -1,7 +1,7 @@
 """``privacct report``: every private algorithm of the five papers, its claim verified three ways,
 side by side with its regret.
 
-For each private learner in :mod:`algorithms.registry` and each setting at which its paper states a
+For each private learner in :mod:`privacct.algorithms.registry` and each setting at which its paper states a
 claim (``LearnerSpec.paper_settings``), one row:
 
 * **accounted**: the learner's declared log with the printed constants (``calibration="paper"``,
@@ -10,12 +10,12 @@ claim (``LearnerSpec.paper_settings``), one row:
 * **noise the claim needs**: the same learner's ``tight`` log (corrected sensitivities,
   calibrated to the same claim) divided by the printed noise, group by group;
 * **audit**: an empirical lower bound from neighbouring-user simulations (canary A vs B in
-  episode 1) of the paper-calibrated learner at a small K (:func:`audits.learner.audit_learner`);
+  episode 1) of the paper-calibrated learner at a small K (:func:`privacct.audits.learner.audit_learner`);
 * **regret**: exact cumulative regret at the report's K, paper vs tight calibration.
 
 Outputs in ``--out DIR``: ``report.json`` (``{"rows": [...], "settings": ..., "assumptions": ...}``),
 ``report.md``, ``report.html`` (figures embedded), ``regret-<family>.png``, ``sandwich.png``, and
-each row's mechanism logs. This module may import :mod:`algorithms` (it is the suite's report).
+each row's mechanism logs. This module may import :mod:`privacct.algorithms` (it is the suite's report).
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ class ReportScale:
     #: per family (episodes, horizon, trials) overriding the three fields above. The tabular
     #: audits run at K = 4, H = 1: the loss of one user is then concentrated in few noisy
     #: coordinates, so a few thousand trials can show the printed constants' excess
-    #: (audits.learner docstring: at K = 16, H = 4 the same excess needs ~10^6 trials).
+    #: (privacct.audits.learner docstring: at K = 16, H = 4 the same excess needs ~10^6 trials).
     audit_by_family: dict[str, tuple[int, int | None, int]] = field(default_factory=dict)
 
     def audit_setting(self, family: str) -> tuple[int, int | None, int]:
@@ -93,7 +93,7 @@ class ReportScale:
 
 def _default_settings(spec) -> list[dict[str, Any]]:
     """eps = 1 for every private model; delta = 0 if the learner's log is pure, else 1e-5."""
-    from algorithms.base import RunConfig
+    from privacct.algorithms.base import RunConfig
 
     settings = []
     for privacy in ("jdp", "ldp"):
@@ -111,8 +111,8 @@ def _default_settings(spec) -> list[dict[str, Any]]:
 
 def paper_configs(only: list[str] | None = None):
     """(spec, RunConfig) for every private learner at every setting its paper states a claim."""
-    from algorithms.base import RunConfig
-    from algorithms.registry import learners
+    from privacct.algorithms.base import RunConfig
+    from privacct.algorithms.registry import learners
 
     table = learners()
     if only:
@@ -259,7 +259,7 @@ def plot_regret(rows: list[dict], family: str, path: Path) -> None:
 
     fam = [r for r in rows if r["family"] == family]
     fig, axes = plt.subplots(1, len(fam), figsize=(4.2 * len(fam), 3.4), squeeze=False)
-    for ax, r in zip(axes[0], fam):
+    for ax, r in zip(axes[0], fam, strict=True):
         for mode, style in (("paper", "-"), ("tight", "--")):
             x, y = _downsample(r["_curves"][mode])
             eps = r["accounted_epsilon"] if mode == "paper" else r["tight_accounted_epsilon"]
@@ -407,7 +407,7 @@ def make_report(out_dir: str | Path, *, scale: ReportScale, scale_name: str = "d
     out = Path(out_dir)
     configs = paper_configs(only)
     if not configs:
-        raise PrivacctError("no private learner is registered (algorithms.registry is empty)")
+        raise PrivacctError("no private learner is registered (privacct.algorithms.registry is empty)")
     t0 = time.perf_counter()
     rows = []
     for i, (spec, cfg) in enumerate(configs, 1):

@@ -1,12 +1,12 @@
 """The audit runner: sample both sides, choose tests on one half, certify on the other.
 
 :func:`audit_mechanism` audits one neighbouring pair; :func:`run_audit` audits every pair a
-:class:`audits.protocols.NeighbourGenerator` yields with a :class:`audits.protocols.PropertyTester`.
+:class:`privacct.audits.protocols.NeighbourGenerator` yields with a :class:`privacct.audits.protocols.PropertyTester`.
 
 Failure budget (soundness): the audit's eps lower bound exceeds the true eps with probability at
 most ``1 - confidence``. That budget is split evenly over every evaluated test (two directions per
 pair, union bound); each test's two CP bounds get half of its share
-(:mod:`audits.bounds`). The GDP estimate has its own, separate budget of ``1 - confidence``.
+(:mod:`privacct.audits.bounds`). The GDP estimate has its own, separate budget of ``1 - confidence``.
 
 Units: epsilon in nats; ``trials`` = outputs per side (D and D' each); ``seconds`` wall clock.
 """
@@ -132,18 +132,18 @@ def _check_output(arr: np.ndarray, size: int, side: str, shape: tuple | None) ->
 
 def sample_pair(mechanism: Callable, dataset: Any, neighbour: Any, trials: int, seq: np.random.SeedSequence, *,
                 chunk_size: int, executor: str, scheduler: Any, workers: int | None) -> tuple[np.ndarray, np.ndarray, str, int]:
-    """``trials`` outputs on each side, chunked deterministically (:mod:`audits.sampling`)."""
+    """``trials`` outputs on each side, chunked deterministically (:mod:`privacct.audits.sampling`)."""
     sizes = sampling.plan(trials, chunk_size)
     sd, sd2 = sampling.side_seeds(seq, len(sizes))
-    tasks = [(mechanism, dataset, s, n) for s, n in zip(sd, sizes)] + \
-            [(mechanism, neighbour, s, n) for s, n in zip(sd2, sizes)]
+    tasks = [(mechanism, dataset, s, n) for s, n in zip(sd, sizes, strict=True)] + \
+            [(mechanism, neighbour, s, n) for s, n in zip(sd2, sizes, strict=True)]
     used = sampling.resolve(executor, scheduler, len(tasks), mechanism, dataset, neighbour)
     if used != "inline":
         # check shapes on one tiny inline call first: fail fast with a clear message
         _check_output(sampling.sample_chunk(mechanism, dataset, np.random.SeedSequence(0), 2), 2, "dataset", None)
     results = sampling.run_tasks(tasks, used, scheduler, workers)
     shape = None
-    for i, (r, (_, _, _, n)) in enumerate(zip(results, tasks)):
+    for i, (r, (_, _, _, n)) in enumerate(zip(results, tasks, strict=True)):
         shape = _check_output(r, n, "dataset" if i < len(sizes) else "neighbour", shape)
     k = len(sizes)
     x = np.concatenate(results[:k]) if k > 1 else results[0]
@@ -176,7 +176,7 @@ def run_audit(mechanism: Callable, neighbours: NeighbourGenerator, *, epsilon: f
     sampling_s = 0.0
     used, chunks = "inline", 0
     n_eval = 0
-    for (d, d2), seq in zip(pairs, seqs):
+    for (d, d2), seq in zip(pairs, seqs, strict=True):
         ts = time.perf_counter()
         x, y, used, chunks = sample_pair(mechanism, d, d2, trials, seq, chunk_size=chunk_size, executor=executor,
                                          scheduler=scheduler, workers=workers)
@@ -216,7 +216,7 @@ def audit_mechanism(mechanism: Callable, dataset: Any, neighbour: Any, epsilon: 
     confidence : in (0, 1); eps_lb <= true eps with at least this probability.
     seed : int >= 0; all randomness is spawned from SeedSequence(seed).
     densities : optional (p_D, p_D') callables on outputs, adding the likelihood-ratio test.
-    chunk_size, executor, scheduler, workers : scale-out (:mod:`audits.sampling`); the result does
+    chunk_size, executor, scheduler, workers : scale-out (:mod:`privacct.audits.sampling`); the result does
         not depend on executor or workers.
     """
     if densities is not None:

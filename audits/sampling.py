@@ -75,7 +75,7 @@ def run_tasks(tasks: list[tuple], executor: str, scheduler: Any = None, workers:
         n = max(1, min(workers or os.cpu_count() or 1, len(tasks)))
         ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
         with ProcessPoolExecutor(max_workers=n, mp_context=ctx) as pool:
-            return list(pool.map(sample_chunk, *zip(*tasks)))
+            return list(pool.map(sample_chunk, *zip(*tasks, strict=True)))
     if executor == "dask":
         try:
             from distributed import Client
@@ -89,7 +89,7 @@ def run_tasks(tasks: list[tuple], executor: str, scheduler: Any = None, workers:
         except OSError as e:
             raise PrivacctError(f"scheduler {scheduler!r}: cannot connect ({e})") from None
         try:
-            futures = client.map(sample_chunk, *[list(c) for c in zip(*tasks)], pure=False)
+            futures = client.map(sample_chunk, *[list(c) for c in zip(*tasks, strict=True)], pure=False)
             return client.gather(futures)
         finally:
             if own:

@@ -1,7 +1,7 @@
 """Ready-made learner audits: one per private learner and privacy model, at small K.
 
-:func:`suite` lists them from the learner registry (:mod:`algorithms.registry`; the only module of
-``audits`` besides :mod:`audits.learner` that imports ``algorithms``); :func:`run_suite` runs them.
+:func:`suite` lists them from the learner registry (:mod:`privacct.algorithms.registry`; the only module of
+``audits`` besides :mod:`privacct.audits.learner` that imports ``algorithms``); :func:`run_suite` runs them.
 Each entry audits the ``tight`` calibration (the toolkit's corrected sensitivities and calibrated
 noise) on the ``released`` statistics, claim epsilon = 1 and delta = 0 for pure-Laplace logs,
 1e-5 otherwise.
@@ -20,7 +20,7 @@ SMALL_HORIZON = 5
 
 @dataclass(frozen=True)
 class LearnerAudit:
-    """One ready-made audit (arguments of :func:`audits.learner.audit_learner`)."""
+    """One ready-made audit (arguments of :func:`privacct.audits.learner.audit_learner`)."""
 
     algorithm: str
     privacy: str
@@ -44,7 +44,7 @@ class LearnerAudit:
 def _pure_laplace(spec, privacy: str) -> bool:
     """Whether the learner's log is all Laplace (then the claim's delta is 0). The mechanisms do not
     depend on the calibration, so the cheap ``paper`` log is read."""
-    from algorithms.base import RunConfig
+    from privacct.algorithms.base import RunConfig
 
     try:
         log = spec.build_log(RunConfig(spec.name, privacy=privacy, epsilon=1.0, delta=1e-5, calibration="paper",
@@ -58,9 +58,9 @@ def suite(*, episodes: int = SMALL_EPISODES, horizon: int | None = SMALL_HORIZON
           calibration: str = "tight", strongest: bool = False) -> list[LearnerAudit]:
     """Every private learner x privacy model in the registry, as a :class:`LearnerAudit`.
 
-    ``strongest=True``: each entry uses :func:`audits.learner.strongest_observation` (tabular:
+    ``strongest=True``: each entry uses :func:`privacct.audits.learner.strongest_observation` (tabular:
     ``released_path`` / ``released_user1`` with fixed users) instead of ``observe``."""
-    from algorithms.registry import learners
+    from privacct.algorithms.registry import learners
 
     out = []
     for name, spec in sorted(learners().items()):
@@ -78,17 +78,17 @@ def run_suite(*, trials: int = 1000, seed: int = 0, **kwargs) -> list[AuditResul
 
 
 def check_learner(audit: LearnerAudit, *, trials: int = 1000, seed: int = 0, **audit_kwargs):
-    """The three checks of :mod:`audits.mutants` on a real learner configuration.
+    """The three checks of :mod:`privacct.audits.mutants` on a real learner configuration.
 
     accountant: tightest eps of ``spec.build_log(config)`` vs the claim; ledger: one seed run and
     :func:`privacct.ledger.check_ledger` plus the draw-shape check; audit: :meth:`LearnerAudit.run`.
-    Returns a :class:`audits.mutants.MutantReport` (``caught_by`` empty when the claim survives all three).
+    Returns a :class:`privacct.audits.mutants.MutantReport` (``caught_by`` empty when the claim survives all three).
     """
     import time
 
     import numpy as np
 
-    from algorithms.registry import get_learner
+    from privacct.algorithms.registry import get_learner
     from privacct.accounting import tightest_epsilon
     from privacct.errors import PrivacctError
     from privacct.ledger import check_ledger
@@ -138,9 +138,9 @@ def paper_constants() -> list[LearnerAudit]:
     Chowdhury & Zhou 2022 calibrate with sensitivity H per family (the add/remove count) and
     ln K tree levels, where replace-one-user gives 2H and floor(log2 K)+1 (seed-002 notes): real,
     printed counterparts of the ``sensitivity-h-not-2h`` and ``tree-depth-ln-k`` mutants.
-    The audits use the strongest observation (:func:`audits.learner.strongest_observation`). At
+    The audits use the strongest observation (:func:`privacct.audits.learner.strongest_observation`). At
     the suite's K = 32, H = 5 the excess is real but below what ~1e3 trials can certify (many
-    coordinates each moved by 1 << b; see :mod:`audits.learner`), so the accountant is the check
+    coordinates each moved by 1 << b; see :mod:`privacct.audits.learner`), so the accountant is the check
     that catches these; :func:`small_paper_constants` gives settings where the audit catches them too.
     """
     return [a for a in suite(calibration="paper", strongest=True) if a.algorithm in ("ucb-vi", "ucb-po")]

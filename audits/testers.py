@@ -4,7 +4,7 @@ A test is (statistic, threshold t, region, direction): region ``>`` is S = {s > 
 its complement; direction ``D vs D'`` takes the D samples as positives (TPR = P[M(D) in S],
 FPR = P[M(D') in S]) and ``D' vs D`` the reverse. The selection half scores every candidate
 statistic x threshold x region for each direction by the CP lower bound it would give
-(:func:`audits.bounds.epsilon_lower_bound` at the evaluation's failure probability) and keeps the
+(:func:`privacct.audits.bounds.epsilon_lower_bound` at the evaluation's failure probability) and keeps the
 best test per direction. The evaluation half gives the counts (TP, FP, TN, FN) of those tests
 only; as the test was fixed before those samples were seen, the CP bounds hold for it, and the
 union bound over the evaluated tests makes the whole audit fail with probability <= alpha.

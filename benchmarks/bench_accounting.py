@@ -44,10 +44,10 @@ def main() -> None:
     for mech in ("gaussian", "laplace"):
         log = make_log(mech)
         for name in ("zcdp", "rdp", "pld"):
-            eps, sec = timed(lambda: get_accountant(name).epsilon(log, delta=1e-6))
+            eps, sec = timed(lambda name=name, log=log: get_accountant(name).epsilon(log, delta=1e-6))
             rows.append({"log": log.name, "task": "account", "accountant": name, "epsilon": eps, "seconds": sec})
         for name in ("rdp", "pld"):
-            out, sec = timed(lambda: calibrate_log(log, epsilon=1.0, delta=1e-6, accountant=name))
+            out, sec = timed(lambda name=name, log=log: calibrate_log(log, epsilon=1.0, delta=1e-6, accountant=name))
             eps = get_accountant(name).epsilon(out, delta=1e-6)
             rows.append({"log": log.name, "task": "calibrate", "accountant": name, "epsilon": eps,
                          "noise_factor": out.release_groups[0].noise_scale / log.release_groups[0].noise_scale, "seconds": sec})

@@ -17,8 +17,8 @@ import time
 
 import numpy as np
 
-from algorithms.base import RunConfig
-from algorithms.linear_mdp import LEARNERS
+from privacct.algorithms.base import RunConfig
+from privacct.algorithms.linear_mdp import LEARNERS
 from privacct.ledger import check_ledger
 from privacct.rng import spawn_sequences
 

@@ -16,9 +16,9 @@ import os
 import platform
 import time
 
-from algorithms.base import RunConfig
-from algorithms.tabular import LEARNERS
-from algorithms.tabular.reproduce import TUNED
+from privacct.algorithms.base import RunConfig
+from privacct.algorithms.tabular import LEARNERS
+from privacct.algorithms.tabular.reproduce import TUNED
 from privacct.rng import spawn_sequences
 
 

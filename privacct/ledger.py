@@ -111,12 +111,12 @@ class Ledger:
 
     def usage(self) -> list[GroupUsage]:
         """The worst user of every (group, mechanism, scale) that ran."""
-        keys = sorted({(g, m, s) for g, m, s in zip(self._group, self._mech, self._scale)})
+        keys = sorted({(g, m, s) for g, m, s in zip(self._group, self._mech, self._scale, strict=True)})
         out = []
         for g, m, s in keys:
             counts = self.per_user_counts(g, scale=s)
             u = int(np.argmax(counts))
-            n_draws = sum(1 for gg, mm, ss in zip(self._group, self._mech, self._scale) if (gg, mm, ss) == (g, m, s))
+            n_draws = sum(1 for gg, mm, ss in zip(self._group, self._mech, self._scale, strict=True) if (gg, mm, ss) == (g, m, s))
             out.append(GroupUsage(g, m, s, u + 1, int(counts[u]), n_draws))
         return out
 

@@ -1,4 +1,4 @@
-"""A small Gymnasium-style adapter over a :class:`~algorithms.envs.tabular.TabularMDP`.
+"""A small Gymnasium-style adapter over a :class:`~privacct.algorithms.envs.tabular.TabularMDP`.
 
 ``reset(seed=None) -> (state, info)`` and ``step(action) -> (state, reward, terminated,
 truncated, info)`` with the Gymnasium return conventions (gymnasium itself is not required).

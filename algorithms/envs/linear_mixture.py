@@ -3,7 +3,7 @@
 A linear mixture MDP (Ayoub et al. 2020; seed 001 Def. 3.1; seed 000 Assumption 1; seed 003
 Assumption 2) has a known feature map phi(s'|s,a) in R^d and unknown theta_h with
 P_h(s'|s,a) = <phi(s'|s,a), theta_h>. Here S is finite, so the kernel ``P = einsum(phi, theta)``
-is materialised as a :class:`algorithms.envs.tabular.TabularMDP` (the tabular engineer's class,
+is materialised as a :class:`privacct.algorithms.envs.tabular.TabularMDP` (the tabular engineer's class,
 imported, not edited) which gives exact V*, V^pi and inverse-CDF sampling.
 
 :class:`LinearMixtureMDP` adds what the learners need:

@@ -1,14 +1,14 @@
 """Linear-MDP learners: LSVI-UCB (Jin et al. 2020), the seed-003 batched JDP LSVI-UCB (Luyo et al.
 2021, Alg. 2) and Private LSVI-UCB with adaptive switching (seed 004, Ngo et al. 2022, Alg. 1).
 
-``LEARNERS`` maps a name to a :class:`algorithms.base.LearnerSpec`; :mod:`algorithms.registry`
-merges it with the other families. Environments: :mod:`algorithms.envs.linear_mdp`
+``LEARNERS`` maps a name to a :class:`privacct.algorithms.base.LearnerSpec`; :mod:`privacct.algorithms.registry`
+merges it with the other families. Environments: :mod:`privacct.algorithms.envs.linear_mdp`
 (``linear-two-state`` default, ``linear-d10-h10``).
 
 AUDIT HOOK (every learner here honours both options):
 
 * ``("canary", "A" | "B" | None)``: user 1 (episode 1) does not interact with the environment; it
-  reports the fixed trajectory of :meth:`algorithms.envs.linear_mdp.LinearMDP.canary`:
+  reports the fixed trajectory of :meth:`privacct.algorithms.envs.linear_mdp.LinearMDP.canary`:
   ``A`` = start in state 0 and play the pure action with phi = e_0 at every step (reward 1, stays
   in state 0, the state of highest value); ``B`` = start in state 1 and play the pure action with
   phi = e_1 at every step (reward 0, stays in state 1). Orthogonal unit features at every step

@@ -118,7 +118,7 @@ def reproduce(out_dir, *, full: bool = False, seeds: int | None = None, episodes
     fig, axes = plt.subplots(1, len(eps_grid), figsize=(max(4.2 * len(eps_grid), 8.0), 3.6), sharey=True, squeeze=False)
     styles = {("private-lsvi-ucb", "paper"): ("tab:red", "--"), ("private-lsvi-ucb", "tight"): ("tab:red", "-"),
               ("batched-jdp-lsvi-ucb", "paper"): ("tab:blue", "--"), ("batched-jdp-lsvi-ucb", "tight"): ("tab:blue", "-")}
-    for ax, eps in zip(axes[0], eps_grid):
+    for ax, eps in zip(axes[0], eps_grid, strict=True):
         base_c = curves[("lsvi-ucb", "none", None)]
         ax.plot(x, base_c.mean(0), color="k", label="LSVI-UCB (non-private)")
         for (name, cal), (col, ls) in styles.items():

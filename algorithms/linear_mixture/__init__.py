@@ -1,8 +1,8 @@
 """Linear mixture learners: UCRL-VTR, LDP-UCRL-VTR (seed 001), Private-LinOpt-VI/PO (seed 000),
 Privacy-Preserving UCRL-VTR JDP/LDP (seed 003), on the environments of
-:mod:`algorithms.envs.linear_mixture` (RiverSwim linear mixture, HardToLearn).
+:mod:`privacct.algorithms.envs.linear_mixture` (RiverSwim linear mixture, HardToLearn).
 
-``LEARNERS`` (merged by :mod:`algorithms.registry`):
+``LEARNERS`` (merged by :mod:`privacct.algorithms.registry`):
 
 ==================== =========== ==========================================================
 name                 privacy     mechanism
@@ -26,7 +26,7 @@ Modules: ``design`` (constants, sensitivities, release groups, logs per paper), 
 (RunConfig -> Design -> log -> run; options), ``engine`` (the batched episode loop), ``planning``
 (user-side optimistic planning with the value clip), ``aggregators`` (exact / local-noise /
 tree-noise ridge statistics, PD-checked inverses), ``reproduce`` (``privacct reproduce
-linear-mixture``). Environments: :mod:`algorithms.envs.linear_mixture`.
+linear-mixture``). Environments: :mod:`privacct.algorithms.envs.linear_mixture`.
 
 AUDIT HOOK
 ----------

@@ -4,7 +4,7 @@ One episode k (= one user), for all B seeds at once:
 
 1. server side: Sigma_{k,h} = lambda I + G_{k,h} + shift_k I (G: exact, locally-noised or tree-noised
    sum of the Gram statistics), theta_{k,h} = Sigma^{-1} u_{k,h}; positive definiteness is checked
-   by a Cholesky factorisation (:func:`algorithms.linear_mixture.aggregators.safe_inverse`);
+   by a Cholesky factorisation (:func:`privacct.algorithms.linear_mixture.aggregators.safe_inverse`);
 2. user side (:func:`.planning.plan`), backward h = H..1: phi_V(s,a) for all (s,a) at once,
    Q_h = clip(r_h + <phi_V, theta_h> + beta_{k,h} ||phi_V||_{Sigma^{-1}}, 0, r_max (H-h+1)) -- the lower
    clip at 0 is the user-side clip of V that the sensitivity derivations need (design.py);

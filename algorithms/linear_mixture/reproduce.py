@@ -137,7 +137,7 @@ def _plot(panels: dict[str, list[dict]], path: Path, title: str) -> None:
     ncol = 2
     nrow = (len(names) + 1) // 2
     fig, axes = plt.subplots(nrow, ncol, figsize=(12, 3.6 * nrow), squeeze=False)
-    for ax, name in zip(axes.flat, names):
+    for ax, name in zip(axes.flat, names, strict=False):
         for r in panels[name]:
             x = np.arange(1, len(r["mean"]) + 1)
             ax.plot(x, r["mean"], label=_label(r), lw=1.2)

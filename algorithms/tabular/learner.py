@@ -20,7 +20,7 @@ Options (``RunConfig.options``): ``canary`` (None | "A" | "B", see :mod:`.canary
 default 1 = theory), ``confidence_delta`` (the paper's confidence delta in (0, 1), default 0.1;
 not a privacy delta), ``eta`` (PO step size > 0; default the theory value sqrt(2 ln A / (H^2 K)) of Theorem 3.2).
 
-Audit-only options (they serve :mod:`audits.learner`, not learning):
+Audit-only options (they serve :mod:`privacct.audits.learner`, not learning):
 
 * ``fixed_users=True``: users 2..K do not sample the environment; each reports canary A's
   trajectory (:func:`.canary.canary_trajectory`, "A": action 0 at every step, the most likely

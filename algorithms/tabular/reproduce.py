@@ -121,7 +121,7 @@ def reproduce(out_dir, *, full: bool = False, seeds: int | None = None, episodes
 def _eps_sweep(K: int, n: int, cache: dict, seq, progress: bool) -> list[dict[str, Any]]:
     """Final regret (mean over ``n`` seeds) vs claimed eps, paper calibration, JDP and LDP."""
     rows = []
-    for alg, title in PANELS:
+    for alg, _title in PANELS:
         base = cache[f"{alg}/none"][:n].sum(axis=1)
         rows.append({"algorithm": alg, "privacy": "none", "claimed_epsilon": None, "accounted_epsilon": None,
                      "final_regret_mean": float(base.mean()), "final_regret_std": float(base.std())})
@@ -144,7 +144,7 @@ def _sweep_figure(rows, K: int, n: int, scale_note: str, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    for ax, (alg, title) in zip(axes, PANELS):
+    for ax, (alg, title) in zip(axes, PANELS, strict=True):
         base = [r for r in rows if r["algorithm"] == alg and r["privacy"] == "none"][0]
         for privacy in ("jdp", "ldp"):
             rr = [r for r in rows if r["algorithm"] == alg and r["privacy"] == privacy]
@@ -178,7 +178,7 @@ def _figure(curves, calibration: str, K: int, N: int, scale_note: str, path: Pat
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     x = np.arange(1, K + 1)
-    for ax, (alg, title) in zip(axes, PANELS):
+    for ax, (alg, title) in zip(axes, PANELS, strict=True):
         for (c, a, label), (m, s) in curves.items():
             if c != calibration or a != alg:
                 continue

@@ -2,7 +2,7 @@
 
 :data:`MUTANTS` (the broken variants), :data:`CONTROLS` (their correct counterparts),
 :func:`check_mutant` / :func:`check_all` (accountant, ledger and audit checks). See
-:mod:`audits.mutants.registry` and :mod:`audits.mutants.privatizers`.
+:mod:`privacct.audits.mutants.registry` and :mod:`privacct.audits.mutants.privatizers`.
 """
 
 from .registry import CHECKS, CONTROLS, MUTANTS, Mutant, MutantReport, check_all, check_mutant, ledger_shape_problems

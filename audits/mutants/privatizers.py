@@ -1,6 +1,6 @@
 """Small self-contained privatizers, correct or with one planted bug, for the mutant registry.
 
-Each privatizer is a picklable :class:`audits.protocols.Mechanism` on the datasets ``"A"`` and
+Each privatizer is a picklable :class:`privacct.audits.protocols.Mechanism` on the datasets ``"A"`` and
 ``"B"`` (D and D': the same fixed other users, user 1 = canary A or B) that adds its noise only
 through :mod:`privacct.mechanisms`, so one run with a :class:`privacct.ledger.Ledger` records
 what ran. The trial axis is part of the noise *shape* (one Generator per chunk, shape
@@ -97,7 +97,7 @@ class TreeCounterPrivatizer:
             description="N_h(s,a) for all (h, s, a), one binary tree counter over the K users", paper=paper)
         return MechanismLog(f"mutant-tree-counter-{self.bug or 'correct'}", "joint", (group,),
                             parameters={"K": self.users, "H": self.horizon, "P": self.pairs}, claim=self.claim,
-                            source="audits.mutants.privatizers.TreeCounterPrivatizer")
+                            source="privacct.audits.mutants.privatizers.TreeCounterPrivatizer")
 
     def run(self, dataset: str, rng: np.random.Generator, size: int, ledger: Ledger | None = None) -> np.ndarray:
         """(size, K, H*P): the node each release adds (noisy), for ``size`` trials."""
@@ -166,7 +166,7 @@ class LocalReportPrivatizer:
                              description="each user's H rewards, perturbed once by the user (local model)")
         return MechanismLog(f"mutant-local-report-{self.bug or 'correct'}", "local", (group,),
                             parameters={"H": self.horizon}, claim=self.claim,
-                            source="audits.mutants.privatizers.LocalReportPrivatizer")
+                            source="privacct.audits.mutants.privatizers.LocalReportPrivatizer")
 
     def run(self, dataset: str, rng: np.random.Generator, size: int, ledger: Ledger | None = None) -> np.ndarray:
         raw = np.full(self.horizon, self.raw_low if dataset == "A" else 1.0)
@@ -202,7 +202,7 @@ class GramPrivatizer:
                              Structure.single(), dimension=3,
                              description="sum_k z_k z_k^T (d = 2) plus symmetric Gaussian noise, released once")
         return MechanismLog(f"mutant-gram-{self.bug or 'correct'}", "joint", (group,), parameters={"d": 2, "K": self.users},
-                            claim=self.claim, source="audits.mutants.privatizers.GramPrivatizer")
+                            claim=self.claim, source="privacct.audits.mutants.privatizers.GramPrivatizer")
 
     def run(self, dataset: str, rng: np.random.Generator, size: int, ledger: Ledger | None = None) -> np.ndarray:
         z = np.random.default_rng(OTHERS_SEED).normal(size=(self.users, 2))
@@ -252,7 +252,7 @@ class SwitchingPrivatizer:
                              Structure.adaptive(self.cap), dimension=1,
                              description="noisy count of users 1..k released at each policy switch")
         return MechanismLog(f"mutant-switching-{self.bug or 'correct'}", "joint", (group,), parameters={"K": self.users},
-                            claim=self.claim, source="audits.mutants.privatizers.SwitchingPrivatizer")
+                            claim=self.claim, source="privacct.audits.mutants.privatizers.SwitchingPrivatizer")
 
     def run(self, dataset: str, rng: np.random.Generator, size: int, ledger: Ledger | None = None) -> np.ndarray:
         K = self.users

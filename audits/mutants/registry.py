@@ -1,6 +1,6 @@
 """The registry of planted bugs and the three checks that can catch them.
 
-Each :class:`Mutant` wraps a small privatizer (:mod:`audits.mutants.privatizers`) with one bug.
+Each :class:`Mutant` wraps a small privatizer (:mod:`privacct.audits.mutants.privatizers`) with one bug.
 It *declares* a log (what it claims: ``privatizer.build_log()`` with ``claim``), *runs* with a
 Ledger (what ran) and can be *audited* (what leaks). :func:`check_mutant` applies:
 
@@ -13,7 +13,7 @@ Ledger (what ran) and can be *audited* (what leaks). :func:`check_mutant` applie
   from the declared one is an error and counts as caught), plus a shape check: every draw must
   noise as many independent values as the group's declared ``dimension`` (d(d+1)/2 for a
   symmetric d x d matrix), so noise shared by several coordinates is caught.
-* ``audit``: :func:`audits.audit_mechanism` on canary A vs canary B against the claim, at
+* ``audit``: :func:`privacct.audits.audit_mechanism` on canary A vs canary B against the claim, at
   confidence 0.99 (see :func:`check_mutant`).
 
 A mutant is caught by a check when that check's eps exceeds the claimed eps (or the check

@@ -63,7 +63,7 @@ class BasicComposition(Accountant):
     def _epsilon(self, log, delta):
         eps, counts = _split_gaussian_delta(log, delta) if not is_pure(log) else (
             [r.ratio for r in releases(log)], [r.count for r in releases(log)])
-        return math.fsum(e * c for e, c in zip(eps, counts))
+        return math.fsum(e * c for e, c in zip(eps, counts, strict=True))
 
     def delta(self, log, *, epsilon):
         if is_pure(log):
@@ -103,9 +103,9 @@ class AdvancedComposition(Accountant):
         per = np.repeat(np.asarray(eps, dtype=float), counts) if total <= 10_000_000 else None
         if per is None:
             # Identical releases summarised without materialising them.
-            s1 = math.fsum(e * c for e, c in zip(eps, counts))
-            s2 = math.fsum(e * e * c for e, c in zip(eps, counts))
-            drift = math.fsum(math.tanh(e / 2) * e * c for e, c in zip(eps, counts))
+            s1 = math.fsum(e * c for e, c in zip(eps, counts, strict=True))
+            s2 = math.fsum(e * e * c for e, c in zip(eps, counts, strict=True))
+            drift = math.fsum(math.tanh(e / 2) * e * c for e, c in zip(eps, counts, strict=True))
             return min(s1, drift + math.sqrt(2 * s2 * math.log(1 / d_prime)))
         best = min(F.drv_epsilon(per, d_prime), F.kov_closed_form_epsilon(per, d_prime))
         if is_pure(log) and len(rel) == 1:

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from algorithms.envs import ENVS, GymAdapter, TabularMDP, make_env, riverswim, stationary
+from privacct.algorithms.envs import ENVS, GymAdapter, TabularMDP, make_env, riverswim, stationary
 from privacct.errors import PrivacctError
 
 

@@ -8,9 +8,9 @@ import types
 import numpy as np
 import pytest
 
-from algorithms import registry
-from algorithms.base import RunConfig
-from algorithms.runner import ProgressBar, run_experiment
+from privacct.algorithms import registry
+from privacct.algorithms.base import RunConfig
+from privacct.algorithms.runner import ProgressBar, run_experiment
 from privacct.accounting import tightest_epsilon
 from privacct.cli import main
 from privacct.log import MechanismLog
@@ -149,24 +149,24 @@ def test_progress_bar_draws_only_when_enabled():
 
 def test_registry_skips_only_missing_family(monkeypatch):
     assert {"ucb-vi", "ucb-po"} <= set(registry.learners())
-    assert registry._import_family("algorithms.no_such_family_xyz") is None
+    assert registry._import_family("privacct.algorithms.no_such_family_xyz") is None
 
     def broken(name):
         raise ModuleNotFoundError("No module named 'somedep'", name="somedep")
 
     monkeypatch.setattr(registry.importlib, "import_module", broken)
     with pytest.raises(ModuleNotFoundError):
-        registry._import_family("algorithms.tabular")
+        registry._import_family("privacct.algorithms.tabular")
 
 
 def test_registry_rejects_duplicate_names(monkeypatch):
-    fake = types.ModuleType("algorithms.fake_family")
+    fake = types.ModuleType("privacct.algorithms.fake_family")
     fake.__file__ = "fake.py"
-    from algorithms.tabular import LEARNERS
+    from privacct.algorithms.tabular import LEARNERS
 
     fake.LEARNERS = {"ucb-vi": LEARNERS["ucb-vi"]}
-    monkeypatch.setitem(sys.modules, "algorithms.fake_family", fake)
-    monkeypatch.setattr(registry, "FAMILY_MODULES", {"tabular": "algorithms.tabular", "fake": "algorithms.fake_family"})
+    monkeypatch.setitem(sys.modules, "privacct.algorithms.fake_family", fake)
+    monkeypatch.setattr(registry, "FAMILY_MODULES", {"tabular": "privacct.algorithms.tabular", "fake": "privacct.algorithms.fake_family"})
     registry._load.cache_clear()
     try:
         with pytest.raises(Exception, match="two families"):

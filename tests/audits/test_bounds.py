@@ -1,4 +1,4 @@
-"""Clopper-Pearson and eps/mu conversions (audits.bounds)."""
+"""Clopper-Pearson and eps/mu conversions (privacct.audits.bounds)."""
 
 import math
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from audits import bounds
+from privacct.audits import bounds
 
 
 def test_cp_bounds_match_beta_quantiles_and_edges():

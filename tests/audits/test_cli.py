@@ -16,12 +16,12 @@ def test_audit_json_and_exit_zero(capsys):
 
 
 def test_audit_exit_one_when_the_audit_fails(capsys, monkeypatch):
-    import audits.learner
-    from audits.mechanisms import LaplaceMechanism
-    from audits import audit_mechanism
+    import privacct.audits.learner
+    from privacct.audits.mechanisms import LaplaceMechanism
+    from privacct.audits import audit_mechanism
 
     failing = audit_mechanism(LaplaceMechanism(0.25), 0.0, 1.0, epsilon=1.0, trials=10_000)
-    monkeypatch.setattr(audits.learner, "audit_learner", lambda *a, **k: failing)
+    monkeypatch.setattr(privacct.audits.learner, "audit_learner", lambda *a, **k: failing)
     rc = main(["audit", "ucb-vi", "--privacy", "jdp", "--trials", "100"])
     assert rc == 1 and "FAILED" in capsys.readouterr().out
 

@@ -3,15 +3,15 @@
 import numpy as np
 import pytest
 
-from audits.learner import LearnerMechanism, audit_learner, learner_config
-from audits.suite import suite
+from privacct.audits.learner import LearnerMechanism, audit_learner, learner_config
+from privacct.audits.suite import suite
 from privacct.errors import PrivacctError
 
 AUDITS = suite(episodes=8, horizon=3)
 
 
 def test_suite_covers_every_private_learner():
-    from algorithms.registry import learners
+    from privacct.algorithms.registry import learners
     expected = {(n, p) for n, s in learners().items() for p in s.privacy_models if p != "none"}
     assert {(a.algorithm, a.privacy) for a in AUDITS} == expected
     tab = [a for a in AUDITS if a.algorithm == "ucb-vi"]
@@ -62,7 +62,7 @@ def test_learner_audit_bad_input(kwargs, needle):
 
 
 def test_three_checks_on_a_real_learner_tight_vs_printed_constants():
-    from audits.suite import LearnerAudit, check_learner, paper_constants
+    from privacct.audits.suite import LearnerAudit, check_learner, paper_constants
 
     tight = check_learner(LearnerAudit("ucb-vi", "jdp", episodes=8, horizon=3), trials=200, executor="inline")
     assert tight.caught_by == [] and tight.accountant_epsilon <= 1.0 + 1e-9

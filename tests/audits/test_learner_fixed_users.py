@@ -2,7 +2,7 @@
 
 The printed constants of seed 002 (calibration ``paper``) account above the claim eps = 1; with
 fixed users and every release about user 1 the audit alone certifies it at small H and K, and
-the ``tight`` calibration still passes. Settings (audits.suite.small_paper_constants): ucb-vi,
+the ``tight`` calibration still passes. Settings (privacct.audits.suite.small_paper_constants): ucb-vi,
 K = 4, H = 1, claim eps = 1 (accounted: JDP 4.33, LDP 2).
 """
 
@@ -11,9 +11,9 @@ import json
 import numpy as np
 import pytest
 
-from audits.learner import (LearnerMechanism, StatisticTester, audit_learner, exact_laplace_statistic,
+from privacct.audits.learner import (LearnerMechanism, StatisticTester, audit_learner, exact_laplace_statistic,
                             learner_config, strongest_observation)
-from audits.suite import LearnerAudit, small_paper_constants, suite
+from privacct.audits.suite import LearnerAudit, small_paper_constants, suite
 from privacct.cli import main
 from privacct.errors import PrivacctError
 
@@ -58,7 +58,7 @@ def test_exact_statistic_uses_only_the_coordinates_that_differ():
 def test_strongest_observation():
     assert strongest_observation("ucb-vi", "jdp") == ("released_path", True)
     assert strongest_observation("ucb-po", "ldp") == ("released_user1", True)
-    from algorithms.registry import learners
+    from privacct.algorithms.registry import learners
     others = [(n, p) for n, s in learners().items() if s.family != "tabular" for p in s.privacy_models if p != "none"]
     assert others
     for name, priv in others:
@@ -90,12 +90,12 @@ def test_cli_released_path_fixed_users(capsys):
 
 
 def test_statistic_tester_is_a_threshold_tester():
-    assert issubclass(StatisticTester, __import__("audits.testers", fromlist=["x"]).ThresholdTester)
+    assert issubclass(StatisticTester, __import__("privacct.audits.testers", fromlist=["x"]).ThresholdTester)
     assert LearnerAudit("ucb-vi", "jdp").fixed_users is False
 
 
 def test_fixed_users_on_a_learner_without_the_option_is_refused():
-    from algorithms.registry import learners
+    from privacct.algorithms.registry import learners
     name, spec = next((n, s) for n, s in sorted(learners().items())
                       if s.family != "tabular" and any(p != "none" for p in s.privacy_models))
     priv = next(p for p in spec.privacy_models if p != "none")

@@ -5,8 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from audits import audit_mechanism
-from audits.mechanisms import (GaussianMechanism, LaplaceMechanism, NullMechanism, RandomizedResponse,
+from privacct.audits import audit_mechanism
+from privacct.audits.mechanisms import (GaussianMechanism, LaplaceMechanism, NullMechanism, RandomizedResponse,
                                gaussian_true_epsilon)
 from privacct.errors import PrivacctError
 
@@ -121,7 +121,7 @@ def test_bad_input_names_the_argument(kwargs, needle):
 
 def test_float_laplace_lsb_regression():
     """Mironov (2012): a textbook float Laplace leaks through which outputs are reachable."""
-    from audits.mechanisms import FloatLaplace
+    from privacct.audits.mechanisms import FloatLaplace
 
     m = FloatLaplace(scale=10.0)  # eps = 0.1 for the idealised mechanism
     plain = audit_mechanism(m, 0.0, 1.0, epsilon=0.1, trials=20_000, seed=0)
@@ -132,7 +132,7 @@ def test_float_laplace_lsb_regression():
 
 
 def test_runner_audits_every_pair_and_splits_the_budget():
-    from audits import PairList, PropertyTester, ThresholdTester, run_audit
+    from privacct.audits import PairList, PropertyTester, ThresholdTester, run_audit
 
     assert isinstance(ThresholdTester(), PropertyTester)
     pairs = PairList(((0.0, 0.0), (0.0, 1.0)))

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from audits.mutants import CHECKS, CONTROLS, MUTANTS, check_mutant, ledger_shape_problems
-from audits.mutants.privatizers import TreeCounterPrivatizer
+from privacct.audits.mutants import CHECKS, CONTROLS, MUTANTS, check_mutant, ledger_shape_problems
+from privacct.audits.mutants.privatizers import TreeCounterPrivatizer
 from privacct.ledger import Ledger
 
 # which check must catch which mutant (documented in the registry); the audit may catch more
@@ -54,7 +54,7 @@ def test_tree_privatizer_release_is_exact_plus_node_noise():
     K = p.users
     t = np.arange(1, K + 1)
     lo = t - (t & -t)
-    exact = np.stack([x[l:h].sum(axis=0) for l, h in zip(lo, t)])
+    exact = np.stack([x[l:h].sum(axis=0) for l, h in zip(lo, t, strict=True)])
     np.testing.assert_allclose(out.mean(axis=0), exact, atol=0.1)
     # node noise is Laplace(b): variance 2 b^2
     np.testing.assert_allclose(out.var(axis=0), 2 * p.code_scale() ** 2, rtol=0.1)

@@ -1,15 +1,14 @@
 """The privacct_audit pytest plugin, exercised through pytester."""
 
-import pytest
 
 # Load numpy/scipy and the auditor before pytester snapshots sys.modules: an in-process pytester run
 # restores sys.modules afterwards, and numpy's C extension cannot be imported twice in one process.
-import audits.mechanisms  # noqa: F401
-import audits.runner  # noqa: F401
+import privacct.audits.mechanisms  # noqa: F401
+import privacct.audits.runner  # noqa: F401
 
 TEST_FILE = '''
 import pytest
-from audits.mechanisms import LaplaceMechanism
+from privacct.audits.mechanisms import LaplaceMechanism
 
 
 @pytest.mark.privacy_audit(epsilon=1.0)
@@ -41,7 +40,7 @@ def test_plugin_passes_correct_and_fails_broken_with_readable_message(pytester):
 
 def test_plugin_options_reach_the_audit(pytester):
     pytester.makepyfile('''
-        from audits.mechanisms import NullMechanism
+        from privacct.audits.mechanisms import NullMechanism
 
         def test_seed_and_trials(privacy_audit):
             r = privacy_audit.mechanism(NullMechanism(), 0, 1)

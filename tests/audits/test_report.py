@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from algorithms.registry import learners
-from audits.report import ReportScale, make_report, paper_configs
+from privacct.algorithms.registry import learners
+from privacct.audits.report import ReportScale, make_report, paper_configs
 from privacct.accounting import all_epsilons
 from privacct.cli import main
 from privacct.log import MechanismLog

@@ -4,8 +4,8 @@ import distributed
 import numpy as np
 import pytest
 
-from audits import audit_mechanism, sampling
-from audits.mechanisms import GaussianMechanism, LaplaceMechanism
+from privacct.audits import audit_mechanism, sampling
+from privacct.audits.mechanisms import GaussianMechanism, LaplaceMechanism
 from privacct.errors import PrivacctError
 
 KW = dict(trials=24_000, seed=11, chunk_size=5000)
@@ -46,7 +46,7 @@ def test_bad_executor_and_missing_scheduler():
 
 
 def test_learner_audit_on_dask_equals_inline():
-    from audits.learner import audit_learner
+    from privacct.audits.learner import audit_learner
 
     kw = dict(privacy="jdp", episodes=8, horizon=3, trials=200, seed=2, chunk_size=50)
     a = audit_learner("ucb-vi", executor="inline", **kw)

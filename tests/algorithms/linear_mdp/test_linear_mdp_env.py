@@ -6,7 +6,7 @@ from itertools import product
 import numpy as np
 import pytest
 
-from algorithms.envs.linear_mdp import LINEAR_ENVS, LinearMDP, make_linear_env, simplex_linear_mdp
+from privacct.algorithms.envs.linear_mdp import LINEAR_ENVS, LinearMDP, make_linear_env, simplex_linear_mdp
 from privacct.errors import PrivacctError
 
 

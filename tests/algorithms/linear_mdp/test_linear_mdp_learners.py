@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from algorithms.base import RunConfig
-from algorithms.envs.linear_mdp import make_linear_env
-from algorithms.linear_mdp import LEARNERS
-from algorithms.linear_mdp import common as C
-from algorithms.linear_mdp import batched_jdp, private_lsvi_ucb as P
+from privacct.algorithms.base import RunConfig
+from privacct.algorithms.envs.linear_mdp import make_linear_env
+from privacct.algorithms.linear_mdp import LEARNERS
+from privacct.algorithms.linear_mdp import common as C
+from privacct.algorithms.linear_mdp import batched_jdp, private_lsvi_ucb as P
 from privacct.errors import NumericalError, PrivacctError
 from privacct.ledger import check_ledger
 from privacct.log import tree_depth

@@ -4,13 +4,13 @@ import json
 
 import pytest
 
-from algorithms.linear_mdp.reproduce import LABEL, reproduce
+from privacct.algorithms.linear_mdp.reproduce import LABEL, reproduce
 from privacct.errors import PrivacctError
 from privacct.log import MechanismLog
 
 
 def test_reproduce_small(tmp_path):
-    s = reproduce(tmp_path, full=False, seeds=1, episodes=40, eps_grid=[1.0])
+    reproduce(tmp_path, full=False, seeds=1, episodes=40, eps_grid=[1.0])
     for f in ("regret_vs_episode.png", "paper_vs_tight.png", "switches.png", "summary.json"):
         assert (tmp_path / f).stat().st_size > 0
     data = json.loads((tmp_path / "summary.json").read_text())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from algorithms.envs.linear_mixture import (LM_ENVS, hard_to_learn, hypercube_actions, make_linear_mixture_env,
+from privacct.algorithms.envs.linear_mixture import (LM_ENVS, hard_to_learn, hypercube_actions, make_linear_mixture_env,
                                             riverswim_kernel, riverswim_lm)
 from privacct.errors import PrivacctError
 

@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from algorithms.base import RunConfig
-from algorithms.envs.linear_mixture import hard_to_learn, riverswim_lm
-from algorithms.linear_mixture import LEARNERS, canary_trajectory
-from algorithms.linear_mixture.aggregators import safe_inverse
+from privacct.algorithms.base import RunConfig
+from privacct.algorithms.envs.linear_mixture import hard_to_learn, riverswim_lm
+from privacct.algorithms.linear_mixture import LEARNERS, canary_trajectory
+from privacct.algorithms.linear_mixture.aggregators import safe_inverse
 from privacct.accounting import epsilon as account
 from privacct.errors import PrivacctError
 from privacct.ledger import check_ledger
@@ -187,7 +187,7 @@ def test_declared_sensitivity_bounds_canary_statistics(env_name):
     """Canary A vs B statistics at clipped values (worst case V = cap) stay within the declared sensitivity."""
     c = cfg("ldp-ucrl-vtr", "ldp", env=env_name, episodes=50)
     log = LEARNERS["ldp-ucrl-vtr"].build_log(c)
-    from algorithms.linear_mixture import make_env
+    from privacct.algorithms.linear_mixture import make_env
     env = make_env(c, "riverswim")
     rng = np.random.default_rng(0)
     (sa, aa, na), (sb, ab, nb) = canary_trajectory(env, "A"), canary_trajectory(env, "B")
@@ -207,7 +207,7 @@ def test_declared_sensitivity_bounds_canary_statistics(env_name):
 def test_user_side_clip_holds_for_a_malicious_broadcast(env):
     """LDP: the server chooses (Sigma^{-1}, theta). Whatever it sends, V stays in [0, cap] and the
     statistics the user would release stay within the declared sensitivity (notes seed 001 F1)."""
-    from algorithms.linear_mixture.planning import plan
+    from privacct.algorithms.linear_mixture.planning import plan
     H, d = env.horizon, env.dim
     rng = np.random.default_rng(5)
     B = 6

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from algorithms.linear_mixture.reproduce import reproduce
+from privacct.algorithms.linear_mixture.reproduce import reproduce
 from privacct.errors import PrivacctError
 
 

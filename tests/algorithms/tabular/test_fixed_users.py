@@ -6,11 +6,11 @@ import math
 import numpy as np
 import pytest
 
-from algorithms.base import RunConfig
-from algorithms.tabular import LEARNERS
-from algorithms.tabular.canary import canary_trajectory
-from algorithms.tabular.learner import make_mdp
-from algorithms.tabular.stats import episode_stats
+from privacct.algorithms.base import RunConfig
+from privacct.algorithms.tabular import LEARNERS
+from privacct.algorithms.tabular.canary import canary_trajectory
+from privacct.algorithms.tabular.learner import make_mdp
+from privacct.algorithms.tabular.stats import episode_stats
 from privacct.errors import PrivacctError
 from privacct.log import tree_depth
 from privacct.rng import spawn_sequences

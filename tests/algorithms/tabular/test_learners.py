@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from algorithms.base import RunConfig
-from algorithms.tabular import LEARNERS
+from privacct.algorithms.base import RunConfig
+from privacct.algorithms.tabular import LEARNERS
 from privacct.errors import PrivacctError
 from privacct.rng import spawn_sequences
 

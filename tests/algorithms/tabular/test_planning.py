@@ -5,9 +5,9 @@ import math
 import numpy as np
 import pytest
 
-from algorithms.envs import riverswim
-from algorithms.tabular.planning import evaluate_po, log_terms, mirror_step, optimistic_model, plan_vi
-from algorithms.tabular.stats import episode_stats, family_dims, split
+from privacct.algorithms.envs import riverswim
+from privacct.algorithms.tabular.planning import evaluate_po, log_terms, mirror_step, optimistic_model, plan_vi
+from privacct.algorithms.tabular.stats import episode_stats, family_dims, split
 
 
 def _exact_counts(m, n):

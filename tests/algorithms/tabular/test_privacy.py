@@ -5,9 +5,9 @@ import math
 import numpy as np
 import pytest
 
-from algorithms.base import RunConfig
-from algorithms.tabular import LEARNERS
-from algorithms.tabular.privatizers import GROUP, Privatizer, build_tabular_log, e_terms
+from privacct.algorithms.base import RunConfig
+from privacct.algorithms.tabular import LEARNERS
+from privacct.algorithms.tabular.privatizers import GROUP, Privatizer, build_tabular_log, e_terms
 from privacct.accounting import tightest_epsilon
 from privacct.ledger import Ledger, check_ledger
 from privacct.log import MechanismLog, tree_depth
