@@ -26,6 +26,31 @@ def test_audit_exit_one_when_the_audit_fails(capsys, monkeypatch):
     assert rc == 1 and "privacy audit FAILS" in capsys.readouterr().out
 
 
+def test_audit_exit_three_when_inconclusive_and_names_the_trials_needed(capsys, monkeypatch):
+    import privacct.audits.learner
+    from privacct.audits.mechanisms import LaplaceMechanism
+    from privacct.audits import audit_mechanism
+
+    weak = audit_mechanism(LaplaceMechanism(0.25), 0.0, 1.0, epsilon=1.0, trials=50)  # true eps 4, 50 trials
+    assert weak.verdict == "inconclusive"
+    monkeypatch.setattr(privacct.audits.learner, "audit_learner", lambda *a, **k: weak)
+    rc = main(["audit", "ucb-vi", "--privacy", "jdp", "--trials", "50"])
+    out = capsys.readouterr().out
+    assert rc == 3 and "privacy audit INCONCLUSIVE" in out
+    assert f"needs about {weak.power.trials_needed} trials per side" in out and "canonical-laplace-2x" in out
+    rc = main(["audit", "ucb-vi", "--privacy", "jdp", "--trials", "50", "--json"])
+    d = json.loads(capsys.readouterr().out)
+    assert rc == 3 and d["verdict"] == "inconclusive" and d["power"]["trials_needed"] == weak.power.trials_needed
+
+
+def test_audit_help_documents_the_exit_codes(capsys):
+    with pytest.raises(SystemExit):
+        main(["audit", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for needle in ("0 passes", "1 fails", "3 inconclusive", "2 bad input"):
+        assert needle in text
+
+
 @pytest.mark.parametrize("argv", [
     ["audit", "no-such-learner", "--privacy", "jdp"],
     ["audit", "ucb-vi", "--privacy", "jdp", "--trials", "3"],

@@ -17,8 +17,10 @@ ALPHA = 0.025  # one pair, two directions, confidence 0.95
 
 
 def _exact_median(tpr, fpr, n, alpha, delta):
-    """The exact median of the CP eps lower bound of one threshold test, by enumerating (TP, FP)."""
-    tp, fp = np.arange(n + 1), np.arange(n + 1)
+    """The exact median of the CP eps lower bound of one threshold test, by enumerating (TP, FP)
+    (over their central 1 - 2e-9 mass)."""
+    tp = np.arange(*(stats.binom.ppf([1e-9, 1 - 1e-9], n, tpr).astype(int) + [0, 1]))
+    fp = np.arange(*(stats.binom.ppf([1e-9, 1 - 1e-9], n, fpr).astype(int) + [0, 1]))
     w = np.outer(stats.binom.pmf(tp, n, tpr), stats.binom.pmf(fp, n, fpr)).ravel()
     eps = bounds.epsilon_from_bounds(bounds.cp_lower(tp, n, alpha / 2)[:, None],
                                      bounds.cp_upper(fp, n, alpha / 2)[None, :], delta).ravel()
@@ -27,13 +29,13 @@ def _exact_median(tpr, fpr, n, alpha, delta):
     return float(eps[order][np.searchsorted(cum, 0.5)])  # largest c with P[eps >= c] >= 1/2
 
 
-@pytest.mark.parametrize("n, t", [(30, 1.0), (30, 0.5), (80, 1.3), (200, 1.0)])
+@pytest.mark.parametrize("n, t", [(30, 1.0), (80, 1.3), (200, 1.0), (3000, 0.8), (3000, 1.5)])
 def test_grid_median_never_exceeds_the_exact_median(n, t):
     tpr, fpr = power._laplace_rates(np.array([t]), 2.0)
     grid = power._grid_median(tpr, fpr, n, ALPHA, 0.0)[0]
     exact = _exact_median(float(tpr[0]), float(fpr[0]), n, ALPHA, 0.0)
     assert grid <= exact + 1e-12
-    assert grid >= exact - 0.25  # and it is close (the grid only moves quantile levels by 1/64)
+    assert grid >= exact - 0.05  # and close (the grid moves quantile levels by at most 1/64)
 
 
 def test_laplace_criterion_matches_simulated_audits():
