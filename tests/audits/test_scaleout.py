@@ -82,13 +82,14 @@ def test_process_workers_use_one_blas_thread_and_the_caller_keeps_its_own():
     assert all((c == 1).all() for c in procs)
 
 
-def test_dask_worker_processes_use_one_blas_thread():
+def test_dask_worker_processes_use_one_blas_thread(monkeypatch):
     # the worker gets OPENBLAS_NUM_THREADS=2 (by default Dask's nanny sets 1 before the worker starts;
     # a worker started otherwise need not), so the audit has to pin it
     import dask
 
-    env = {v: "2" for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
-    with dask.config.set({"distributed.nanny.pre-spawn-environ": env}), \
+    for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.setenv(v, "2")  # inherited by the worker process (this process's BLAS is already loaded)
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": {}}), \
             distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, protocol="tcp://",
                                      host="127.0.0.1", dashboard_address=None) as cluster:
         with distributed.Client(cluster.scheduler_address, set_as_default=False) as client:
