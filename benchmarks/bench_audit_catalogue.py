@@ -1,7 +1,10 @@
 """Audit every catalogue mechanism (privacct.audits.catalog) and count false alarms and catches.
 
     python benchmarks/bench_audit_catalogue.py --trials 1000000 [--only NAME ...] [--seed S] [--json]
-        [--markdown] [--executor inline|processes] [--workers N]
+        [--markdown] [--executor inline|processes] [--workers N] [--baseline]
+
+``--baseline`` audits with the statistics the auditor had before the vector statistics
+(privacct.audits.vector_statistics) were added: the linear projections only.
 
 For each entry: its true eps, the claim, the certified eps lower bound (95%), the verdict, the
 winning statistic and the seconds. Counts at the end: false alarms (private entries whose verdict
@@ -69,11 +72,15 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=None)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--baseline", action="store_true", help="without the vector statistics (the auditor before them)")
     args = ap.parse_args()
+    if args.baseline:
+        from privacct.audits import statistics
+        statistics._vector = lambda x_sel, y_sel: []
     names = args.only or list(catalogue())
     t0 = time.perf_counter()
     rows = run(names, args.trials, args.seed, args.executor, args.workers)
-    summary = {"trials_per_side": args.trials, "seed": args.seed, "total_seconds": time.perf_counter() - t0,
+    summary = {"trials_per_side": args.trials, "seed": args.seed, "baseline": args.baseline, "total_seconds": time.perf_counter() - t0,
                **counts(rows), "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
                                            "numpy": np.__version__, "load_average": os.getloadavg()}}
     if args.json:

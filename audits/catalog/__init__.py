@@ -60,8 +60,10 @@ class CatalogueEntry:
 ONES5, ONES10 = np.ones(5), np.ones(10)
 ONE_UP_REST_DOWN5 = np.array([2.0, 0, 0, 0, 0])  # StatDP's "one above, rest below" (ALL_DIFFER)
 ONE_UP_REST_DOWN10 = np.array([2.0] + [0.0] * 9)
+LAST_UP_REST_DOWN10 = np.array([0.0] * 9 + [2.0])  # the nine 'below' answers before the released one all move
 STREAM = np.ones(8)
 STREAM_FIRST_UP = np.array([2.0] + [1.0] * 7)
+STREAM_MIDDLE_UP = np.array([1.0, 1, 1, 2, 1, 1, 1, 1])  # (a first-element change moves every prefix sum alike)
 GAUSS_EPS = gaussian_true_epsilon(1.0, 1e-5)  # Balle & Wang 2018, Thm 8: sigma = Delta = 1
 RAPPOR_EPS = rappor_epsilon(0.5, 1)  # 2 ln 3
 
@@ -126,33 +128,40 @@ def _entries() -> list[CatalogueEntry]:
           "Ding et al. 2018 (DP-Sniper RNM4): outputs below max q' have probability 0 under D'"),
         E("noisy-max-index-and-value", ReportNoisyMax(2.0, "laplace", "both"), ONES5, 2 * ONES5, 1.0, 0.0, 2.5, False,
           "as noisy-max-value (the index has the same law on both sides)", mixed=True),
-        E("svt-alg3", SparseVector(3, 1.0, 1, 1.0), ONES10, ONE_UP_REST_DOWN10, 1.0, 0.0, INF, False,
-          "Lyu, Su, Li 2017, Alg. 3 (Roth 2011; releases q_i + nu_i) and Table 1: infinity-DP", mixed=True),
+        E("svt-alg3", SparseVector(3, 1.0, 1, 1.0), ONES10, LAST_UP_REST_DOWN10, 1.0, 0.0, 4.5, False,
+          "Lyu, Su, Li 2017, Alg. 3 (Roth 2011; releases q_i + nu_i) and Table 1: infinity-DP (unbounded in the number "
+          "of queries m); at m = 10 and this pair the sup of the privacy loss is 4.5 = 9 / b_nu (numerical integration "
+          "of p(k, v) = f_nu(v - q_k) int_{rho <= v - T} f_rho(rho) prod_{j<k} F_nu(T + rho - q_j))", mixed=True),
         E("svt-alg4", SparseVector(4, 1.0, 1, 1.0), ONES10, ONE_UP_REST_DOWN10, 1.0, 0.0, 1.75, False,
           "Lyu, Su, Li 2017, Alg. 4 (Lee & Clifton 2014) and Table 1: ((1 + 6c) / 4) eps, not eps-DP"),
         E("svt-alg5", SparseVector(5, 1.0, 1, 1.0), ONES10, ONE_UP_REST_DOWN10, 1.0, 0.0, INF, False,
           "Lyu, Su, Li 2017, Alg. 5 (Stoddard et al. 2014; no query noise) and Table 1: infinity-DP"),
         E("svt-alg6", SparseVector(6, 1.0, 1, 1.0), ONES10, ONE_UP_REST_DOWN10, 1.0, 0.0, INF, False,
           "Lyu, Su, Li 2017, Alg. 6 (Chen et al. 2015; no cutoff) and Table 1: infinity-DP"),
-        E("svt-first-above-index-value", FirstAboveThreshold(1.0, 1.0), ONES10, ONE_UP_REST_DOWN10, 1.0, 0.0, INF, False,
-          "Lyu, Su, Li 2017, Alg. 3 with c = 1 as (index, noisy answer) (StatDP iSVT4): infinity-DP", mixed=True),
+        E("svt-first-above-index-value", FirstAboveThreshold(1.0, 1.0), ONES10, LAST_UP_REST_DOWN10, 1.0, 0.0, 4.5, False,
+          "Lyu, Su, Li 2017, Alg. 3 with c = 1 as (index, noisy answer) (StatDP iSVT4); same law as svt-alg3: 4.5",
+          mixed=True),
         E("svt-alg3-alg4-parallel", Concatenated(SparseVector(3, 1.0, 1, 1.0), SparseVector(4, 1.0, 1, 1.0)),
-          ONES10, ONE_UP_REST_DOWN10, 1.0, 0.0, INF, False,
-          "DP-Sniper's SVT34Parallel: Algs 3 and 4 of Lyu et al. 2017 side by side, each claiming eps", mixed=True),
-        E("numerical-svt-reused-noise", NumericalSparseVector(1.0, 1, 1.0, reuse=True), ONES10, ONE_UP_REST_DOWN10,
-          1.0, 0.0, INF, False,
-          "numerical SVT releasing the comparison's own noisy answer: the flaw of Lyu et al. 2017 Alg. 3", mixed=True),
-        E("noiseless-branch", NoiselessBranch(4.0, 0.5), 1.0, 0.0, 1.0, 0.0, INF, False,
-          "noise on one branch only (DP-Finder issue #1, SmartSum variant): an atom at f(D)", mixed=True),
-        E("noiseless-branch-flagged", NoiselessBranch(4.0, 0.5, flag=True), 1.0, 0.0, 1.0, 0.0, INF, False,
+          ONES10, LAST_UP_REST_DOWN10, 1.0, 0.0, 4.5, False,
+          "DP-Sniper's SVT34Parallel: Algs 3 and 4 of Lyu et al. 2017 side by side, each claiming eps (>= 4.5, as svt-alg3)",
+          mixed=True),
+        E("numerical-svt-reused-noise", NumericalSparseVector(1.0, 1, 1.0, reuse=True), ONES10, LAST_UP_REST_DOWN10,
+          1.0, 0.0, 1.5, False,
+          "numerical SVT releasing the comparison's own noisy answer (the flaw of Lyu et al. 2017 Alg. 3): sup of the "
+          "privacy loss 1.5 = 9 / b_nu at this pair (numerical integration as svt-alg3); the events above e^1 have "
+          "probability ~1e-3 (a hard case)", mixed=True),
+        E("noiseless-branch", NoiselessBranch(4.0, 0.1), 1.0, 0.0, 1.0, 0.0, INF, False,
+          "noise on one branch only (DP-Finder issue #1, SmartSum variant): an atom at f(D) of mass 0.1", mixed=True),
+        E("noiseless-branch-flagged", NoiselessBranch(4.0, 0.1, flag=True), 1.0, 0.0, 1.0, 0.0, INF, False,
           "as noiseless-branch, releasing (branch bit, value)", mixed=True),
-        E("prefix-sum-shared-noise", PrefixSumLaplace(1.0, shared=True), STREAM, STREAM_FIRST_UP, 1.0, 0.0, INF, False,
-          "one noise value for every prefix sum: differences are exact"),
+        E("prefix-sum-shared-noise", PrefixSumLaplace(1.0, shared=True), STREAM, STREAM_MIDDLE_UP, 1.0, 0.0, INF, False,
+          "one noise value for every prefix sum: differences of consecutive outputs are exact"),
         E("binary-tree-ln-depth", BinaryTreePrefixSums(math.log(8.0)), STREAM, STREAM_FIRST_UP, 1.0, 0.0,
           4.0 / math.log(8.0), False,
           "Chan, Shi, Song 2011 printed Lap(log T / eps) read as ln T: 4 nodes at b = ln 8 give 4 / ln 8 = 1.92"),
-        E("rappor-two-hashes", OneTimeRappor(0.5, 8, 2), 0, 1, RAPPOR_EPS, 0.0, rappor_epsilon(0.5, 2), False,
-          "Erlingsson et al. 2014, Thm 1 with h = 2 (four bits differ) under the h = 1 claim"),
+        E("rappor-two-hashes", OneTimeRappor(0.5, 8, 2), 0, 2, RAPPOR_EPS, 0.0, rappor_epsilon(0.5, 2), False,
+          "Erlingsson et al. 2014, Thm 1 with h = 2 (values 0 and 2 set bits {0, 1} and {2, 3}: four bits differ, "
+          "4 ln 3) under the h = 1 claim (2 ln 3)"),
     ]
 
 

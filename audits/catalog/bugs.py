@@ -13,21 +13,22 @@ import numpy as np
 
 @dataclass(frozen=True)
 class NoiselessBranch:
-    """``f(D)`` released EXACTLY when it exceeds ``threshold``, ``f(D) + Lap(scale)`` otherwise: the
-    noise is added on one branch only (the SmartSum-style slip of DP-Finder issue #1). An atom at
-    f(D) appears on one side only, so the mechanism is not eps-DP for any finite eps.
+    """``f(D) + Lap(scale)``, except on a branch taken with probability ``p_exact`` (whatever the
+    data: a fallback or cache path) that releases ``f(D)`` EXACTLY: the noise is added on one branch
+    only (the SmartSum-style slip of DP-Finder issue #1). The atom at f(D) has probability
+    ``p_exact`` under D and 0 under D', so the mechanism is not eps-DP for any finite eps.
 
     ``flag``: release (branch bit, value) instead of the value alone (a mixed discrete/continuous
-    vector)."""
+    vector whose bit has the same law on both sides)."""
 
-    scale: float = 1.0
-    threshold: float = 0.5
+    scale: float = 4.0
+    p_exact: float = 0.1
     flag: bool = False
 
     def __call__(self, dataset, rng: np.random.Generator, size: int) -> np.ndarray:
         v = float(dataset)
-        exact = v > self.threshold
-        out = np.full(size, v) if exact else v + rng.laplace(0.0, self.scale, size=size)
+        exact = rng.random(size) < self.p_exact
+        out = np.where(exact, v, v + rng.laplace(0.0, self.scale, size=size))
         if not self.flag:
             return out
-        return np.column_stack([np.full(size, float(exact)), out])
+        return np.column_stack([exact.astype(float), out])
