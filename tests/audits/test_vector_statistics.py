@@ -92,3 +92,14 @@ def test_candidates_are_fitted_on_the_selection_half_and_score_on_a_held_out_par
     assert list(atoms[0]) == [0.0, 1.0, 2.0] and len(atoms[1]) == 0
     assert row_hash(np.array([[1.0, 2.0], [1.0, 2.0], [2.0, 1.0]])).tolist()[:2] == \
         row_hash(np.array([[1.0, 2.0]])).tolist() * 2
+
+
+def test_split_uses_the_continuous_value_within_each_discrete_cell(monkeypatch):
+    """Lyu et al.'s Alg. 3 as (index of the first answer above the threshold, its noisy answer): the
+    leak sits in the value GIVEN the index, which the per-cell likelihood ratio picks up."""
+    e = get("svt-first-above-index-value")
+    r = e.audit(trials=100_000, seed=0, executor="inline")
+    assert r.verdict == "fails" and "split likelihood-ratio" in r.test
+    assert 1.45 < r.epsilon_lower_bound <= e.true_epsilon
+    _baseline(monkeypatch)
+    assert e.audit(trials=100_000, seed=0, executor="inline").epsilon_lower_bound < 1.35
