@@ -46,7 +46,7 @@ MAX_COORDINATES = 32
 MAX_JOINT = 512
 MIN_ATOM_COUNT = 3
 MAX_ATOMS = 16
-ATOM_ROWS = 200_000  # rows per side scanned for atoms
+ATOM_ROWS = 20_000  # rows per side scanned for atoms (an atom of mass >= ~1e-4 repeats there)
 MAX_CELLS = 256
 MIN_CELL = 200
 MAX_BINS = 32
@@ -90,12 +90,16 @@ def _lookup(keys: np.ndarray, values: np.ndarray, k: np.ndarray, default: float 
 
 def column_atoms(fx: np.ndarray, fy: np.ndarray) -> list[np.ndarray]:
     """Per column, the sorted values that repeat >= MIN_ATOM_COUNT times in the pooled selection half
-    (the MAX_ATOMS most frequent)."""
-    px = fx[:ATOM_ROWS]
-    py = fy[:ATOM_ROWS]
+    (its first ATOM_ROWS rows per side; the MAX_ATOMS most frequent)."""
+    pooled = np.sort(np.concatenate([fx[:ATOM_ROWS], fy[:ATOM_ROWS]]), axis=0)
+    k = MIN_ATOM_COUNT - 1
+    repeats = (pooled[k:] == pooled[:-k]).any(axis=0) if len(pooled) > k else np.zeros(pooled.shape[1], bool)
     out = []
     for j in range(fx.shape[1]):
-        vals, counts = np.unique(np.concatenate([px[:, j], py[:, j]]), return_counts=True)
+        if not repeats[j]:  # no value repeats MIN_ATOM_COUNT times: a continuous column
+            out.append(np.empty(0))
+            continue
+        vals, counts = np.unique(pooled[:, j], return_counts=True)
         keep = counts >= MIN_ATOM_COUNT
         vals, counts = vals[keep], counts[keep]
         if len(vals) > MAX_ATOMS:
