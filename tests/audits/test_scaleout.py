@@ -98,3 +98,13 @@ def test_dask_worker_processes_use_one_blas_thread(monkeypatch):
     if before < 2:
         pytest.skip("the worker's BLAS cannot run two threads, so pinning cannot be observed")
     assert all((c == 1).all() for c in out)
+
+
+def test_vector_statistics_give_the_same_result_on_every_executor():
+    from privacct.audits.catalog import get
+
+    e = get("svt-alg3")  # mixed output: atoms, cells, per-cell ratios and the row hash are all deterministic
+    a = e.audit(executor="inline", **KW)
+    b = e.audit(executor="processes", workers=2, **KW)
+    assert "split likelihood-ratio" in a.statistics and a.statistics == b.statistics
+    assert (a.test, a.counts, a.epsilon_lower_bound) == (b.test, b.counts, b.epsilon_lower_bound)
