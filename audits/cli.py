@@ -86,7 +86,9 @@ def cmd_audit(args) -> int:
 
 def register_mutants(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("mutants", help="run every planted bug through the accountant, ledger and audit checks",
-                              description="Planted bugs (privacct.audits.mutants): which check catches each one.")
+                              description="Planted bugs (privacct.audits.mutants): which check catches each one. The "
+                                          "audit catches a mutant only when its verdict is 'fails' (an inconclusive "
+                                          "audit catches nothing).")
     p.add_argument("--json", action="store_true", help="print a JSON list of {name, caught_by, epsilons, ...}")
     p.add_argument("--trials", type=integer_arg("--trials"), default=None,
                    help="audit trials per side (default: each mutant's own, 1e5 for most)")
