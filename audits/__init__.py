@@ -4,8 +4,13 @@
     result = audit_mechanism(mechanism, dataset, neighbour, epsilon=1.0, delta=0.0,
                              trials=100_000, confidence=0.95, seed=0)
 
-Modules: :mod:`privacct.audits.bounds` (Clopper-Pearson, eps and GDP bounds), :mod:`privacct.audits.statistics`
+Every result carries a verdict, ``passes`` / ``fails`` / ``inconclusive``, decided with a power
+criterion (:mod:`privacct.audits.power`): an audit passes only if it could have seen a violation.
+
+Modules: :mod:`privacct.audits.bounds` (Clopper-Pearson, eps and GDP bounds), :mod:`privacct.audits.power`
+(power criteria), :mod:`privacct.audits.statistics`, :mod:`privacct.audits.vector_statistics`
 and :mod:`privacct.audits.testers` (tests chosen on one half, certified on the other),
+:mod:`privacct.audits.catalog` (benchmark mechanisms with known privacy),
 :mod:`privacct.audits.sampling` (chunks on processes or Dask), :mod:`privacct.audits.runner` (the runner),
 :mod:`privacct.audits.learner` (learner audits through the AUDIT HOOK), :mod:`privacct.audits.suite`,
 :mod:`privacct.audits.mutants` (planted bugs), :mod:`privacct.audits.cli` and :mod:`privacct.audits.pytest_plugin`.
@@ -19,6 +24,7 @@ import importlib
 # session of the project, so importing the package must not pull in scipy.stats or numpy work.
 _EXPORTS = {
     "AuditResult": "runner", "audit_mechanism": "runner", "run_audit": "runner",
+    "PowerCheck": "power", "canonical_power": "power",
     "FixedPair": "protocols", "Mechanism": "protocols", "NeighbourGenerator": "protocols",
     "PairList": "protocols", "PropertyTester": "protocols", "ThresholdTester": "testers",
 }

@@ -6,13 +6,16 @@
 claim on canary A vs B (:func:`privacct.audits.learner.audit_learner`). ``released_path`` (JDP tree
 learners: every node containing user 1) and ``released_user1`` (LDP: user 1's own report) with
 ``--fixed-users`` (users 2..K report a fixed trajectory, so D and D' are fixed datasets) are the
-strongest tabular audits (:func:`privacct.audits.learner.strongest_observation`). Exit 0 when the audit
-passed (eps lower bound <= claim), 1 when it did not, 2 on bad input (``privacct.cli.main``
-prints the PrivacctError as one line).
+strongest tabular audits (:func:`privacct.audits.learner.strongest_observation`). Exit codes
+(:data:`EXIT_CODES`): 0 ``passes`` (eps lower bound <= claim and the audit had the power to see a
+violation), 1 ``fails`` (eps lower bound > claim), 3 ``inconclusive`` (eps lower bound <= claim but
+the audit could not have seen a violation; the output says how many trials it would need), 2 bad
+input (``privacct.cli.main`` prints the PrivacctError as one line).
 
 ``privacct mutants [--json] [--trials N] [--seed S] [--only NAME ...] [--controls]``: run every
 planted bug (:mod:`privacct.audits.mutants`) through the accountant, ledger and audit checks; ``--json``
-prints a list of objects with name, caught_by and the eps each check found. Exit 0 when every
+prints a list of objects with name, caught_by and the eps each check found. The audit catches a
+mutant only when its verdict is ``fails``. Exit 0 when every
 mutant is caught by at least one check (and, with ``--controls``, no correct control is), 1 otherwise.
 ``--learners`` adds the tabular learners run with the papers' printed constants
 (:func:`privacct.audits.suite.paper_constants`), reported beside the mutants.
@@ -26,11 +29,20 @@ import json
 from privacct.cli import integer_arg, number_arg
 from privacct.errors import check_count
 
+EXIT_CODES = {"passes": 0, "fails": 1, "inconclusive": 3}
+AUDIT_EXIT_HELP = ("exit status: 0 passes (eps lower bound <= claim and the audit had the power to see a violation: "
+                   "it would certify more than the claim for a mechanism leaking twice the claim), 1 fails (eps lower "
+                   "bound > claim), 3 inconclusive (eps lower bound <= claim but too few trials to see a violation; "
+                   "the output gives the trials needed), 2 bad input")
+
 
 def register_audit(subparsers) -> argparse.ArgumentParser:
-    p = subparsers.add_parser("audit", help="empirical eps lower bound of a learner (canary A vs B); exit 0 passed, 1 failed",
+    p = subparsers.add_parser("audit", help="empirical eps lower bound of a learner (canary A vs B); "
+                                            "exit 0 passes, 1 fails, 3 inconclusive, 2 bad input",
                               description="Audit a private learner: run it on D (user 1 = canary A) and D' (canary B) "
-                                          "TRIALS times each and certify an eps lower bound (Clopper-Pearson).")
+                                          "TRIALS times each, certify an eps lower bound (Clopper-Pearson) and give a "
+                                          "verdict: passes, fails or inconclusive.",
+                              epilog=AUDIT_EXIT_HELP)
     p.add_argument("algorithm", metavar="ALGORITHM", help="a learner name (see `privacct run --help`)")
     p.add_argument("--privacy", choices=["jdp", "ldp"], required=True, help="privacy model of the claim")
     p.add_argument("--epsilon", type=number_arg("--epsilon"), default=1.0, help="claimed epsilon > 0 (default 1)")
@@ -69,12 +81,14 @@ def cmd_audit(args) -> int:
         print(json.dumps(d, indent=2))
     else:
         print(r.summary())
-    return 0 if r.passed else 1
+    return EXIT_CODES[r.verdict]
 
 
 def register_mutants(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("mutants", help="run every planted bug through the accountant, ledger and audit checks",
-                              description="Planted bugs (privacct.audits.mutants): which check catches each one.")
+                              description="Planted bugs (privacct.audits.mutants): which check catches each one. The "
+                                          "audit catches a mutant only when its verdict is 'fails' (an inconclusive "
+                                          "audit catches nothing).")
     p.add_argument("--json", action="store_true", help="print a JSON list of {name, caught_by, epsilons, ...}")
     p.add_argument("--trials", type=integer_arg("--trials"), default=None,
                    help="audit trials per side (default: each mutant's own, 1e5 for most)")

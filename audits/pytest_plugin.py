@@ -4,19 +4,25 @@ Use in a test::
 
     @pytest.mark.privacy_audit(epsilon=1.0, delta=0.0)
     def test_my_mechanism_is_private(privacy_audit):
-        privacy_audit.mechanism(my_mechanism, dataset, neighbour)       # fails the test if eps_lb > eps
+        privacy_audit.mechanism(my_mechanism, dataset, neighbour)       # fails the test unless "passes"
         privacy_audit.learner("ucb-vi", privacy="jdp", episodes=32)   # learner audit (AUDIT HOOK)
 
-* marker ``privacy_audit(epsilon=, delta=, trials=, confidence=)``: the claim and budget of every
-  audit the test runs through the fixture (keyword arguments of the call override the marker).
+* marker ``privacy_audit(epsilon=, delta=, trials=, confidence=, allow_inconclusive=False)``: the
+  claim and budget of every audit the test runs through the fixture (keyword arguments of the call
+  override the marker).
 * fixture ``privacy_audit``: an :class:`Auditor` with ``mechanism(...)`` (:func:`privacct.audits.audit_mechanism`),
   ``learner(...)`` (:func:`privacct.audits.learner.audit_learner`) and ``check(result)``; each call returns
-  the :class:`audits.AuditResult` and fails the test with a readable message (claimed eps, eps
-  lower bound, the test, its counts) when the lower bound exceeds the claim.
+  the :class:`privacct.audits.AuditResult`. The test FAILS when the verdict is ``fails`` (the eps lower
+  bound exceeds the claim: claimed eps, lower bound, the test, its counts) and also when it is
+  ``inconclusive`` (the audit could not have seen a violation: the message names the trials per
+  side it would need), unless the test opts out explicitly with ``allow_inconclusive=True`` (marker
+  or call keyword). Only ``passes`` lets a test through silently.
 * options ``--privacy-audit-trials N`` (overrides every audit's trials: the CI budget knob) and
   ``--privacy-audit-seed S`` (default 0; a call's explicit seed wins).
 
-A summary of all audits run is printed at the end of the session.
+A summary of every audit run (its verdict) ends the session. Installing privacct loads this module
+in EVERY pytest session of every project; it imports only pytest at load time and does nothing
+(no stash entry, no summary section) in a session that never uses the fixture.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import pytest
 DEFAULT_TRIALS = 20_000  # mechanism audits: trials per side unless the call, marker or option says otherwise
 DEFAULT_LEARNER_TRIALS = 1_000  # learner audits (each trial is one learner run per side)
 _RESULTS = pytest.StashKey[list]()
+_OPT_OUT = "allow_inconclusive"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -39,9 +46,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "privacy_audit(epsilon=1.0, delta=0.0, trials=None, confidence=0.95): "
-                                       "claimed privacy and budget of the audits run by the privacy_audit fixture")
-    config.stash[_RESULTS] = []
+    config.addinivalue_line("markers", "privacy_audit(epsilon=1.0, delta=0.0, trials=None, confidence=0.95, "
+                                       "allow_inconclusive=False): claimed privacy and budget of the audits run by the "
+                                       "privacy_audit fixture")
     trials = config.getoption("--privacy-audit-trials", None)
     if trials is not None and trials < 10:
         raise pytest.UsageError(f"--privacy-audit-trials must be an integer >= 10, got {trials}")
@@ -56,7 +63,8 @@ class Auditor:
         self._nodeid = nodeid
         self.results: list = []
 
-    def _settings(self, kwargs: dict[str, Any], trials: int = DEFAULT_TRIALS) -> dict[str, Any]:
+    def _settings(self, kwargs: dict[str, Any], trials: int = DEFAULT_TRIALS) -> tuple[dict[str, Any], bool]:
+        """(keyword arguments of the audit, whether an inconclusive verdict is allowed)."""
         out = {"epsilon": 1.0, "delta": 0.0, "trials": trials, "confidence": 0.95,
                "seed": self._config.getoption("--privacy-audit-seed", 0)}
         out.update(self._marker)
@@ -64,31 +72,40 @@ class Auditor:
         forced = self._config.getoption("--privacy-audit-trials", None)
         if forced is not None:
             out["trials"] = forced
-        return out
+        allow = out.pop(_OPT_OUT, False)
+        if not isinstance(allow, bool):
+            raise pytest.UsageError(f"{_OPT_OUT} must be True or False, got {allow!r}")
+        return out, allow
 
-    def check(self, result) -> Any:
-        """Record ``result`` and fail the test if it did not pass."""
+    def check(self, result, *, allow_inconclusive: bool | None = None) -> Any:
+        """Record ``result``; fail the test on ``fails``, and on ``inconclusive`` unless allowed
+        (``allow_inconclusive`` here, else the marker's)."""
+        if allow_inconclusive is None:
+            allow_inconclusive = bool(self._marker.get(_OPT_OUT, False))
         self.results.append(result)
-        self._config.stash[_RESULTS].append((self._nodeid, result))
-        if not result.passed:
+        if _RESULTS not in self._config.stash:
+            self._config.stash[_RESULTS] = []
+        self._config.stash[_RESULTS].append((self._nodeid, result, allow_inconclusive))
+        if result.verdict == "fails" or (result.verdict == "inconclusive" and not allow_inconclusive):
             pytest.fail(_message(result), pytrace=False)
         return result
 
     def mechanism(self, mechanism, dataset, neighbour, **kwargs) -> Any:
         from privacct.audits import audit_mechanism
-        s = self._settings(kwargs)
+        s, allow = self._settings(kwargs)
         s.setdefault("name", getattr(mechanism, "__name__", type(mechanism).__name__))
-        return self.check(audit_mechanism(mechanism, dataset, neighbour, **s))
+        return self.check(audit_mechanism(mechanism, dataset, neighbour, **s), allow_inconclusive=allow)
 
     def learner(self, algorithm: str, **kwargs) -> Any:
         from privacct.audits.learner import audit_learner
-        s = self._settings(kwargs, trials=DEFAULT_LEARNER_TRIALS)
-        return self.check(audit_learner(algorithm, **s))
+        s, allow = self._settings(kwargs, trials=DEFAULT_LEARNER_TRIALS)
+        return self.check(audit_learner(algorithm, **s), allow_inconclusive=allow)
 
 
 def _message(result) -> str:
+    head = {"fails": "FAILED", "inconclusive": "INCONCLUSIVE", "passes": "passed"}[result.verdict]
     lines = [
-        f"privacy audit FAILED{': ' + result.name if getattr(result, 'name', '') else ''}",
+        f"privacy audit {head}{': ' + result.name if getattr(result, 'name', '') else ''}",
         f"  claimed epsilon      : {result.claimed_epsilon:g} (delta = {result.delta:g})",
         f"  epsilon lower bound  : {result.epsilon_lower_bound:.4f} (confidence {result.confidence:g}, "
         f"{result.trials} trials per side, seed {result.seed})",
@@ -97,6 +114,14 @@ def _message(result) -> str:
     for direction, c in result.counts.items():
         lines.append(f"  counts {direction:<14}: TP={c['TP']} FP={c['FP']} TN={c['TN']} FN={c['FN']}")
     lines.append(f"  GDP estimate         : mu >= {result.mu_lower_bound:.4f} (valid only for Gaussian-DP mechanisms)")
+    p = result.power
+    lines.append(f"  power ({p.criterion}): {p.description}")
+    if result.verdict == "inconclusive":
+        need = (f"about {p.trials_needed} trials per side" if p.trials_needed is not None
+                else "more trials than any feasible audit")
+        lines.append(f"  the audit could not have seen a violation: it needs {need} "
+                     f"(trials=... or --privacy-audit-trials); to accept an inconclusive audit, opt out explicitly "
+                     f"with {_OPT_OUT}=True (marker or call)")
     return "\n".join(lines)
 
 
@@ -109,12 +134,16 @@ def privacy_audit(request: pytest.FixtureRequest) -> Auditor:
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
-    results = config.stash.get(_RESULTS, [])
+    results = config.stash.get(_RESULTS, None)
     if not results:
         return
     terminalreporter.section("privacy audits")
-    for nodeid, r in results:
-        verdict = "passed" if r.passed else "FAILED"
+    for nodeid, r, allowed in results:
+        verdict = {"passes": "passes", "fails": "FAILS", "inconclusive": "INCONCLUSIVE"}[r.verdict]
+        extra = ""
+        if r.verdict == "inconclusive":
+            extra = (f" needs~{r.power.trials_needed}" if r.power.trials_needed is not None else " needs=?") + \
+                    (" (allowed)" if allowed else "")
         terminalreporter.write_line(
-            f"{verdict:6} eps_lb={r.epsilon_lower_bound:.4f} claimed={r.claimed_epsilon:g} "
-            f"trials={r.trials} {r.seconds:.2f}s  {nodeid}{' [' + r.name + ']' if r.name else ''}")
+            f"{verdict:12} eps_lb={r.epsilon_lower_bound:.4f} claimed={r.claimed_epsilon:g} "
+            f"trials={r.trials}{extra} {r.seconds:.2f}s  {nodeid}{' [' + r.name + ']' if r.name else ''}")

@@ -215,7 +215,7 @@ def build_row(spec, cfg, scale: ReportScale, *, seed: int, out_dir: Path,
         "tightest": rep.tightest,
         "audit_epsilon_lower_bound": eps_lb,
         "audit": {"episodes": a_k, "horizon": a_h, "trials": a_trials, "observe": observe, "fixed_users": fixed,
-                  "passed": bool(eps_lb <= cfg.epsilon), "test": str(getattr(audit, "test", ""))},
+                  "verdict": audit.verdict, "power": audit.power.to_dict(), "test": str(getattr(audit, "test", ""))},
         "verdict": verdict,
         "causes": causes,
         "printed_slips": list(rep.causes),
@@ -330,7 +330,7 @@ def _cells(r: dict) -> list[str]:
     return [
         r["algorithm"], r["privacy_model"].upper(), f"({r['claimed_epsilon']:g}, {r['claimed_delta']:g})",
         f"**{r['accounted_epsilon']:.4g}** ({r['tightest']}); {acc}",
-        f"{r['audit_epsilon_lower_bound']:.3g}", r["verdict"], _fmt_ratios(r),
+        f"{r['audit_epsilon_lower_bound']:.3g} ({r['audit']['verdict']})", r["verdict"], _fmt_ratios(r),
         f"K={r['regret_episodes']}: {r['regret_paper']:.4g} vs {r['regret_tight']:.4g}", r["paper"],
     ]
 
@@ -391,11 +391,13 @@ def to_html(markdown_doc: dict, figures: list[str], out_dir: Path) -> str:
 
 
 def terminal_table(rows: list[dict]) -> str:
-    head = f"{'algorithm':<22} {'model':<5} {'claim':>8} {'accounted':>10} {'audit LB':>9} {'verdict':<24} {'tight/printed':>13} {'regret paper/tight':>22}"
+    head = (f"{'algorithm':<22} {'model':<5} {'claim':>8} {'accounted':>10} {'audit LB':>9} {'audit verdict':<13} "
+            f"{'verdict':<24} {'tight/printed':>13} {'regret paper/tight':>22}")
     lines = [head, "-" * len(head)]
     for r in rows:
         lines.append(f"{r['algorithm']:<22} {r['privacy_model'].upper():<5} {r['claimed_epsilon']:>8g} "
-                     f"{r['accounted_epsilon']:>10.4g} {r['audit_epsilon_lower_bound']:>9.3g} {r['verdict']:<24} "
+                     f"{r['accounted_epsilon']:>10.4g} {r['audit_epsilon_lower_bound']:>9.3g} {r['audit']['verdict']:<13} "
+                     f"{r['verdict']:<24} "
                      f"{_fmt_ratios(r):>13} {r['regret_paper']:>10.4g}/{r['regret_tight']:<10.4g}")
     return "\n".join(lines)
 

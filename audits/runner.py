@@ -8,6 +8,17 @@ most ``1 - confidence``. That budget is split evenly over every evaluated test (
 pair, union bound); each test's two CP bounds get half of its share
 (:mod:`privacct.audits.bounds`). The GDP estimate has its own, separate budget of ``1 - confidence``.
 
+Verdict (docs/auditing.md): ``fails`` when the eps lower bound exceeds the claim; ``passes`` when
+it does not AND the audit had the power to see a violation; ``inconclusive`` otherwise (then
+``power.trials_needed`` says how many trials per side would give it power). Power is decided by a
+*power criterion*, ``power(n_eval, alpha, delta, claim) -> PowerCheck``
+(:mod:`privacct.audits.power`): ``n_eval`` = evaluation-half trials per side, ``alpha`` = the failure
+probability of one certified test (after the union bound), ``delta`` and ``claim`` = the audited
+claim. The default, :func:`privacct.audits.power.canonical_power`, asks whether this audit would
+certify more than the claim (in median) for the scalar Laplace (delta = 0) or Gaussian (delta > 0)
+mechanism whose true eps is twice the claim. A white-box audit that knows the privacy-loss
+distribution of what it observes passes its own criterion with the same signature.
+
 Units: epsilon in nats; ``trials`` = outputs per side (D and D' each); ``seconds`` wall clock.
 """
 
@@ -22,18 +33,28 @@ import numpy as np
 from privacct.errors import PrivacctError, check_count, check_delta, check_positive
 
 from . import bounds, sampling
+from .power import PowerCheck, canonical_power
 from .protocols import FixedPair, NeighbourGenerator
 from .testers import DIRECTIONS, Outcome, ThresholdTester
 
 MIN_TRIALS = 10
+VERDICTS = ("passes", "fails", "inconclusive")
 
 
-@dataclass
+def decide(epsilon_lower_bound: float, claim: float, power: PowerCheck) -> str:
+    """``fails`` iff eps_lb > claim; ``passes`` iff eps_lb <= claim and the audit had power; else ``inconclusive``."""
+    if epsilon_lower_bound > claim:
+        return "fails"
+    return "passes" if power.has_power else "inconclusive"
+
+
+@dataclass(frozen=True)
 class AuditResult:
     """The outcome of an audit.
 
-    ``epsilon_lower_bound`` (nats, >= 0) holds with probability >= ``confidence``;
-    ``passed`` is ``epsilon_lower_bound <= claimed_epsilon``; ``outcomes`` hold the counts of the
+    ``epsilon_lower_bound`` (nats, >= 0) holds with probability >= ``confidence``; ``verdict`` is
+    one of ``passes``, ``fails``, ``inconclusive`` (:func:`decide`) and ``power`` the criterion
+    behind it (:class:`privacct.audits.power.PowerCheck`); ``outcomes`` hold the counts of the
     certified tests (one per direction and pair); ``mu_lower_bound`` and ``epsilon_gdp`` are the
     Gaussian-DP estimate, valid only if the mechanism is mu-GDP (Nasr et al. 2023, arXiv 2302.07956).
     """
@@ -41,7 +62,8 @@ class AuditResult:
     epsilon_lower_bound: float
     claimed_epsilon: float
     delta: float
-    passed: bool
+    verdict: str
+    power: PowerCheck
     test: str
     outcomes: list[Outcome]
     mu_lower_bound: float
@@ -72,13 +94,23 @@ class AuditResult:
     def trials_per_second(self) -> float:
         return self.trials * self.pairs / self.seconds if self.seconds > 0 else float("inf")
 
+    @property
+    def power_line(self) -> str:
+        """The power criterion in one line, with the trials an inconclusive audit would need."""
+        p = self.power
+        line = f"power ({p.criterion}): {p.description}"
+        if self.verdict == "inconclusive":
+            line += (f"; needs about {p.trials_needed} trials per side" if p.trials_needed is not None
+                     else "; no feasible trial count gives it power")
+        return line
+
     def summary(self) -> str:
-        verdict = "passed" if self.passed else "FAILED"
+        verdict = {"passes": "passes", "fails": "FAILS", "inconclusive": "INCONCLUSIVE"}[self.verdict]
         counts = "; ".join(f"{k}: " + ", ".join(f"{a}={b}" for a, b in v.items()) for k, v in self.counts.items())
         return (f"privacy audit {verdict}{' (' + self.name + ')' if self.name else ''}: claimed eps = "
                 f"{self.claimed_epsilon:g} (delta = {self.delta:g}), eps lower bound = {self.epsilon_lower_bound:.4f} "
                 f"at confidence {self.confidence:g} with {self.trials} trials per side; test: {self.test}; "
-                f"counts: {counts}; GDP mu >= {self.mu_lower_bound:.4f}")
+                f"counts: {counts}; GDP mu >= {self.mu_lower_bound:.4f}; {self.power_line}")
 
     def to_dict(self) -> dict:
         return {
@@ -86,7 +118,8 @@ class AuditResult:
             "epsilon_lower_bound": float(self.epsilon_lower_bound),
             "claimed_epsilon": float(self.claimed_epsilon),
             "delta": float(self.delta),
-            "passed": bool(self.passed),
+            "verdict": self.verdict,
+            "power": self.power.to_dict(),
             "test": self.test,
             "counts": self.counts,
             "tests": [o.to_dict() for o in self.outcomes],
@@ -154,8 +187,14 @@ def sample_pair(mechanism: Callable, dataset: Any, neighbour: Any, trials: int, 
 def run_audit(mechanism: Callable, neighbours: NeighbourGenerator, *, epsilon: float = 1.0, delta: float = 0.0,
               trials: int = 100_000, confidence: float = 0.95, seed: int = 0, tester: Any = None,
               chunk_size: int | None = None, executor: str = "auto", scheduler: Any = None,
-              workers: int | None = None, name: str = "") -> AuditResult:
-    """Audit ``mechanism`` on every pair from ``neighbours`` (see module docstring)."""
+              workers: int | None = None, name: str = "", power: Callable | None = None) -> AuditResult:
+    """Audit ``mechanism`` on every pair from ``neighbours`` (see module docstring).
+
+    ``power``: a power criterion ``power(n_eval, alpha, delta, claim) -> PowerCheck`` (keyword
+    only; default :func:`privacct.audits.power.canonical_power`); it is called once, with the
+    evaluation-half trials per side, the per-test failure probability after the union bound over
+    every certified test, and the claim, and decides ``passes`` vs ``inconclusive``.
+    """
     t0 = time.perf_counter()
     if not callable(mechanism):
         raise PrivacctError(f"mechanism must be callable as mechanism(dataset, rng, size), got {type(mechanism).__name__}")
@@ -166,6 +205,8 @@ def run_audit(mechanism: Callable, neighbours: NeighbourGenerator, *, epsilon: f
     pairs = list(neighbours())
     if not pairs:
         raise PrivacctError("neighbours yielded no (dataset, neighbour) pair")
+    if power is not None and not callable(power):
+        raise PrivacctError(f"power must be a callable power(n_eval, alpha, delta, claim) -> PowerCheck, got {power!r}")
     tester = tester if tester is not None else ThresholdTester()
     n_tests = len(DIRECTIONS) * len(pairs)
     alpha = (1.0 - confidence) / n_tests  # union bound over every certified test
@@ -192,9 +233,12 @@ def run_audit(mechanism: Callable, neighbours: NeighbourGenerator, *, epsilon: f
     eps_lb = float(best.epsilon_lower_bound)
     mu = max((o.mu_lower_bound for o in gdp), default=0.0)
     eps_gdp = bounds.epsilon_from_mu(float(mu), delta)
+    check = (power or canonical_power)(n_eval, alpha, delta, epsilon)
+    if not isinstance(check, PowerCheck):
+        raise PrivacctError(f"power must return a privacct.audits.power.PowerCheck, got {type(check).__name__}")
     return AuditResult(
-        epsilon_lower_bound=eps_lb, claimed_epsilon=epsilon, delta=delta, passed=bool(eps_lb <= epsilon),
-        test=best.test.describe(), outcomes=outcomes, mu_lower_bound=float(mu), epsilon_gdp=eps_gdp,
+        epsilon_lower_bound=eps_lb, claimed_epsilon=epsilon, delta=delta, verdict=decide(eps_lb, epsilon, check),
+        power=check, test=best.test.describe(), outcomes=outcomes, mu_lower_bound=float(mu), epsilon_gdp=eps_gdp,
         trials=trials, confidence=confidence, seed=seed, seconds=time.perf_counter() - t0,
         sampling_seconds=sampling_s, executor=used, chunks=chunks, pairs=len(pairs),
         ceiling=bounds.epsilon_ceiling(n_eval, alpha, delta), statistics=stats_names, gdp_outcomes=gdp, name=name)
@@ -203,14 +247,15 @@ def run_audit(mechanism: Callable, neighbours: NeighbourGenerator, *, epsilon: f
 def audit_mechanism(mechanism: Callable, dataset: Any, neighbour: Any, epsilon: float = 1.0, delta: float = 0.0,
                     trials: int = 100_000, confidence: float = 0.95, seed: int = 0, densities: Sequence[Callable] | None = None,
                     *, chunk_size: int | None = None, executor: str = "auto", scheduler: Any = None,
-                    workers: int | None = None, name: str = "") -> AuditResult:
-    """Empirical eps lower bound for ``mechanism`` on the neighbouring pair (``dataset``, ``neighbour``).
+                    workers: int | None = None, name: str = "", power: Callable | None = None) -> AuditResult:
+    """Empirical eps lower bound and verdict for ``mechanism`` on the neighbouring pair (``dataset``, ``neighbour``).
 
     Parameters
     ----------
     mechanism : callable ``mechanism(dataset, rng, size) -> array`` with first axis ``size``.
     dataset, neighbour : D and D' (whatever the mechanism accepts).
-    epsilon : claimed eps (> 0); the audit passes when the lower bound is <= it.
+    epsilon : claimed eps (> 0); the audit fails when the lower bound exceeds it, passes when it does
+        not and the audit had power (``power``), and is inconclusive otherwise.
     delta : the claim's delta in [0, 1); enters eps_lb = ln((TPR_lo - delta) / FPR_hi).
     trials : outputs per side (>= 10); half choose the test, half certify it.
     confidence : in (0, 1); eps_lb <= true eps with at least this probability.
@@ -218,10 +263,12 @@ def audit_mechanism(mechanism: Callable, dataset: Any, neighbour: Any, epsilon: 
     densities : optional (p_D, p_D') callables on outputs, adding the likelihood-ratio test.
     chunk_size, executor, scheduler, workers : scale-out (:mod:`privacct.audits.sampling`); the result does
         not depend on executor or workers.
+    power : power criterion (keyword only; see :func:`run_audit`).
     """
     if densities is not None:
         if not (isinstance(densities, (tuple, list)) and len(densities) == 2 and all(callable(f) for f in densities)):
             raise PrivacctError("densities must be a pair (p_D, p_D') of callables on mechanism outputs")
     return run_audit(mechanism, FixedPair(dataset, neighbour), epsilon=epsilon, delta=delta, trials=trials,
                      confidence=confidence, seed=seed, tester=ThresholdTester(densities=None if densities is None else tuple(densities)),
-                     chunk_size=chunk_size, executor=executor, scheduler=scheduler, workers=workers, name=name)
+                     chunk_size=chunk_size, executor=executor, scheduler=scheduler, workers=workers, name=name,
+                     power=power)

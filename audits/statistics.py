@@ -18,6 +18,9 @@ threshold test built on it is independent of the samples that certify it.
   direction, e.g. noise shared by several coordinates, dominate the projection).
 
 Integer vector outputs with few distinct values (actions) are one-hot encoded first.
+
+Per-coordinate, joint and discrete/continuous split statistics (vector and mixed outputs) come
+from :mod:`privacct.audits.vector_statistics` and are appended to these.
 """
 
 from __future__ import annotations
@@ -42,11 +45,18 @@ LR_DECIMALS = 9
 
 @dataclass
 class Statistic:
-    """A fitted scalar statistic: ``fn(raw_outputs) -> (n,)`` floats."""
+    """A fitted scalar statistic: ``fn(raw_outputs) -> (n,)`` floats.
+
+    ``holdout``: for a statistic fitted on one part of the selection half, its values on the OTHER
+    part, (values on D's rows, values on D''s rows): the tester then chooses its threshold and scores
+    it there (counts rescaled to the selection half's size), so that a statistic with many fitted
+    parameters (a histogram of likelihood ratios) does not win the selection by overfitting.
+    """
 
     name: str
     fn: Callable[[np.ndarray], np.ndarray]
     decimals: int | None = None
+    holdout: tuple | None = None
 
     def __call__(self, raw: np.ndarray) -> np.ndarray:
         s = np.asarray(self.fn(raw), dtype=float).reshape(-1)
@@ -127,10 +137,10 @@ def candidates(x_sel: np.ndarray, y_sel: np.ndarray, densities=None) -> list[Sta
                 i = np.clip(np.searchsorted(levels, v), 0, len(levels) - 1)
                 return np.where(levels[i] == v, lr[i], 0.0)
             out.append(Statistic("empirical-likelihood-ratio", elr, decimals=LR_DECIMALS))
-        return out
+        return out + _vector(x_sel, y_sel)
     finite = np.all(np.isfinite(fx)) and np.all(np.isfinite(fy))
     if not finite:
-        return out
+        return out + _vector(x_sel, y_sel)
     prefix = "" if kind == "flat" else f"{kind} "
     diff = fx.mean(axis=0) - fy.mean(axis=0)
     out.append(_projection(prefix + "mean-difference projection", diff, fmap))
@@ -151,4 +161,9 @@ def candidates(x_sel: np.ndarray, y_sel: np.ndarray, densities=None) -> list[Sta
                 out.append(_projection(prefix + "lda projection", w, fmap))
         except np.linalg.LinAlgError:
             pass
-    return out
+    return out + _vector(x_sel, y_sel)
+
+
+def _vector(x_sel: np.ndarray, y_sel: np.ndarray) -> list[Statistic]:
+    from .vector_statistics import vector_candidates  # (it imports Statistic from here)
+    return vector_candidates(x_sel, y_sel)

@@ -124,8 +124,8 @@ def check_learner(audit: LearnerAudit, *, trials: int = 1000, seed: int = 0, **a
     if problems:
         caught.append("ledger")
     r = audit.run(trials=trials, seed=seed, **audit_kwargs)
-    notes["audit"] = f"eps_lb = {r.epsilon_lower_bound:.4g} ({r.test})"
-    if not r.passed:
+    notes["audit"] = f"eps_lb = {r.epsilon_lower_bound:.4g} ({r.test}); verdict {r.verdict}"
+    if r.verdict == "fails":
         caught.append("audit")
     return MutantReport(audit.name, f"{audit.algorithm} {audit.privacy} {audit.calibration} K={audit.episodes}",
                         audit.epsilon, audit.delta, caught, acc, led, r.epsilon_lower_bound, notes,

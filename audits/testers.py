@@ -5,7 +5,8 @@ its complement; direction ``D vs D'`` takes the D samples as positives (TPR = P[
 FPR = P[M(D') in S]) and ``D' vs D`` the reverse. The selection half scores every candidate
 statistic x threshold x region for each direction by the CP lower bound it would give
 (:func:`privacct.audits.bounds.epsilon_lower_bound` at the evaluation's failure probability) and keeps the
-best test per direction. The evaluation half gives the counts (TP, FP, TN, FN) of those tests
+best test per direction (a statistic fitted on part of the selection half is scored on the rest of
+it, :class:`privacct.audits.statistics.Statistic`). The evaluation half gives the counts (TP, FP, TN, FN) of those tests
 only; as the test was fixed before those samples were seen, the CP bounds hold for it, and the
 union bound over the evaluated tests makes the whole audit fail with probability <= alpha.
 
@@ -124,9 +125,14 @@ class ThresholdTester:
         nx, ny = len(x_sel), len(y_sel)
         best: dict[tuple[str, str], ChosenTest] = {}
         for st in stats_:
-            sx, sy = st(x_sel), st(y_sel)
+            if st.holdout is not None:  # fitted on part of the selection half: threshold and score on the rest
+                sx, sy = (np.asarray(v, dtype=float) for v in st.holdout)
+                kx, ky = nx / max(len(sx), 1), ny / max(len(sy), 1)
+            else:
+                sx, sy = st(x_sel), st(y_sel)
+                kx = ky = 1.0
             t = _thresholds(sx, sy, self.max_thresholds)
-            ax, ay = _counts_above(sx, t), _counts_above(sy, t)
+            ax, ay = _counts_above(sx, t) * kx, _counts_above(sy, t) * ky
             combos = {
                 ("D vs D'", ">"): (ax, nx, ay, ny),
                 ("D vs D'", "<="): (nx - ax, nx, ny - ay, ny),

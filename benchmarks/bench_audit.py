@@ -48,7 +48,7 @@ def power(max_trials: int) -> list[dict]:
         h = audit_mechanism(LaplaceMechanism(0.5), 0.0, 1.0, epsilon=1.0, trials=n, seed=0)
         rows.append({"trials_per_side": n, "laplace_eps1_lower_bound": round(r.epsilon_lower_bound, 4),
                      "half_noise_lower_bound": round(h.epsilon_lower_bound, 4),
-                     "half_noise_fails_claim_1": not h.passed})
+                     "half_noise_verdict": h.verdict, "laplace_eps1_verdict": r.verdict})
         n *= 10
     return rows
 
@@ -64,7 +64,7 @@ def learner_throughput(trials: int) -> list[dict]:
         rows.append({"learner": "ucb-vi jdp tight K=32 H=5 released", "executor": r.executor,
                      "trials_per_side": trials, "seconds": round(r.seconds, 2),
                      "trials_per_second": round(trials / r.seconds), "runs_per_second": round(2 * trials / r.seconds),
-                     "epsilon_lower_bound": round(r.epsilon_lower_bound, 4), "passed": r.passed})
+                     "epsilon_lower_bound": round(r.epsilon_lower_bound, 4), "verdict": r.verdict})
     return rows
 
 

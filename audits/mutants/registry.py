@@ -17,7 +17,7 @@ Ledger (what ran) and can be *audited* (what leaks). :func:`check_mutant` applie
   confidence 0.99 (see :func:`check_mutant`).
 
 A mutant is caught by a check when that check's eps exceeds the claimed eps (or the check
-refuses what ran). Every mutant must be caught by at least one check; the correct controls
+refuses what ran); for the audit, when its verdict is ``fails``. Every mutant must be caught by at least one check; the correct controls
 (:data:`CONTROLS`) by none.
 """
 
@@ -174,8 +174,8 @@ def check_mutant(m: Mutant, *, trials: int | None = None, seed: int = 0, checks=
                             confidence=confidence, seed=seed, name=m.name, **audit_kwargs)
         aud_eps = r.epsilon_lower_bound
         audit_dict = r.to_dict()
-        notes["audit"] = f"eps_lb = {aud_eps:.4g} ({r.test}); GDP mu >= {r.mu_lower_bound:.3g}"
-        if not r.passed:
+        notes["audit"] = f"eps_lb = {aud_eps:.4g} ({r.test}); GDP mu >= {r.mu_lower_bound:.3g}; verdict {r.verdict}"
+        if r.verdict == "fails":
             caught.append("audit")
     return MutantReport(m.name, m.description, claim.epsilon, claim.delta, caught, acc_eps, led_eps, aud_eps,
                         notes, time.perf_counter() - t0, audit_dict)

@@ -11,7 +11,7 @@ def test_audit_json_and_exit_zero(capsys):
     rc = main(["audit", "ucb-vi", "--privacy", "jdp", "--epsilon", "1", "--calibration", "tight", "--episodes", "8",
                "--horizon", "3", "--trials", "200", "--observe", "released", "--json", "--seed", "1"])
     d = json.loads(capsys.readouterr().out)
-    assert rc == 0 and d["passed"] is True
+    assert rc == 0 and d["verdict"] == "passes" and d["power"]["has_power"] is True
     assert d["claimed_epsilon"] == 1.0 and d["epsilon_lower_bound"] >= 0.0 and d["trials"] == 200 and d["seed"] == 1
 
 
@@ -23,7 +23,32 @@ def test_audit_exit_one_when_the_audit_fails(capsys, monkeypatch):
     failing = audit_mechanism(LaplaceMechanism(0.25), 0.0, 1.0, epsilon=1.0, trials=10_000)
     monkeypatch.setattr(privacct.audits.learner, "audit_learner", lambda *a, **k: failing)
     rc = main(["audit", "ucb-vi", "--privacy", "jdp", "--trials", "100"])
-    assert rc == 1 and "FAILED" in capsys.readouterr().out
+    assert rc == 1 and "privacy audit FAILS" in capsys.readouterr().out
+
+
+def test_audit_exit_three_when_inconclusive_and_names_the_trials_needed(capsys, monkeypatch):
+    import privacct.audits.learner
+    from privacct.audits.mechanisms import LaplaceMechanism
+    from privacct.audits import audit_mechanism
+
+    weak = audit_mechanism(LaplaceMechanism(0.25), 0.0, 1.0, epsilon=1.0, trials=50)  # true eps 4, 50 trials
+    assert weak.verdict == "inconclusive"
+    monkeypatch.setattr(privacct.audits.learner, "audit_learner", lambda *a, **k: weak)
+    rc = main(["audit", "ucb-vi", "--privacy", "jdp", "--trials", "50"])
+    out = capsys.readouterr().out
+    assert rc == 3 and "privacy audit INCONCLUSIVE" in out
+    assert f"needs about {weak.power.trials_needed} trials per side" in out and "canonical-laplace-2x" in out
+    rc = main(["audit", "ucb-vi", "--privacy", "jdp", "--trials", "50", "--json"])
+    d = json.loads(capsys.readouterr().out)
+    assert rc == 3 and d["verdict"] == "inconclusive" and d["power"]["trials_needed"] == weak.power.trials_needed
+
+
+def test_audit_help_documents_the_exit_codes(capsys):
+    with pytest.raises(SystemExit):
+        main(["audit", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for needle in ("0 passes", "1 fails", "3 inconclusive", "2 bad input"):
+        assert needle in text
 
 
 @pytest.mark.parametrize("argv", [

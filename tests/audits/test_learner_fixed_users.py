@@ -30,16 +30,16 @@ def test_printed_constants_fail_the_audit_and_tight_passes(privacy, calibration)
                       executor="inline")
     assert r.statistics == ["exact laplace likelihood-ratio"]
     if calibration == "paper":
-        assert not r.passed and r.epsilon_lower_bound > 1.1
+        assert r.verdict == "fails" and r.epsilon_lower_bound > 1.1
     else:
-        assert r.passed and r.epsilon_lower_bound <= 1.0
+        assert r.verdict == "passes" and r.epsilon_lower_bound <= 1.0
 
 
 def test_without_fixed_users_the_same_audit_finds_nothing():
     a, _ = SMALL["jdp"]
     r = audit_learner("ucb-vi", privacy="jdp", calibration="paper", episodes=a.episodes, horizon=a.horizon,
                       observe="released", trials=1000, seed=0, executor="inline")
-    assert r.passed and "exact" not in r.test
+    assert r.verdict != "fails" and "exact" not in r.test
 
 
 def test_exact_statistic_uses_only_the_coordinates_that_differ():
@@ -85,7 +85,7 @@ def test_cli_released_path_fixed_users(capsys):
     rc = main(["audit", "ucb-vi", "--privacy", "jdp", "--calibration", "paper", "--episodes", "4", "--horizon", "1",
                "--trials", "4000", "--observe", "released_path", "--fixed-users", "--json", "--seed", "0"])
     d = json.loads(capsys.readouterr().out)
-    assert rc == 1 and d["passed"] is False and d["fixed_users"] is True and d["observe"] == "released_path"
+    assert rc == 1 and d["verdict"] == "fails" and d["fixed_users"] is True and d["observe"] == "released_path"
     assert d["epsilon_lower_bound"] > 1.0 and d["statistics"] == ["exact laplace likelihood-ratio"]
 
 

@@ -14,7 +14,7 @@ from privacct.errors import PrivacctError
 def test_null_mechanism_gives_zero_and_zero_mu():
     for seed in range(5):
         r = audit_mechanism(NullMechanism(), 0, 1, trials=20_000, seed=seed)
-        assert r.epsilon_lower_bound == 0.0 and r.passed
+        assert r.epsilon_lower_bound == 0.0 and r.verdict == "passes"
         # regression: jax_privacy 2.0.0 epsilon_from_gdp reported eps > 0 on identical distributions
         assert r.mu_lower_bound == 0.0 and r.epsilon_gdp == 0.0
 
@@ -28,12 +28,12 @@ def test_null_vector_mechanism_gives_zero():
 def test_laplace_power_at_1e5_trials():
     r = audit_mechanism(LaplaceMechanism(1.0), 0.0, 1.0, epsilon=1.0, trials=100_000, seed=0)
     assert 0.9 <= r.epsilon_lower_bound <= 1.0
-    assert r.passed
+    assert r.verdict == "passes" and r.power.has_power
 
 
 def test_half_noise_laplace_fails_claim_of_one():
     r = audit_mechanism(LaplaceMechanism(0.5), 0.0, 1.0, epsilon=1.0, trials=100_000, seed=0)
-    assert not r.passed
+    assert r.verdict == "fails"
     assert r.epsilon_lower_bound > 1.5
 
 
@@ -80,8 +80,11 @@ def test_soundness_rate_below_failure_probability(confidence):
 def test_result_object_and_to_dict():
     r = audit_mechanism(LaplaceMechanism(1.0), 0.0, 1.0, trials=1000, seed=0)
     d = json.loads(json.dumps(r.to_dict()))
-    for key in ("epsilon_lower_bound", "claimed_epsilon", "passed", "test", "counts", "seconds", "mu_lower_bound"):
+    for key in ("epsilon_lower_bound", "claimed_epsilon", "verdict", "power", "test", "counts", "seconds", "mu_lower_bound"):
         assert key in d
+    assert "passed" not in d and not hasattr(r, "passed")
+    assert set(d["power"]) == {"criterion", "description", "reference_epsilon", "achievable_lower_bound", "has_power",
+                               "trials_needed"}
     assert set(d["counts"]) == {"D vs D'", "D' vs D"}
     for c in d["counts"].values():
         assert c["TP"] + c["FN"] == 500 and c["FP"] + c["TN"] == 500
@@ -125,9 +128,9 @@ def test_float_laplace_lsb_regression():
 
     m = FloatLaplace(scale=10.0)  # eps = 0.1 for the idealised mechanism
     plain = audit_mechanism(m, 0.0, 1.0, epsilon=0.1, trials=20_000, seed=0)
-    assert plain.passed  # threshold tests on the value do not see the leak
+    assert plain.verdict == "passes"  # threshold tests on the value do not see the leak
     lsb = audit_mechanism(m, 0.0, 1.0, epsilon=0.1, trials=20_000, seed=0, densities=(m.reachable(0.0), m.reachable(1.0)))
-    assert not lsb.passed and lsb.epsilon_lower_bound > 5.0
+    assert lsb.verdict == "fails" and lsb.epsilon_lower_bound > 5.0
     assert "likelihood-ratio" in lsb.test
 
 

@@ -60,3 +60,73 @@ def test_plugin_rejects_tiny_budget(pytester):
 def test_marker_is_registered(pytester):
     result = pytester.runpytest("-p", "no:hypothesispytest", "--markers")
     result.stdout.fnmatch_lines(["*privacy_audit(epsilon=1.0*"])
+
+
+INCONCLUSIVE_FILE = '''
+import pytest
+from privacct.audits.mechanisms import LaplaceMechanism
+
+WEAK = dict(epsilon=1.0, trials=50)  # true eps 4, but 50 trials cannot see a violation of 1
+
+
+def test_weak_audit_fails_the_test(privacy_audit):
+    privacy_audit.mechanism(LaplaceMechanism(0.25), 0.0, 1.0, **WEAK)
+
+
+@pytest.mark.privacy_audit(allow_inconclusive=True)
+def test_weak_audit_allowed_by_marker(privacy_audit):
+    r = privacy_audit.mechanism(LaplaceMechanism(0.25), 0.0, 1.0, **WEAK)
+    assert r.verdict == "inconclusive"
+
+
+def test_weak_audit_allowed_by_call(privacy_audit):
+    r = privacy_audit.mechanism(LaplaceMechanism(0.25), 0.0, 1.0, allow_inconclusive=True, **WEAK)
+    assert r.verdict == "inconclusive"
+
+
+def test_strong_audit_passes(privacy_audit):
+    assert privacy_audit.mechanism(LaplaceMechanism(1.0), 0.0, 1.0, trials=2000).verdict == "passes"
+'''
+
+
+def test_inconclusive_audit_fails_unless_the_test_opts_out(pytester):
+    from privacct.audits import audit_mechanism
+    from privacct.audits.mechanisms import LaplaceMechanism
+
+    need = audit_mechanism(LaplaceMechanism(0.25), 0.0, 1.0, epsilon=1.0, trials=50).power.trials_needed
+    pytester.makepyfile(INCONCLUSIVE_FILE)
+    result = pytester.runpytest("-p", "no:hypothesispytest")
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines([
+        "*privacy audit INCONCLUSIVE*",
+        f"*the audit could not have seen a violation: it needs about {need} trials per side*allow_inconclusive=True*",
+        "*privacy audits*",
+    ])
+    summary = result.stdout.str().split("privacy audits")[-1]
+    assert summary.count("INCONCLUSIVE") == 3 and summary.count("(allowed)") == 2
+    assert "passes" in summary and f"needs~{need}" in summary
+
+
+def test_plugin_is_inert_in_a_session_that_does_not_use_it(tmp_path):
+    """Installed, the plugin loads in every pytest session: it must import nothing heavy, stash nothing and
+    print no section when no test uses it."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "test_plain.py").write_text(
+        "import sys\n"
+        "def test_plain(request):\n"
+        "    from privacct.audits.pytest_plugin import _RESULTS\n"
+        "    loaded = sorted(m for m in sys.modules if m.startswith('privacct'))\n"
+        "    assert loaded == ['privacct', 'privacct.audits', 'privacct.audits.pytest_plugin'], loaded\n"
+        "    heavy = [m for m in ('numpy', 'scipy', 'matplotlib', 'distributed') if m in sys.modules]\n"
+        "    assert not heavy, heavy\n"
+        "    assert _RESULTS not in request.config.stash\n")
+    env = dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    env.pop("PYTEST_ADDOPTS", None)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "privacct.audits.pytest_plugin",
+                           "--rootdir", str(tmp_path), str(tmp_path)], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1 passed" in proc.stdout and "privacy audits" not in proc.stdout
