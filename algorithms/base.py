@@ -321,6 +321,10 @@ class LearnerSpec:
     #: The settings at which the paper states its privacy claim: RunConfig keyword dicts
     #: (privacy, epsilon, delta, episodes, horizon, env, ...), used by ``privacct report``.
     paper_settings: tuple[dict[str, Any], ...] = ()
+    #: A small configuration (RunConfig keyword arguments besides algorithm and privacy; ``delta`` is the
+    #: claim's delta for private runs) that runs a batch of 64 seeds in about a second: the contract test
+    #: (tests/algorithms/test_contract.py) runs every registered learner with it.
+    test_settings: tuple[tuple[str, Any], ...] = ()
 
     def run(self, config: RunConfig, seeds, *, audit: AuditHook | None = None,
             progress: Callable[[int], None] | None = None) -> RunResult:

@@ -277,8 +277,9 @@ def accounted_epsilon(config, delta: float | None = None) -> tuple[str, float]:
     return tightest_epsilon(log, delta=config.delta if delta is None else delta)
 
 
-def noise_factor_for(config):
-    """``f(eps)``: the common factor on every noise scale of ``config``'s log that makes it account to eps."""
+def noise_factor_for(config, accountant: str | None = None):
+    """``f(eps)``: the common factor on every noise scale of ``config``'s log that makes it account to eps
+    (under ``accountant``, default: the tightest that applies)."""
     from privacct.algorithms.registry import get_learner
     from privacct.calibrate import calibrate_log
 
@@ -286,7 +287,7 @@ def noise_factor_for(config):
 
     @functools.lru_cache(maxsize=8)
     def f(eps: float) -> float:
-        cal = calibrate_log(log, epsilon=eps, delta=config.delta)
+        cal = calibrate_log(log, epsilon=eps, delta=config.delta, accountant=accountant)
         return cal.release_groups[0].noise_scale / log.release_groups[0].noise_scale
     return f
 
@@ -434,7 +435,7 @@ def audit_learner(algorithm: str, *, privacy: str = "jdp", epsilon: float = 1.0,
                               structure.mu, mu_eps)
         if not layout.exact:
             notes.append("the observation's means or presence vary by trial: the oracle uses the pilot's median structure")
-        power = learner_power_criterion(structure, noise_factor_for(cfg), label=label)(n_eval, alpha, delta, epsilon)
+        power = learner_power_criterion(structure, noise_factor_for(cfg, acc_name), label=label)(n_eval, alpha, delta, epsilon)
     else:
         res = audit_mechanism(mech, "A", "B", **common)
         notes.append("black-box actions: no exact likelihood ratio, no oracle figure, no power criterion (inconclusive "

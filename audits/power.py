@@ -34,12 +34,13 @@ noiseless value under each canary (:class:`privacct.algorithms.base.Observation`
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from privacct.errors import PrivacctError
 
@@ -145,6 +146,7 @@ def loss_distribution(s: LossStructure, *, cells: int = GRID_CELLS_PER_MIN_ATOM)
     return (np.arange(-offset, offset + 1) * g), out
 
 
+@functools.lru_cache(maxsize=64)
 def tail_curves(s: LossStructure) -> tuple[np.ndarray, np.ndarray]:
     """(TPR(t), FPR(t)) = (P_D[L >= t], P_D'[L >= t]) over the thresholds t of the loss grid."""
     if not s.laplace:
@@ -160,16 +162,21 @@ def tail_curves(s: LossStructure) -> tuple[np.ndarray, np.ndarray]:
 
 
 def oracle_epsilon(s: LossStructure, n_eval: int, alpha: float, delta: float) -> float:
-    """The oracle figure (module docstring): the best threshold's certified eps at median counts."""
+    """The oracle figure (module docstring): the best threshold's certified eps at median counts.
+
+    Median counts are n p rounded (the binomial median is within 1 of n p); only thresholds with
+    FPR <= 1/2 are scored (the best test lies in the upper tail), each distinct (TP, FP) pair once."""
     if n_eval < 1:
         return 0.0
     tpr, fpr = tail_curves(s)
-    keep = tpr > 0
-    tpr, fpr = tpr[keep], fpr[keep]
-    tp = stats.binom.median(n_eval, tpr)
-    fp = stats.binom.median(n_eval, np.minimum(fpr, 1.0))
-    eps, _, _ = bounds.epsilon_lower_bound(tp, n_eval, fp, n_eval, delta=delta, alpha=alpha)
-    return float(np.max(eps)) if eps.size else 0.0
+    keep = (tpr > 0) & (fpr <= 0.5)
+    if not keep.any():
+        return 0.0
+    tp = np.round(n_eval * tpr[keep])
+    fp = np.round(n_eval * fpr[keep])
+    pairs = np.unique(np.stack([tp, fp], axis=1), axis=0)
+    eps, _, _ = bounds.epsilon_lower_bound(pairs[:, 0], n_eval, pairs[:, 1], n_eval, delta=delta, alpha=alpha)
+    return float(np.max(eps))
 
 
 def trials_for(s: LossStructure, target: float, alpha: float, delta: float, *, lo: int = 10,

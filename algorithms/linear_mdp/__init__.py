@@ -65,12 +65,14 @@ LEARNERS: dict[str, LearnerSpec] = {
         privacy_models=("none",), default_env="linear-two-state",
         description="LSVI-UCB: least-squares value iteration with a UCB bonus, policy recomputed every episode",
         build_log=lsvi_ucb.build_log, run_batch=lsvi_ucb.run,
+        test_settings=(("episodes", 5), ("horizon", 2)),
     ),
     batched_jdp.NAME: LearnerSpec(
         name=batched_jdp.NAME, family="linear-mdp", paper=batched_jdp.SOURCE,
         privacy_models=("jdp",), default_env="linear-two-state",
         description="JDP LSVI-UCB with a fixed batch schedule: Gram matrices through trees over batches, fresh noise on the response at each batch end",
         build_log=batched_jdp.build_log, run_batch=batched_jdp.run, neighbours=neighbours,
+        test_settings=(("episodes", 6), ("horizon", 2), ("delta", 1e-5), ("options", (("beta", 5.0), ("batches", 3)))),
         # Seed 003's theorems assume eps, delta in (0, 1) (notes seed-003 §9 item 10); no K is printed.
         paper_settings=({"privacy": "jdp", "epsilon": 0.5, "delta": 1e-5, "episodes": 10_000, "options": (("beta", 5.0),)},),
     ),
@@ -79,6 +81,7 @@ LEARNERS: dict[str, LearnerSpec] = {
         privacy_models=("jdp",), default_env="linear-two-state",
         description="Private LSVI-UCB: H tree counters on the Gram matrices, updates when a noisy log-determinant doubles (hard cap), fresh noise on y at each update",
         build_log=private_lsvi_ucb.build_log, run_batch=private_lsvi_ucb.run, neighbours=neighbours,
+        test_settings=(("episodes", 4), ("horizon", 2), ("delta", 1e-5), ("options", (("beta", 5.0), ("C", 1.000001)))),
         # Seed 004 claims rho-zCDP for any rho, stated as (eps, delta) through Lemma 6; its regret
         # theorem assumes eps < 1. K = 10^4 as in the notes' worked example (none is printed).
         paper_settings=({"privacy": "jdp", "epsilon": 1.0, "delta": 1e-5, "episodes": 10_000, "options": (("beta", 5.0),)},),

@@ -135,7 +135,7 @@ def run_design(des: Design, log: MechanismLog | None, seeds: list[np.random.Seed
             cumQ += Qall
             regret[:, k - 1] = vstar - env.policy_values(probs)
 
-            def prescribe(h, s, probs=probs, c=c):
+            def prescribe(h, s, probs=probs, c=c, act_u=act_u):
                 cdf = np.cumsum(probs[bidx, h, s], axis=-1)
                 return np.minimum((act_u[:, c, h, None] >= cdf).sum(-1), A - 1)
         else:

@@ -180,7 +180,9 @@ def make_spec(name: str, *, paper: str, privacy_models: tuple[str, ...], default
         return D.mixture_neighbours(design_for(name, config, default_env), config.privacy)
 
     return LearnerSpec(name, "linear-mixture", paper, privacy_models, default_env, description, build_log, run,
-                       neighbours=neighbours, paper_settings=PAPER_SETTINGS.get(name, ()))
+                       neighbours=neighbours, paper_settings=PAPER_SETTINGS.get(name, ()),
+                       test_settings=(("episodes", 4), ("horizon", 3), ("env", "riverswim"), ("bonus_scale", 1e6),
+                                      ("delta", 1e-5)))
 
 
 #: Settings at which each paper states its claim (``privacct report``). Seed 001 Sec. 6: RiverSwim,

@@ -68,6 +68,7 @@ def _spec(name: str, alg_no: int, baseline: str) -> LearnerSpec:
         neighbours=neighbours,
         # Seed 002, Sec. 6 / Fig. 2: RiverSwim, H = 20, K = 2e4, pure eps in {0.5, 1}, JDP and LDP,
         # with the tuned (non-privacy) constants of the reproduction.
+        test_settings=(("episodes", 4), ("horizon", 3), ("delta", 0.0)),
         paper_settings=tuple({"privacy": p, "epsilon": e, "delta": 0.0, "episodes": 20_000, "env": "riverswim",
                               "horizon": 20, "bonus_scale": TUNED[name]["bonus_scale"],
                               "options": tuple(TUNED[name]["options"].items())}

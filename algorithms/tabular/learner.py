@@ -164,7 +164,7 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
             cdf_pi = np.cumsum(pi, axis=3)
             cdf_pi[..., -1] = 1.0  # rounding guard: a uniform in [0, 1) always picks an action
 
-            def prescribe(h, s, cdf_pi=cdf_pi, j=j):
+            def prescribe(h, s, cdf_pi=cdf_pi, j=j, agent_u=agent_u):
                 return (agent_u[:, j, h, None] < cdf_pi[rows, h, s]).argmax(axis=1)
         if audit is not None and (k == 1 or audit.fixed_users):
             # audited run: user 1 is the canary, users 2..K (fixed users) canary A's response function
