@@ -375,8 +375,9 @@ class LearnerAuditResult:
         pw = "" if self.power is None else (f"; power: {'yes' if self.power.has_power else 'NO'} "
                                             f"(2 x claim certifies {self.power.achievable_lower_bound:.3f}"
                                             + (f", {self.power.trials_needed} trials/side needed" if self.power.trials_needed else "") + ")")
+        rel = "<=" if self.sandwich_ok else "> (SANDWICH VIOLATED: the code leaks more than its log)"
         return (f"learner audit {self.verdict.upper()}{' (' + a.name + ')' if a.name else ''}: eps lower bound "
-                f"{a.epsilon_lower_bound:.4f} <= accounted {self.accounted_epsilon:.4f} ({self.accountant}, same "
+                f"{a.epsilon_lower_bound:.4f} {rel} accounted {self.accounted_epsilon:.4f} ({self.accountant}, same "
                 f"configuration: K={self.episodes}, H={self.horizon}, {self.calibration}) vs claimed "
                 f"{a.claimed_epsilon:g} (delta {a.delta:g}); {a.trials} trials per side, confidence {a.confidence:g}; "
                 f"test: {a.test}; GDP mu >= {a.mu_lower_bound:.4f}{orc}{pw}")

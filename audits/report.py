@@ -148,6 +148,10 @@ def _command(cfg, *, what: str, episodes: int, seeds: int = 0, trials: int = 0, 
     """The command line (run) or Python call (audit) that reproduces one part of a row (the same config)."""
     if what == "audit":
         a = audit
+        if a.env is None and a.bonus_scale == 1.0 and not a.options:   # the CLI can express this configuration
+            return (f"privacct audit {a.algorithm} --privacy {a.privacy} --epsilon {a.epsilon:g} --delta {a.delta:g} "
+                    f"--calibration {a.calibration} --episodes {a.episodes} --horizon {a.horizon} --trials {trials} "
+                    "--observe released --fixed-users --json")
         return (f"python -c \"from privacct.audits.suite import audit_setting; print(audit_setting({a.algorithm!r}, "
                 f"{a.privacy!r}, calibration='paper', epsilon={a.epsilon!r}, delta={a.delta!r}).run(trials={trials}).summary())\"")
     base = f"--privacy {cfg.privacy} --epsilon {cfg.epsilon:g} --delta {cfg.delta:g} --calibration paper --episodes {episodes}"

@@ -16,7 +16,7 @@ the upper end of the sandwich the audit's lower bound is compared with.
   one user: a valid but weaker configuration.
 * Linear MDP (seeds 003, 004): ``linear-two-state``, H = 2, beta = 10^6 (Q at its cap H, so the
   value function in the responses is data-free and the means of the y / u releases are constant
-  per trial); seed 003: K = 2 with 2 batches (one release); seed 004: K = 3 and update rate
+  per trial); seed 003: K = 2 with 2 batches (one release); seed 004: K = 5 and update rate
   C = 1 + 10^-6 (an update as soon as the noisy log-determinant grows; the hard cap still holds).
 
 :func:`suite` lists them for the registry; :func:`paper_failures` gives the printed-constant
@@ -39,12 +39,12 @@ from .learner import LearnerAuditResult, audit_learner, learner_config
 AUDIT_SETTINGS: dict[str, dict[str, Any]] = {
     "ucb-vi": {"episodes": 4, "horizon": 1, "trials": 100_000},
     "ucb-po": {"episodes": 4, "horizon": 1, "trials": 100_000},
-    "ldp-ucrl-vtr": {"episodes": 2, "horizon": 3, "env": "riverswim", "bonus_scale": 1e6, "trials": 150_000},
+    "ldp-ucrl-vtr": {"episodes": 2, "horizon": 3, "env": "riverswim", "bonus_scale": 1e6, "trials": 120_000},
     "private-linopt-vi": {"episodes": 2, "horizon": 3, "env": "riverswim", "bonus_scale": 1e6, "trials": 150_000},
     "private-linopt-po": {"episodes": 2, "horizon": 3, "env": "riverswim", "bonus_scale": 1e6, "trials": 150_000},
     "pp-ucrl-vtr": {"episodes": 2, "horizon": 3, "env": "riverswim", "bonus_scale": 1e6, "trials": 150_000},
     "batched-jdp-lsvi-ucb": {"episodes": 2, "horizon": 2, "options": (("beta", 1e6), ("batches", 2)), "trials": 200_000},
-    "private-lsvi-ucb": {"episodes": 3, "horizon": 2, "options": (("beta", 1e6), ("C", 1.000001)), "trials": 200_000},
+    "private-lsvi-ucb": {"episodes": 5, "horizon": 2, "options": (("beta", 1e6), ("C", 1.000001)), "trials": 160_000},
 }
 #: The learner-level planted bug: every privacy draw at this multiple of the declared scale.
 PLANTED_NOISE_MULTIPLIER = 0.25
@@ -135,7 +135,7 @@ def paper_failures() -> list[LearnerAudit]:
     K = 5, H = 2; 2 x 10^4 trials)."""
     return [replace(audit_setting("ucb-vi", "jdp", calibration="paper"), trials=100_000),
             replace(audit_setting("ucb-vi", "ldp", calibration="paper"), trials=20_000),
-            replace(audit_setting("private-lsvi-ucb", "jdp", calibration="paper"), episodes=5, trials=20_000)]
+            replace(audit_setting("private-lsvi-ucb", "jdp", calibration="paper"), trials=20_000)]
 
 
 def planted_noise_bugs() -> list[LearnerAudit]:
