@@ -178,8 +178,10 @@ def check_mutant(m: Mutant, *, trials: int | None = None, seed: int = 0, checks=
     if isinstance(m, LearnerMutant):
         from ..suite import check_learner
 
-        return check_learner(m.audit, trials=trials, seed=seed, checks=tuple(checks), confidence=confidence,
-                             **audit_kwargs)
+        rep = check_learner(m.audit, trials=trials, seed=seed, checks=tuple(checks), confidence=confidence,
+                            **audit_kwargs)
+        rep.name, rep.description = m.name, m.description
+        return rep
     t0 = time.perf_counter()
     p, claim = m.privatizer, m.claim
     log = p.build_log()
