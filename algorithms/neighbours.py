@@ -17,7 +17,7 @@ policy is data-free, so both neighbours receive the same a_1 whenever they start
 Later actions follow each user's own states (same policy, same coins), so from stage 2 on the two
 trajectories may visit different (s, a) pairs.
 
-LDP (seed 002 Def. 2.3; seed 001 Def. 3.2; seed 003 Def. 4): the local randomizer must be
+LDP (seed 002 Def. 2.3; seed 001 Def. 3.6; seed 003 Def. 4): the local randomizer must be
 indistinguishable on ANY two trajectories (states, actions, rewards), so the stage-1 statistics may
 differ too.
 
