@@ -1,6 +1,6 @@
 """Neighbouring relations per privacy model, written once, and the per-group distances they imply.
 
-JDP (seed 002 Def. 2.2; seed 000 Sec. 2 (same definition); seed 003 Def. 3; seed 004 Def. 4): two
+JDP (seed 002 Def. 2.2; seed 000 Def. 2.2 (same definition); seed 003 Def. 3; seed 004 Def. 4): two
 user sequences are neighbours when they differ in one user, and a user is a RESPONSE FUNCTION -- the
 state and cost/reward responses she gives to the actions the agent prescribes (seed 004: "a tree of
 depth H encoding the state and reward responses"). The agent prescribes user k's actions from its
@@ -8,10 +8,10 @@ policy pi^k (computed from released statistics of users 1..k-1) with its own coi
 policy is data-free, so both neighbours receive the same a_1 whenever they start in the same state:
 
 * ``initial_state="shared"``: the paper fixes s_1 (seed 002 Sec. 2.1 "The initial state s_1^k is
-  assumed to be fixed and history independent"; seed 000 Sec. 2, the same sentence). Then (s_1, a_1)
+  assumed to be fixed and history independent"; seed 000 Sec. 2.1, the same sentence). Then (s_1, a_1)
   coincide in D and D', and every stage-1 statistic that depends on (s_1, a_1) only is unchanged.
-* ``initial_state="user"``: the initial state is the user's (seed 003 Sec. 2: "their personal
-  information is encoded in state s_1k"; seed 004 Sec. 3: "the environment chooses an initial state
+* ``initial_state="user"``: the initial state is the user's (seed 003 Sec. 2.1: "their personal
+  information is encoded in state s_1k"; seed 004 Sec. 2.1: "the environment chooses an initial state
   x_1^k" and a user is a tree of responses); then s_1, hence a_1, may differ.
 
 Later actions follow each user's own states (same policy, same coins), so from stage 2 on the two

@@ -32,8 +32,8 @@ from ..neighbours import GroupDistance, NeighbourSpec, jdp
 from . import batched_jdp, lsvi_ucb, private_lsvi_ucb
 
 _RELATIONS = {
-    batched_jdp.NAME: (jdp("seed 003 Def. 3 (JDP; s_1 the user's, Sec. 2)", shared_start=False), "u"),
-    private_lsvi_ucb.NAME: (jdp("seed 004 Def. 4 (JDP; x_1 chosen by the environment, Sec. 3)", shared_start=False), "y"),
+    batched_jdp.NAME: (jdp("seed 003 Def. 3 (JDP; s_1 the user's, Sec. 2.1)", shared_start=False), "u"),
+    private_lsvi_ucb.NAME: (jdp("seed 004 Def. 4 (JDP; x_1 chosen by the environment, Sec. 2.1)", shared_start=False), "y"),
 }
 
 

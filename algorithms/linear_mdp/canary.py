@@ -1,8 +1,8 @@
 """Canaries of the linear-MDP audit hook and the observation of user 1's releases (seeds 003, 004).
 
 JDP (seed 003 Def. 3: a user "is represented by a tree of depth H" and "their personal information
-is encoded in state s_1k", Sec. 2; seed 004 Def. 4: "a tree of depth H encoding the state and
-reward responses", the initial state chosen by the environment, Sec. 3): a canary is a RESPONSE
+is encoded in state s_1k", Sec. 2.1; seed 004 Def. 4: "a tree of depth H encoding the state and
+reward responses", the initial state chosen by the environment, Sec. 2.1): a canary is a RESPONSE
 FUNCTION with its own initial state; the agent prescribes the actions (episode 1: the data-free
 policy, the same on both sides); rewards are the environment's known r_h(s, a) (both learners use
 the known reward function):

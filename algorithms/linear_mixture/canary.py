@@ -1,6 +1,6 @@
 """Canaries of the linear-mixture audit hook (seeds 000, 001, 003).
 
-JDP (seed 000 Def. 2.2, s_1 fixed (Sec. 2); seed 003 Def. 3, s_1 the user's (Sec. 2)): a canary is
+JDP (seed 000 Def. 2.2, s_1 fixed (Sec. 2.1); seed 003 Def. 3, s_1 the user's (Sec. 2.1)): a canary is
 a RESPONSE FUNCTION: next state and reward given (h, s, a); the agent prescribes the actions
 (episode 1: the data-free plan, the agent's coins, the same on both sides):
 

@@ -20,7 +20,7 @@ seed 000 ||varphi|| <= 1, r in [0, r_max]. Per release (one stage h, one statist
 * target phi y (gaussian, ``l2``): ||x y - x' y'|| <= 2 B vbar.
 
 Those hold for any two trajectories (LDP; JDP of seed 003, whose user owns s_1). Under seed 000's JDP
-(Def. 2.2 with s_1 fixed, Sec. 2) both neighbours share stage 1's x_1 = phi_{V_2}(s_1, a_1) (a_1 and V_2
+(Def. 2.2 with s_1 fixed, Sec. 2.1) both neighbours share stage 1's x_1 = phi_{V_2}(s_1, a_1) (a_1 and V_2
 come from the data-free first episode with the agent's coins): the stage-1 Gram change is 0 (the log
 keeps sqrt(2) B^2, conservative: it cannot express 0) and the stage-1 target change is |x_1| |y - y'| <=
 B vbar, which the log declares (likewise |varphi| r_max for the reward target). :func:`mixture_neighbours`
@@ -139,7 +139,7 @@ def _stat_sens(env: LinearMixtureMDP, h: int, kind: str, family: str,
     """Sensitivity of one release at 0-based stage h under the learner's relation (module docstring):
     (declared value, derivation, worst case under the relation, worst case for any two trajectories).
 
-    ``shared_first_stage``: JDP with a fixed s_1 (seed 000 Def. 2.2 and Sec. 2): at h = 0 both neighbours
+    ``shared_first_stage``: JDP with a fixed s_1 (seed 000 Def. 2.2 and Sec. 2.1): at h = 0 both neighbours
     have the same x_1 = phi_{V_2}(s_1, a_1) (s_1 fixed; a_1 and V_2 from the data-free first episode with
     the same coins) and the same varphi(s_1, a_1), so the Gram change is 0 (declared: the any-pair value,
     conservative; a log cannot express 0) and the target change is ||x_1 (y - y')|| <= |x_1| vbar
@@ -175,16 +175,16 @@ def _stat_sens(env: LinearMixtureMDP, h: int, kind: str, family: str,
     return v, f"2 B vbar, B = {B:.4g}, y in [0,{vb:.4g}] (user clip; replace-one)", v, v
 
 
-#: Whether the learner's paper fixes s_1 under JDP (seed 000 Sec. 2: "The initial state s_1^k is assumed to
-#: be fixed and history independent") or makes it the user's (seed 003 Sec. 2: personal information
+#: Whether the learner's paper fixes s_1 under JDP (seed 000 Sec. 2.1: "The initial state s_1^k is assumed to
+#: be fixed and history independent") or makes it the user's (seed 003 Sec. 2.1: personal information
 #: "encoded in state s_1k"). LDP learners compare any two trajectories.
 SHARED_START = {"ucrl-vtr": True, "ldp-ucrl-vtr": False, "private-linopt-vi": True, "private-linopt-po": True,
                 "pp-ucrl-vtr": False}
 RELATIONS = {
     ("ldp-ucrl-vtr", "ldp"): ldp("seed 001 Def. 3.6 (LDP)"),
-    ("private-linopt-vi", "jdp"): jdp("seed 000 Def. 2.2 (JDP; s_1 fixed, Sec. 2)", shared_start=True),
-    ("private-linopt-po", "jdp"): jdp("seed 000 Def. 2.2 (JDP; s_1 fixed, Sec. 2)", shared_start=True),
-    ("pp-ucrl-vtr", "jdp"): jdp("seed 003 Def. 3 (JDP; s_1 the user's, Sec. 2)", shared_start=False),
+    ("private-linopt-vi", "jdp"): jdp("seed 000 Def. 2.2 (JDP; s_1 fixed, Sec. 2.1)", shared_start=True),
+    ("private-linopt-po", "jdp"): jdp("seed 000 Def. 2.2 (JDP; s_1 fixed, Sec. 2.1)", shared_start=True),
+    ("pp-ucrl-vtr", "jdp"): jdp("seed 003 Def. 3 (JDP; s_1 the user's, Sec. 2.1)", shared_start=False),
     ("pp-ucrl-vtr", "ldp"): ldp("seed 003 Def. 4 (LDP)"),
 }
 
