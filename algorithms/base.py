@@ -1,22 +1,69 @@
-"""The contract every learner family implements, so that ``privacct run``, ``reproduce``,
-``audit`` and ``report`` treat tabular, linear-mixture and linear-MDP learners alike.
+"""The learner contract, written once: every learner family implements it, so that ``privacct run``,
+``reproduce``, ``audit`` and ``report`` treat tabular, linear-mixture and linear-MDP learners alike.
 
-A family package (``privacct.algorithms.tabular``, ``privacct.algorithms.linear_mixture``, ``privacct.algorithms.linear_mdp``)
-exports ``LEARNERS: dict[str, LearnerSpec]``; :mod:`privacct.algorithms.registry` merges them.
+A family package (``privacct.algorithms.tabular``, ``...linear_mixture``, ``...linear_mdp``) exports
+``LEARNERS: dict[str, LearnerSpec]``; :mod:`privacct.algorithms.registry` merges them. A new family
+needs one file of its own and one line in ``registry.FAMILY_MODULES``; the contract test
+(``tests/algorithms/test_contract.py``) then runs over it.
+
+Typed records at the boundary (validated here, in one place):
+
+* :class:`RunConfig` -- one learner configuration (the family options stay a tuple of pairs so the
+  record is hashable; each family validates its own option names and values);
+* :class:`AuditHook` -- the audit hook: which canary is user 1, whether users 2..K are fixed, the
+  agent's coins, and the planted-bug noise multiplier. It is passed explicitly,
+  ``spec.run(config, seeds, audit=AuditHook("A"))``, never through ``RunConfig.options``;
+* :class:`Observation` / :class:`ObservedBlock` -- what an audited run returns: every release that
+  contains user 1, with its noiseless value under each canary and its noise model, so that an
+  auditor can build the exact likelihood ratio and the exact privacy-loss distribution;
+* :class:`RunResult` -- regret, the declared log, the ledger and (audited runs) the observation.
+
+AUDIT SEMANTICS (the same for every family)
+
+* Neighbours: user 1 is canary A (dataset D) or canary B (D'); :mod:`privacct.algorithms.neighbours`
+  says, per privacy model and paper, which pairs are valid and what each release group's worst-case
+  change is. Under JDP a user is a *response function* (state and reward/cost responses to the
+  actions the agent prescribes); under LDP any two trajectories are neighbours.
+* Coins: with a hook, the agent's own coins (tie-breaking, action sampling) and, with fixed users,
+  the environment stream come from ``SeedSequence(coins_seed)``, the same in every trial and on both
+  sides; only the privacy noise comes from the trial's seed. The log's accounting holds for every
+  value of the coins (its sensitivities bound any prescribed actions), so the audit lower-bounds a
+  mechanism the log upper-bounds.
+* Fixed users (default): users 2..K are canary A's response function. D and D' are then two fixed
+  neighbouring datasets and the only randomness left is the privacy noise. REGRET IS MEANINGLESS
+  in this mode (the data do not come from the environment); it is computed for shape only.
+* Observation: for every release that contains user 1 (JDP trees: the nodes [1, 2^j], each one
+  dyadic node; fresh releases: all of them; LDP: user 1's own report) the learner reports the
+  released value minus the exact contribution of users 2..t. The colluding other users know their
+  own data and the history, so this is a post-processing of the transcript; conditional on the
+  history it equals user 1's contribution plus that release's fresh noise, so the product over
+  releases of the per-release densities is the exact likelihood ratio of the whole transcript
+  (the notes' "coupled" argument: conditional on the release prefix the other users' data coincide).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 import numpy as np
 
+from privacct.errors import PrivacctError, check_count, check_positive
 from privacct.ledger import Ledger
 from privacct.log import MechanismLog
 
+if TYPE_CHECKING:  # pragma: no cover
+    from .neighbours import NeighbourSpec
+
 PRIVACY_CHOICES = ("none", "jdp", "ldp")
 CALIBRATIONS = ("paper", "tight")
+CANARIES = ("A", "B")
+#: Noise models of an observed block: ``laplace`` (l1 sensitivity, scale b) and ``gaussian`` (independent
+#: coordinates, std sigma; a symmetric Gaussian matrix is observed through its upper triangle).
+BLOCK_MECHANISMS = ("laplace", "gaussian")
+#: The observed block's noise model for each log mechanism.
+OBSERVED_AS = {"laplace": "laplace", "gaussian": "gaussian", "symmetric-gaussian-matrix": "gaussian"}
 
 
 @dataclass(frozen=True)
@@ -27,7 +74,8 @@ class RunConfig:
     ``calibration``: ``paper`` (printed constants) or ``tight`` (corrected sensitivities, noise
     from :func:`privacct.calibrate.calibrate_log` for the same claim); ``episodes`` K >= 1;
     ``horizon`` H (None: the environment's default); ``bonus_scale``: multiplier on the
-    confidence/bonus width (a tunable, not a privacy parameter); ``options``: family-specific.
+    confidence/bonus width (a tunable, not a privacy parameter); ``options``: family-specific
+    (name, value) pairs, validated by the family.
     """
 
     algorithm: str
@@ -45,29 +93,221 @@ class RunConfig:
         return dict(self.options).get(name, default)
 
 
+class ScaledNoiseGenerator(np.random.Generator):
+    """A Generator whose standard normal and standard exponential draws are multiplied by ``factor``.
+
+    privacct's primitives draw Laplace(b) as b (E1 - E2) and N(0, sigma^2) as sigma Z from these two
+    methods, so every privacy noise value is ``factor`` times the declared one while the ledger still
+    records the declared scale: the PLANTED LEARNER-LEVEL BUG of :attr:`AuditHook.noise_multiplier`
+    (the accountant and the ledger cannot see it; only an audit can). Used for nothing else.
+    """
+
+    def __init__(self, seed: np.random.SeedSequence, factor: float) -> None:
+        super().__init__(np.random.PCG64(seed))
+        self.factor = float(factor)
+
+    def standard_normal(self, *args, **kwargs):
+        return self._scaled(super().standard_normal(*args, **kwargs), kwargs)
+
+    def standard_exponential(self, *args, **kwargs):
+        return self._scaled(super().standard_exponential(*args, **kwargs), kwargs)
+
+    def _scaled(self, out, kwargs):
+        target = kwargs.get("out")
+        if target is not None:
+            target *= self.factor
+            return target
+        return out * self.factor
+
+
+def child_sequence(seed: np.random.SeedSequence, j: int) -> np.random.SeedSequence:
+    """Child ``j`` of ``seed`` without advancing its spawn counter (what ``seed.spawn(j + 1)[j]`` gives)."""
+    return np.random.SeedSequence(seed.entropy, spawn_key=tuple(seed.spawn_key) + (j,), pool_size=seed.pool_size)
+
+
+@dataclass(frozen=True)
+class AuditHook:
+    """The audit hook of one run (see the module docstring).
+
+    ``canary``: "A" (D) or "B" (D'), user 1's data; ``fixed_users``: users 2..K are canary A's response
+    function (True, default) or sample the environment (False: a mixture of fixed pairs, still sound,
+    noisier); ``coins_seed``: integer >= 0, the seed of the agent's coins (and, with fixed users, of
+    the environment stream), the same in every trial; ``noise_multiplier`` in (0, 1]: 1 for a faithful
+    run; < 1 is the planted learner-level bug (every privacy draw multiplied by it while the ledger
+    records the declared scale; :class:`ScaledNoiseGenerator`).
+    """
+
+    canary: str
+    fixed_users: bool = True
+    coins_seed: int = 0
+    noise_multiplier: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.canary not in CANARIES:
+            raise PrivacctError(f"audit.canary must be one of {', '.join(CANARIES)}, got {self.canary!r}")
+        if not isinstance(self.fixed_users, (bool, np.bool_)):
+            raise PrivacctError(f"audit.fixed_users must be True or False, got {self.fixed_users!r}")
+        object.__setattr__(self, "fixed_users", bool(self.fixed_users))
+        object.__setattr__(self, "coins_seed", check_count("audit.coins_seed", self.coins_seed, minimum=0))
+        m = check_positive("audit.noise_multiplier", self.noise_multiplier)
+        if m > 1:
+            raise PrivacctError(f"audit.noise_multiplier must be in (0, 1], got {self.noise_multiplier!r}")
+        object.__setattr__(self, "noise_multiplier", m)
+
+    def with_canary(self, canary: str) -> "AuditHook":
+        return AuditHook(canary, self.fixed_users, self.coins_seed, self.noise_multiplier)
+
+
+def noise_generators(seeds: list[np.random.SeedSequence], j: int, audit: AuditHook | None) -> list[np.random.Generator]:
+    """The privacy-noise Generators of a batch: child ``j`` of every seed (planted bug: scaled draws)."""
+    if audit is not None and audit.noise_multiplier != 1.0:
+        return [ScaledNoiseGenerator(child_sequence(s, j), audit.noise_multiplier) for s in seeds]
+    return [np.random.default_rng(child_sequence(s, j)) for s in seeds]
+
+
+def stream_generators(seeds: list[np.random.SeedSequence], j: int, audit: AuditHook | None, *,
+                      fixed: bool) -> list[np.random.Generator]:
+    """Non-privacy Generators (agent coins, environment) of a batch: child ``j`` of every seed, or, in
+    an audited run with ``fixed`` True, child ``j`` of ``SeedSequence(audit.coins_seed)`` for every
+    trial (the same coins on both sides and in every trial)."""
+    if audit is not None and fixed:
+        base = np.random.SeedSequence(audit.coins_seed)
+        return [np.random.default_rng(child_sequence(base, j)) for _ in seeds]
+    return [np.random.default_rng(child_sequence(s, j)) for s in seeds]
+
+
+@dataclass(frozen=True, eq=False)
+class ObservedBlock:
+    """One release that contains user 1, as an auditor sees it.
+
+    ``name``: e.g. ``"counts node [1, 2]"``; ``group``: the log's release group; ``mechanism``:
+    ``laplace`` | ``gaussian`` (:data:`BLOCK_MECHANISMS`); ``scale``: the DECLARED per-coordinate
+    scale (Laplace b or Gaussian sigma, the log's ``noise_scale``); ``values`` (B, m): the released
+    value minus the exact contribution of users 2..t (module docstring), i.e. user 1's contribution
+    plus the release's noise; ``mean_a`` / ``mean_b`` ((m,) or (B, m)): the noiseless value of
+    ``values`` had user 1 been canary A / canary B, given the same history (constant for static
+    releases; per trial where the statistic depends on released values, e.g. the value function in a
+    response); ``present`` ((B,) bool or None = always): whether the release happened in that trial
+    (data-dependent update times). Absent releases carry zeros.
+    """
+
+    name: str
+    group: str
+    mechanism: str
+    scale: float
+    values: np.ndarray
+    mean_a: np.ndarray
+    mean_b: np.ndarray
+    present: np.ndarray | None = None
+
+    @property
+    def size(self) -> int:
+        return int(self.values.shape[1])
+
+    @property
+    def varying(self) -> bool:
+        """Whether the noiseless means differ by trial (then they travel with the samples)."""
+        return self.mean_a.ndim == 2 or self.mean_b.ndim == 2
+
+
+@dataclass(frozen=True, eq=False)
+class Observation:
+    """Everything an audited run releases about user 1 (:class:`ObservedBlock` each), and the actions
+    sent to users 2..K (``actions`` (B, K - 1, H), the black-box JDP output M_{-1}; never user 1's)."""
+
+    canary: str
+    blocks: tuple[ObservedBlock, ...]
+    actions: np.ndarray | None = None
+
+    @property
+    def batch(self) -> int:
+        return int(self.blocks[0].values.shape[0]) if self.blocks else 0
+
+    def block(self, name: str) -> ObservedBlock:
+        for b in self.blocks:
+            if b.name == name:
+                return b
+        raise PrivacctError(f"observation has no block {name!r}; blocks: {', '.join(b.name for b in self.blocks)}")
+
+    def groups(self) -> list[str]:
+        return sorted({b.group for b in self.blocks})
+
+
+class RunFn(Protocol):
+    def __call__(self, config: RunConfig, seeds: list[np.random.SeedSequence], *,
+                 audit: AuditHook | None = None, progress: Callable[[int], None] | None = None) -> "RunResult": ...
+
+
 @dataclass
 class RunResult:
-    """What one batched run returns. ``regret`` is per-episode exact regret, shape (n_seeds, K)."""
+    """What one batched run returns. ``regret`` is per-episode exact regret, shape (n_seeds, K);
+    ``observation`` is set exactly when the run had an :class:`AuditHook`; ``info`` holds diagnostics
+    only (never part of the contract)."""
 
     config: RunConfig
     regret: np.ndarray
     log: MechanismLog | None
     ledger: Ledger | None
     info: dict[str, Any] = field(default_factory=dict)
+    observation: Observation | None = None
 
     @property
     def cumulative_regret(self) -> np.ndarray:
         return np.cumsum(self.regret, axis=1)
 
 
-class RunFn(Protocol):
-    def __call__(self, config: RunConfig, seeds: list[np.random.SeedSequence], *,
-                 progress: Callable[[int], None] | None = None) -> RunResult: ...
+def check_seeds(seeds) -> list[np.random.SeedSequence]:
+    seeds = list(seeds)
+    if not seeds or not all(isinstance(s, np.random.SeedSequence) for s in seeds):
+        raise PrivacctError("seeds must be a non-empty list of numpy SeedSequence (privacct.rng.spawn_sequences)")
+    return seeds
+
+
+def check_observation(obs: Observation, log: MechanismLog, batch: int, audit: AuditHook) -> None:
+    """The observation agrees with the declared log and the batch; raises PrivacctError naming the block."""
+    if not isinstance(obs, Observation):
+        raise PrivacctError(f"an audited run must return an Observation, got {type(obs).__name__}")
+    if obs.canary != audit.canary:
+        raise PrivacctError(f"observation is of canary {obs.canary!r}, the hook asked for {audit.canary!r}")
+    if not obs.blocks:
+        raise PrivacctError("observation has no block: an audited private run must report the releases that contain user 1")
+    names = set()
+    for b in obs.blocks:
+        where = f"observation block {b.name!r}"
+        if b.name in names:
+            raise PrivacctError(f"{where}: duplicate block name")
+        names.add(b.name)
+        try:
+            g = log.group(b.group)
+        except Exception:  # noqa: BLE001 - the log's own error is about a name; ours names the block
+            raise PrivacctError(f"{where}: group {b.group!r} is not a release group of log {log.name!r}") from None
+        if b.mechanism not in BLOCK_MECHANISMS or OBSERVED_AS[g.mechanism] != b.mechanism:
+            raise PrivacctError(f"{where}: mechanism {b.mechanism!r} does not observe group {g.name!r} ({g.mechanism})")
+        if not math.isclose(b.scale, g.noise_scale, rel_tol=1e-12):
+            raise PrivacctError(f"{where}: scale {b.scale!r} differs from the declared noise_scale {g.noise_scale!r}")
+        if b.values.ndim != 2 or b.values.shape[0] != batch:
+            raise PrivacctError(f"{where}: values must have shape ({batch}, m), got {b.values.shape}")
+        m = b.values.shape[1]
+        for nm, mean in (("mean_a", b.mean_a), ("mean_b", b.mean_b)):
+            if mean.shape not in ((m,), (batch, m)):
+                raise PrivacctError(f"{where}: {nm} must have shape ({m},) or ({batch}, {m}), got {mean.shape}")
+        if g.dimension is not None and m != g.dimension:
+            raise PrivacctError(f"{where}: {m} observed values, the log declares dimension {g.dimension}")
+        if b.present is not None and (b.present.shape != (batch,) or b.present.dtype != bool):
+            raise PrivacctError(f"{where}: present must be a bool array of shape ({batch},)")
+        if not np.all(np.isfinite(b.values)):
+            raise PrivacctError(f"{where}: non-finite values")
 
 
 @dataclass(frozen=True)
 class LearnerSpec:
-    """A named learner: how to build its declared log and how to run a batch of seeds."""
+    """A named learner: how to build its declared log, its neighbouring relation, and how to run a batch.
+
+    ``run_batch(config, seeds, *, audit, progress)`` is the family's batched run; call :meth:`run`,
+    which validates the inputs and the result in one place. ``neighbours(config)`` returns the
+    :class:`privacct.algorithms.neighbours.NeighbourSpec` of a private configuration (the valid pair
+    and each release group's worst-case change under it).
+    """
 
     name: str
     family: str
@@ -76,7 +316,44 @@ class LearnerSpec:
     default_env: str
     description: str
     build_log: Callable[[RunConfig], MechanismLog | None]
-    run: RunFn
+    run_batch: RunFn
+    neighbours: Callable[[RunConfig], "NeighbourSpec"] | None = None
     #: The settings at which the paper states its privacy claim: RunConfig keyword dicts
     #: (privacy, epsilon, delta, episodes, horizon, env, ...), used by ``privacct report``.
     paper_settings: tuple[dict[str, Any], ...] = ()
+    #: A small configuration (RunConfig keyword arguments besides algorithm and privacy; ``delta`` is the
+    #: claim's delta for private runs) that runs a batch of 64 seeds in about a second: the contract test
+    #: (tests/algorithms/test_contract.py) runs every registered learner with it.
+    test_settings: tuple[tuple[str, Any], ...] = ()
+
+    def run(self, config: RunConfig, seeds, *, audit: AuditHook | None = None,
+            progress: Callable[[int], None] | None = None) -> RunResult:
+        """Run ``config`` for every seed at once (see the module docstring for ``audit``)."""
+        if not isinstance(config, RunConfig):
+            raise PrivacctError(f"config must be a RunConfig, got {type(config).__name__}")
+        if config.algorithm != self.name:
+            raise PrivacctError(f"config.algorithm must be {self.name!r} for this learner, got {config.algorithm!r}")
+        seeds = check_seeds(seeds)
+        if audit is not None:
+            if not isinstance(audit, AuditHook):
+                raise PrivacctError(f"audit must be an AuditHook or None, got {type(audit).__name__}")
+            if config.privacy == "none":
+                raise PrivacctError("audit needs a private configuration (privacy jdp or ldp)")
+        result = self.run_batch(config, seeds, audit=audit, progress=progress)
+        regret = np.asarray(result.regret)
+        if regret.shape != (len(seeds), config.episodes):
+            raise PrivacctError(f"learner {self.name!r} returned regret of shape {regret.shape}, "
+                                f"expected {(len(seeds), config.episodes)}")
+        if audit is None:
+            if result.observation is not None:
+                raise PrivacctError(f"learner {self.name!r} returned an observation without an audit hook")
+        else:
+            if result.log is None:
+                raise PrivacctError(f"learner {self.name!r}: an audited run must return its declared log")
+            check_observation(result.observation, result.log, len(seeds), audit)
+        return result
+
+
+__all__ = ["AuditHook", "BLOCK_MECHANISMS", "CALIBRATIONS", "CANARIES", "LearnerSpec", "Observation", "ObservedBlock",
+           "PRIVACY_CHOICES", "RunConfig", "RunFn", "RunResult", "ScaledNoiseGenerator", "check_observation",
+           "check_seeds", "child_sequence", "noise_generators", "stream_generators"]

@@ -1,12 +1,12 @@
 """``privacct audit`` and ``privacct mutants`` (registered through the ``privacct.commands`` entry points).
 
 ``privacct audit ALGORITHM --privacy jdp|ldp --epsilon E [--delta D] --calibration paper|tight
---episodes K [--horizon H] --trials N --observe released|released_path|released_user1|actions
-[--fixed-users] [--json] [--seed S] [--confidence C] [--scheduler ADDRESS]``: audit a learner's
-claim on canary A vs B (:func:`privacct.audits.learner.audit_learner`). ``released_path`` (JDP tree
-learners: every node containing user 1) and ``released_user1`` (LDP: user 1's own report) with
-``--fixed-users`` (users 2..K report a fixed trajectory, so D and D' are fixed datasets) are the
-strongest tabular audits (:func:`privacct.audits.learner.strongest_observation`). Exit codes
+--episodes K [--horizon H] --trials N --observe released|actions [--fresh-users] [--json] [--seed S]
+[--confidence C] [--scheduler ADDRESS]``: audit a learner's claim on canary A vs B
+(:func:`privacct.audits.learner.audit_learner`). ``released`` (the default) observes every release
+that contains user 1 (white-box, with its exact likelihood ratio); other users are fixed (users
+2..K report a fixed response function, so D and D' are two fixed neighbouring datasets) unless
+``--fresh-users`` draws them from the environment in every trial. Exit codes
 (:data:`EXIT_CODES`): 0 ``passes`` (eps lower bound <= claim and the audit had the power to see a
 violation), 1 ``fails`` (eps lower bound > claim), 3 ``inconclusive`` (eps lower bound <= claim but
 the audit could not have seen a violation; the output says how many trials it would need), 2 bad
@@ -52,12 +52,12 @@ def register_audit(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--horizon", type=integer_arg("--horizon"), default=None, help="H >= 1 (default: the environment's)")
     p.add_argument("--env", default=None, help="environment (default: the learner's)")
     p.add_argument("--trials", type=integer_arg("--trials"), default=2000, help="runs per side >= 10 (default 2000)")
-    p.add_argument("--observe", choices=["released", "released_path", "released_user1", "actions"], default="released",
-                   help="released: the final noisy statistics (white-box); released_path: every tree node containing "
-                        "user 1 (JDP); released_user1: user 1's own noisy report (LDP); actions: actions sent to "
-                        "other users (black-box)")
-    p.add_argument("--fixed-users", action="store_true",
-                   help="users 2..K report a fixed trajectory (D, D' fixed datasets; tabular learners; regret meaningless)")
+    p.add_argument("--observe", choices=["released", "actions"], default="released",
+                   help="released (default): every noisy release that contains user 1, white-box, tested with its exact "
+                        "likelihood ratio; actions: the actions sent to the other users (black-box: can fail, never pass)")
+    p.add_argument("--fresh-users", action="store_true",
+                   help="draw users 2..K from the environment in every trial (default: a fixed response function, so "
+                        "D and D' are two fixed neighbouring datasets; far more power)")
     p.add_argument("--confidence", type=number_arg("--confidence"), default=0.95, help="in (0, 1) (default 0.95)")
     p.add_argument("--seed", type=integer_arg("--seed"), default=0, help="root seed >= 0 (default 0)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS", help="Dask scheduler address (default: local processes)")
@@ -71,13 +71,13 @@ def cmd_audit(args) -> int:
 
     r = audit_learner(args.algorithm, privacy=args.privacy, epsilon=args.epsilon, delta=args.delta,
                       calibration=args.calibration, episodes=args.episodes, horizon=args.horizon, env=args.env,
-                      observe=args.observe, fixed_users=args.fixed_users, trials=args.trials,
+                      observe=args.observe, fixed_users=not args.fresh_users, trials=args.trials,
                       confidence=args.confidence, seed=args.seed,
                       scheduler=args.scheduler)
     if args.json:
         d = r.to_dict()
         d.update({"algorithm": args.algorithm, "privacy": args.privacy, "calibration": args.calibration,
-                  "episodes": args.episodes, "observe": args.observe, "fixed_users": args.fixed_users})
+                  "episodes": args.episodes, "observe": args.observe, "fixed_users": not args.fresh_users})
         print(json.dumps(d, indent=2))
     else:
         print(r.summary())

@@ -1,178 +1,251 @@
-"""Learner audits through the AUDIT HOOK of the learner contract (algorithms/base.py).
+"""Learner audits through the learner contract's audit hook (:mod:`privacct.algorithms.base`).
 
-D and D' are the learner's user sequences with user 1 (episode 1, who sits in the most tree
-nodes) replaced by the family's canary A or B (run option ``("canary", "A" | "B")``); all
-other users come from the environment. Every trial is one seed of a batched run
-(``spec.run(config, seeds)``, a leading batch axis, no Python loop per trial); option
-``("observe", True)`` makes the run return what the adversary sees:
+D and D' are the learner's user sequences with user 1 replaced by the family's canary A or B
+(:class:`privacct.algorithms.base.AuditHook`); the valid pair per privacy model and paper is stated in
+:mod:`privacct.algorithms.neighbours` and each family's ``neighbours(config)``. Every trial is one seed of
+a batched run (``spec.run(config, seeds, audit=hook)``, a leading batch axis). By default:
 
-* ``released`` (white-box): ``info["released"]`` (n_seeds, m), the noisy statistics the
-  privatizer released at the end of the run (JDP billboard / what the LDP server holds).
-* ``released_path`` (white-box, JDP tree learners): ``info["released_path"]`` (n_seeds, m * d),
-  the releases after episodes 1, 2, 4, ..., 2^floor(log2 K): each is the single tree node
-  [1, t], and together they are every node that contains user 1 (``released`` holds one).
-* ``released_user1`` (white-box, LDP learners): ``info["released_user1"]``, user 1's own noisy
-  report, i.e. what the LDP server receives from the canary.
-* ``actions`` (black-box): ``info["actions"]`` (n_seeds, K, H) without episode 1 (user 1's own
-  actions are never part of the JDP output M_{-1}; seed-002 notes Sec. 7.1); one-hot encoded
-  by the tester.
+* **fixed other users**: users 2..K are canary A's response function, and the agent's coins are the
+  same in every trial, so D and D' are two fixed neighbouring datasets and the only randomness left
+  is the privacy noise;
+* **all-node white-box observation** (``observe="released"``): every release that contains user 1
+  (tree learners: the nodes [1, 2^j]; fresh/adaptive releases: all of them; LDP: user 1's report),
+  each minus the other users' exact contribution (a post-processing of the transcript; see
+  :mod:`privacct.algorithms.base`), with its noise model and its noiseless value under each canary.
 
-Other users: by default drawn afresh in every trial. The output on D is then a mixture over the
-other users' data of outputs on fixed neighbouring datasets; the hockey-stick divergence is
-jointly convex, so a mixture of (eps, delta)-indistinguishable pairs is (eps, delta)-
-indistinguishable and the audit's lower bound stays sound, but the other users' random data
-drown the canary's +-1 changes (in practice eps_lb = 0). With ``fixed_users=True`` (run option
-``("fixed_users", True)``, tabular learners) users 2..K report a fixed trajectory, so D and D'
-are two FIXED neighbouring datasets and the only randomness is the privacy noise: the same
-soundness argument with no mixture, and much more power.
+Test statistic: the Neyman-Pearson log-likelihood ratio of the observed releases, fixed before any
+sample is seen (:func:`np_statistic`): Laplace blocks contribute sum_j (|x_j - m_B,j| - |x_j - m_A,j|)/b,
+Gaussian blocks ((m_A - m_B) . x - (|m_A|^2 - |m_B|^2)/2) / sigma^2 per coordinate (a symmetric
+Gaussian matrix is observed through its independent upper triangle). Where the means depend on the
+history (a response's value function) the learner reports them per trial and the statistic uses
+them; where a release happens only in some trials (data-dependent update times, seed 004) absent
+releases contribute 0 -- the timing itself also carries information about user 1, which this
+statistic ignores (sound: any statistic fixed before sampling is; it only costs power).
 
-Exact likelihood ratio: with fixed users, a pure-Laplace log and an observation whose noiseless
-value the learner reports (``info[observe + "_exact"]`` and ``info["noise_scale"]``), the audit
-tests with the product-Laplace log-likelihood ratio sum_j (|x_j - m'_j| - |x_j - m_j|) / b over
-the coordinates where the noiseless means m (D) and m' (D') differ (:func:`exact_laplace_statistic`,
-:class:`StatisticTester`), and with it only. It is the Neyman-Pearson statistic when every
-released coordinate is one Laplace(b) draw (``released_path``, ``released_user1``), and a valid
-(fixed before sampling) statistic in any case: the means come from one extra run per side,
-never from the audit's samples, so a wrong mean could only cost power, not soundness.
+Beside the certified bound every result carries, for the SAME configuration (K, H, noise,
+relation): the accounted eps of the learner's own log (:func:`accounted_epsilon`), the oracle figure
+of the exact privacy-loss distribution (:mod:`privacct.audits.oracle`), the exact GDP mu of the
+observation (Gaussian observations) and the power check; ``eps_lb <= eps_accounted`` is asserted
+(:class:`SandwichViolation`: the code leaks more than its log declares, or an accountant bug).
 
-Power limit: one user changes 6H coordinates by 1 each (tabular, seed 002), so at Laplace scale b
-each coordinate's log-ratio is at most 1/b, and the pure eps is only reached when all of them
-saturate at once. With many small terms the pair behaves like mu-GDP with mu ~ eps_true /
-sqrt(#coordinates). At K = 16, H = 4, claim eps = 1, calibration ``paper`` (JDP eps_true =
-2 * 5 / ln 16 = 3.6 over 6H * 5 = 120 coordinates, mu ~ 0.33; LDP eps_true = 2 over 24, mu ~
-0.39) the exact likelihood-ratio test certified eps_lb = 0.30 (JDP) and 0.41 (LDP) with 4000
-trials per side, 0.44 and 0.63 with 20000 (seed 0): real excess, below what these trial counts
-can certify. At H = 1, K = 4 (:func:`privacct.audits.suite.small_paper_constants`) it is certified:
-eps_lb 1.31 (JDP, 4000 trials) and 1.21 (LDP, 10000), with ``tight`` at 0.10 and 0.48.
+Black-box ``observe="actions"``: the actions sent to users 2..K (user 1's own actions are never part
+of the JDP output M_{-1}; seed 002 Def. 2.2), one-hot encoded by the default candidate statistics.
 
 Trial seeds: chunk j of a side gets ``default_rng(chunk seed)``; its trials use
-``chunk_seed.spawn(size)`` (via the Generator's seed sequence), so the same seed gives the same
-result on every executor (:mod:`privacct.audits.sampling`).
+``chunk_seed.spawn(size)``, so the same seed gives the same result on every executor
+(:mod:`privacct.audits.sampling`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import functools
+import math
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from privacct.errors import PrivacctError, check_count, check_positive
 
+from .oracle import LossStructure, gdp_epsilon, learner_power_criterion, oracle_epsilon
+from .power import PowerCheck
 from .protocols import FixedPair
 from .runner import AuditResult, audit_mechanism, run_audit
 from .statistics import LR_DECIMALS, Statistic
-from .testers import ThresholdTester
+from .testers import DIRECTIONS, ThresholdTester
 
-OBSERVATIONS = ("released", "released_path", "released_user1", "actions")
-LEARNER_CHUNK = 1000
+OBSERVATIONS = ("released", "actions")
+LEARNER_CHUNK = 250  # trials per chunk: 114 MB less peak memory than 1000 at equal CPU (benchmarks/bench_learner_chunk.py)
+VERDICTS = ("passes", "fails", "inconclusive")
+PILOT = 64  # probe trials for the layout and, where means vary, for the oracle's median structure
+
+
+class SandwichViolation(PrivacctError):
+    """eps_lb > eps_accounted for the same configuration: the code leaks more than its log declares."""
+
+
+# --------------------------------------------------------------------------- observation layout
+@dataclass(frozen=True, eq=False)
+class BlockLayout:
+    """Where one observed block sits in the flat sample, and its noise model and means."""
+
+    name: str
+    group: str
+    mechanism: str
+    scale: float
+    start: int
+    size: int
+    mean_a: np.ndarray | None     # constant means (None when they travel with the samples)
+    mean_b: np.ndarray | None
+    means_at: int | None          # offset of the per-trial (mean_a, mean_b) columns
+    mask_at: int | None           # column of the presence flag
+
+
+@dataclass(frozen=True, eq=False)
+class Layout:
+    """The flat sample of an audited run: block values, then per-trial means, then presence flags."""
+
+    blocks: tuple[BlockLayout, ...]
+    width: int
+
+    @property
+    def exact(self) -> bool:
+        """Whether the privacy-loss distribution is the same in every trial (constant means, no masks)."""
+        return all(b.mean_a is not None and b.mask_at is None for b in self.blocks)
+
+
+def _layout(obs) -> Layout:
+    blocks, pos = [], sum(b.size for b in obs.blocks)
+    start = 0
+    for b in obs.blocks:
+        means_at = mask_at = None
+        ma = mb = None
+        if b.varying:
+            means_at, pos = pos, pos + 2 * b.size
+        else:
+            ma, mb = np.asarray(b.mean_a, dtype=float), np.asarray(b.mean_b, dtype=float)
+        if b.present is not None:
+            mask_at, pos = pos, pos + 1
+        blocks.append(BlockLayout(b.name, b.group, b.mechanism, float(b.scale), start, b.size, ma, mb, means_at, mask_at))
+        start += b.size
+    return Layout(tuple(blocks), pos)
+
+
+def _flatten(obs, layout: Layout) -> np.ndarray:
+    B = obs.batch
+    out = np.zeros((B, layout.width))
+    if tuple(b.name for b in obs.blocks) != tuple(b.name for b in layout.blocks):
+        raise PrivacctError("the learner's observation changed its blocks between runs; an audit needs a fixed layout")
+    for b, lb in zip(obs.blocks, layout.blocks, strict=True):
+        out[:, lb.start:lb.start + lb.size] = b.values
+        if lb.means_at is not None:
+            out[:, lb.means_at:lb.means_at + lb.size] = np.broadcast_to(b.mean_a, (B, lb.size))
+            out[:, lb.means_at + lb.size:lb.means_at + 2 * lb.size] = np.broadcast_to(b.mean_b, (B, lb.size))
+        elif not (np.array_equal(b.mean_a, lb.mean_a) and np.array_equal(b.mean_b, lb.mean_b)):
+            raise PrivacctError(f"block {b.name!r}: constant means changed between runs")
+        if lb.mask_at is not None:
+            out[:, lb.mask_at] = b.present
+    return out
+
+
+def np_statistic(layout: Layout) -> Statistic:
+    """The Neyman-Pearson log-likelihood ratio of the observed releases (module docstring); large values
+    favour D (canary A). Rounded to ``LR_DECIMALS`` like every likelihood-ratio statistic."""
+
+    def llr(raw, layout=layout):
+        x = np.asarray(raw, dtype=float).reshape(len(raw), -1)
+        total = np.zeros(x.shape[0])
+        for b in layout.blocks:
+            v = x[:, b.start:b.start + b.size]
+            if b.means_at is None:
+                ma, mb = b.mean_a, b.mean_b
+                idx = np.flatnonzero(ma != mb)
+                if idx.size == 0:
+                    continue
+                v, ma, mb = v[:, idx], ma[idx], mb[idx]
+            else:
+                ma = x[:, b.means_at:b.means_at + b.size]
+                mb = x[:, b.means_at + b.size:b.means_at + 2 * b.size]
+            if b.mechanism == "laplace":
+                term = ((np.abs(v - mb) - np.abs(v - ma)) / b.scale).sum(axis=1)
+            else:
+                term = (((ma - mb) * v).sum(axis=1) - 0.5 * ((ma * ma).sum(axis=-1) - (mb * mb).sum(axis=-1))) / b.scale**2
+            if b.mask_at is not None:
+                term = term * x[:, b.mask_at]
+            total += term
+        return total
+    return Statistic("neyman-pearson likelihood-ratio", llr, decimals=LR_DECIMALS)
+
+
+def loss_structure(layout: Layout, pilot: np.ndarray | None = None) -> LossStructure:
+    """The :class:`privacct.audits.oracle.LossStructure` of the observation. With varying means or presence
+    masks the structure differs by trial: the pilot trials' median Gaussian mu and their median
+    set of Laplace ratios are used (an approximation, flagged by ``Layout.exact``)."""
+    lap: list[float] = []
+    mu2 = 0.0
+    varying: list[np.ndarray] = []
+    for b in layout.blocks:
+        if b.means_at is None and b.mask_at is None:
+            d = np.abs(b.mean_a - b.mean_b)
+            if b.mechanism == "laplace":
+                lap += [float(a) for a in d[d > 0] / b.scale]
+            else:
+                mu2 += float((d * d).sum()) / b.scale**2
+            continue
+        if pilot is None:
+            raise PrivacctError("loss_structure needs pilot samples for blocks whose means or presence vary by trial")
+        if b.means_at is not None:
+            ma = pilot[:, b.means_at:b.means_at + b.size]
+            mb = pilot[:, b.means_at + b.size:b.means_at + 2 * b.size]
+        else:
+            ma, mb = np.broadcast_to(b.mean_a, (len(pilot), b.size)), np.broadcast_to(b.mean_b, (len(pilot), b.size))
+        d2 = ((ma - mb) ** 2).sum(axis=1) / b.scale**2
+        if b.mechanism == "laplace":
+            raise PrivacctError(f"block {b.name!r}: varying Laplace blocks are not supported by the oracle")
+        if b.mask_at is not None:
+            d2 = d2 * pilot[:, b.mask_at]
+        varying.append(d2)
+    if varying:
+        mu2 += float(np.median(np.sum(varying, axis=0)))
+    return LossStructure(tuple(lap), math.sqrt(mu2))
+
+
+# --------------------------------------------------------------------------- the mechanism
+@functools.lru_cache(maxsize=64)
+def _probe(mech: "LearnerMechanism") -> tuple[Layout, np.ndarray]:
+    """Layout from one small batch of canary A, and pilot samples (canary A) for varying structures."""
+    seeds = np.random.SeedSequence(20_240_601).spawn(PILOT)
+    res = mech.run("A", seeds)
+    obs = res.observation
+    layout = _layout(obs)
+    pilot = _flatten(obs, layout)
+    other = mech.run("B", seeds[:2]).observation
+    _flatten(other, layout)  # the B side reports the same blocks and the same constant means
+    return layout, pilot
 
 
 @dataclass(frozen=True)
 class LearnerMechanism:
-    """``mechanism(canary, rng, size)``: ``size`` batched runs of a learner with user 1 = ``canary``."""
+    """``mechanism(canary, rng, size)``: ``size`` batched runs of a learner with user 1 = ``canary``,
+    returning the flat observation (``observe="released"``) or the actions sent to users 2..K."""
 
     config: Any  # privacct.algorithms.base.RunConfig
     observe: str = "released"
-    fixed_users: bool = False
+    fixed_users: bool = True
+    coins_seed: int = 0
+    noise_multiplier: float = 1.0
 
-    def run(self, dataset: str, seeds: list):
-        """The learner's RunResult on ``seeds`` with user 1 = canary ``dataset``."""
+    def hook(self, canary: str):
+        from privacct.algorithms.base import AuditHook
+
+        return AuditHook(canary, self.fixed_users, self.coins_seed, self.noise_multiplier)
+
+    def run(self, canary: str, seeds: list):
+        """The learner's RunResult on ``seeds`` with user 1 = ``canary``."""
         from privacct.algorithms.registry import get_learner
 
-        spec = get_learner(self.config.algorithm)
-        drop = ("canary", "observe", "fixed_users")
-        opts = tuple((k, v) for k, v in self.config.options if k not in drop)
-        opts += (("canary", dataset), ("observe", True))
-        if self.fixed_users:
-            opts += (("fixed_users", True),)
-        result = spec.run(replace(self.config, options=opts), seeds)
-        if self.observe not in result.info:
-            raise PrivacctError(f"learner {self.config.algorithm!r} ({self.config.privacy}) does not return "
-                                f"info[{self.observe!r}] with option observe=True (the AUDIT HOOK); see "
-                                "privacct.audits.learner.strongest_observation for the observation each learner supports")
-        return result
+        return get_learner(self.config.algorithm).run(self.config, seeds, audit=self.hook(canary))
+
+    def layout(self) -> Layout:
+        return _probe(self)[0]
+
+    def pilot(self) -> np.ndarray:
+        return _probe(self)[1]
 
     def __call__(self, dataset: str, rng: np.random.Generator, size: int) -> np.ndarray:
-        result = self.run(dataset, rng.bit_generator.seed_seq.spawn(size))
-        out = np.asarray(result.info[self.observe])
+        res = self.run(dataset, rng.bit_generator.seed_seq.spawn(size))
         if self.observe == "actions":
-            out = out[:, 1:]  # never user 1's own actions
-        return out.reshape(size, -1)
+            acts = res.observation.actions
+            if acts is None or acts.shape[1] == 0:
+                raise PrivacctError(f"learner {self.config.algorithm!r} reports no actions of users 2..K (K >= 2 needed)")
+            return acts.reshape(size, -1)
+        return _flatten(res.observation, self.layout())
 
 
-def exact_laplace_statistic(mech: LearnerMechanism) -> Statistic | None:
-    """The exact product-Laplace log-likelihood ratio of canary A vs B, or None when it does not apply.
-
-    Applies when ``mech.fixed_users`` is set (the dataset is fixed, so the noiseless observation
-    is the same in every trial), the learner reports ``info[observe + "_exact"]`` and
-    ``info["noise_scale"]`` b, and its log is all Laplace. The noiseless means m (canary A) and
-    m' (canary B) come from one extra single-seed run per side, never from the audit's samples.
-    Statistic: sum_{j in J} (|x_j - m'_j| - |x_j - m_j|) / b over the coordinates J where m and m'
-    differ (each term clipped to +-|m_j - m'_j| / b by the triangle inequality; the other
-    coordinates have the same law on both sides and cancel). Large values favour D (canary A).
-    """
-    if not mech.fixed_users or mech.observe == "actions":
-        return None
-    seeds = np.random.SeedSequence(0).spawn(1)
-    ra, rb = mech.run("A", seeds), mech.run("B", seeds)
-    key = mech.observe + "_exact"
-    if key not in ra.info or "noise_scale" not in ra.info or ra.log is None:
-        return None
-    if not all(g.mechanism == "laplace" for g in ra.log.release_groups):
-        return None
-    ma = np.asarray(ra.info[key], dtype=float).reshape(1, -1)[0]
-    mb = np.asarray(rb.info[key], dtype=float).reshape(1, -1)[0]
-    idx = np.flatnonzero(ma != mb)
-    if idx.size == 0:
-        return None
-    b = float(ra.info["noise_scale"])
-    ma, mb = ma[idx], mb[idx]
-
-    def llr(raw, idx=idx, ma=ma, mb=mb, b=b):
-        x = np.asarray(raw, dtype=float).reshape(len(raw), -1)[:, idx]
-        return ((np.abs(x - mb) - np.abs(x - ma)) / b).sum(axis=1)
-    return Statistic("exact laplace likelihood-ratio", llr, decimals=LR_DECIMALS)
-
-
-@dataclass
-class StatisticTester(ThresholdTester):
-    """:class:`privacct.audits.testers.ThresholdTester` with ONE statistic fixed before any sample is seen.
-
-    Used with :func:`exact_laplace_statistic`: for two fixed datasets under product Laplace noise
-    the likelihood ratio is the Neyman-Pearson statistic, and the default candidates only add
-    risk: the (pooled-covariance) LDA projection is fitted and scored on the same selection half,
-    so it overfits and wins the selection with a test that certifies less (measured: at K = 4,
-    H = 1, paper JDP, LDA won with eps_lb 0.49 where the exact ratio certifies about 1.5).
-    Thresholds, directions, scores, selection and evaluation are the parent's.
-    """
-
-    statistic: Statistic | None = None
-
-    def candidate_statistics(self, x_sel, y_sel) -> list:
-        return [self.statistic]
-
-
-def strongest_observation(algorithm: str, privacy: str) -> tuple[str, bool]:
-    """(observe, fixed_users) a report should audit ``algorithm`` under ``privacy`` with.
-
-    Tabular learners (family ``tabular``): every node containing user 1 (``released_path``) for
-    JDP, user 1's own report (``released_user1``) for LDP, both with fixed other users. Other
-    families: the final ``released`` statistics with users from the environment (unchanged).
-    """
-    from privacct.algorithms.registry import get_learner
-
-    if privacy not in ("jdp", "ldp"):
-        raise PrivacctError(f"privacy must be jdp or ldp for an audit, got {privacy!r}")
-    spec = get_learner(algorithm)
-    if spec.family == "tabular":
-        return ("released_path", True) if privacy == "jdp" else ("released_user1", True)
-    return "released", False
-
-
+# --------------------------------------------------------------------------- configuration and accounting
 def learner_config(algorithm: str, *, privacy: str = "jdp", epsilon: float = 1.0, delta: float = 0.0,
                    calibration: str = "tight", episodes: int = 32, horizon: int | None = None,
-                   env: str | None = None, options: tuple = ()):
+                   env: str | None = None, options: tuple = (), bonus_scale: float = 1.0):
     from privacct.algorithms.base import CALIBRATIONS, RunConfig
     from privacct.algorithms.registry import get_learner
 
@@ -189,37 +262,216 @@ def learner_config(algorithm: str, *, privacy: str = "jdp", epsilon: float = 1.0
     if horizon is not None:
         check_count("horizon", horizon)
     return RunConfig(algorithm, privacy=privacy, epsilon=float(epsilon), delta=float(delta), calibration=calibration,
-                     episodes=int(episodes), env=env, horizon=horizon, options=tuple(options))
+                     episodes=int(episodes), env=env, horizon=horizon, bonus_scale=bonus_scale, options=tuple(options))
+
+
+def accounted_epsilon(config, delta: float | None = None) -> tuple[str, float]:
+    """(accountant, eps) of the learner's own log for ``config`` at ``delta`` (default: the claim's)."""
+    from privacct.accounting import tightest_epsilon
+    from privacct.algorithms.registry import get_learner
+
+    log = get_learner(config.algorithm).build_log(config)
+    if log is None:
+        raise PrivacctError(f"learner {config.algorithm!r} has no mechanism log for privacy={config.privacy!r}")
+    return tightest_epsilon(log, delta=config.delta if delta is None else delta)
+
+
+def noise_factor_for(config, accountant: str | None = None):
+    """``f(eps)``: the common factor on every noise scale of ``config``'s log that makes it account to eps
+    (under ``accountant``, default: the tightest that applies)."""
+    from privacct.algorithms.registry import get_learner
+    from privacct.calibrate import calibrate_log
+
+    log = get_learner(config.algorithm).build_log(config)
+
+    @functools.lru_cache(maxsize=8)
+    def f(eps: float) -> float:
+        cal = calibrate_log(log, epsilon=eps, delta=config.delta, accountant=accountant)
+        return cal.release_groups[0].noise_scale / log.release_groups[0].noise_scale
+    return f
+
+
+# --------------------------------------------------------------------------- the result
+@dataclass(frozen=True)
+class OracleFigure:
+    """The oracle figure of the observed releases at the audit's trials (:mod:`privacct.audits.oracle`)."""
+
+    epsilon: float
+    structure: str
+    exact: bool
+    mu: float
+    epsilon_gdp: float | None
+
+
+@dataclass(frozen=True, eq=False)
+class LearnerAuditResult:
+    """A learner audit: the certified bound (``audit``, the runner's result) beside the accounted eps
+    of the same configuration, the oracle figure, the power check and the verdict.
+
+    ``verdict`` and ``power`` are the runner's (:class:`privacct.audits.runner.AuditResult`): ``fails``
+    (eps_lb > claim), ``passes`` (eps_lb <= claim and the learner power criterion says the audit could
+    have seen a 2 x violation), ``inconclusive`` (eps_lb <= claim without that power).
+    Attribute access falls through to ``audit`` (counts, test, trials, mu_lower_bound, ...).
+    """
+
+    audit: AuditResult
+    algorithm: str
+    privacy: str
+    calibration: str
+    episodes: int
+    horizon: int | None
+    observe: str
+    fixed_users: bool
+    noise_multiplier: float
+    accountant: str
+    accounted_epsilon: float
+    oracle: OracleFigure | None
+    power: PowerCheck
+    verdict: str
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def __getattr__(self, name: str):
+        if name == "audit":  # not yet set (unpickling)
+            raise AttributeError(name)
+        return getattr(self.audit, name)
+
+    @property
+    def sandwich_ok(self) -> bool:
+        return bool(self.audit.epsilon_lower_bound <= self.accounted_epsilon * (1 + 1e-9))
+
+    @property
+    def ratio_to_accounted(self) -> float:
+        return self.audit.epsilon_lower_bound / self.accounted_epsilon if self.accounted_epsilon > 0 else float("inf")
+
+    def to_dict(self) -> dict:
+        d = self.audit.to_dict()
+        d.update({
+            "verdict": self.verdict, "algorithm": self.algorithm, "privacy": self.privacy,
+            "calibration": self.calibration, "episodes": self.episodes, "horizon": self.horizon,
+            "observe": self.observe, "fixed_users": self.fixed_users, "noise_multiplier": self.noise_multiplier,
+            "accounted_epsilon": self.accounted_epsilon, "accountant": self.accountant,
+            "sandwich_ok": self.sandwich_ok,
+            "oracle": None if self.oracle is None else {
+                "epsilon": self.oracle.epsilon, "structure": self.oracle.structure, "exact": self.oracle.exact,
+                "mu": self.oracle.mu, "epsilon_gdp": self.oracle.epsilon_gdp},
+            "power": self.power.to_dict(),
+            "notes": list(self.notes),
+        })
+        return d
+
+    def summary(self) -> str:
+        a = self.audit
+        orc = "" if self.oracle is None else (f"; oracle figure at these trials {self.oracle.epsilon:.4f}"
+                                              + ("" if self.oracle.exact else " (approximate)"))
+        pw = (f"; power: {'yes' if self.power.has_power else 'NO'} "
+                                            f"(2 x claim certifies {self.power.achievable_lower_bound:.3f}"
+                                            + (f", {self.power.trials_needed} trials/side needed" if self.power.trials_needed else "") + ")")
+        rel = "<=" if self.sandwich_ok else "> (SANDWICH VIOLATED: the code leaks more than its log)"
+        return (f"learner audit {self.verdict.upper()}{' (' + a.name + ')' if a.name else ''}: eps lower bound "
+                f"{a.epsilon_lower_bound:.4f} {rel} accounted {self.accounted_epsilon:.4f} ({self.accountant}, same "
+                f"configuration: K={self.episodes}, H={self.horizon}, {self.calibration}) vs claimed "
+                f"{a.claimed_epsilon:g} (delta {a.delta:g}); {a.trials} trials per side, confidence {a.confidence:g}; "
+                f"test: {a.test}; GDP mu >= {a.mu_lower_bound:.4f}{orc}{pw}")
+
+
+def no_power_criterion(n_eval: int, alpha: float, delta: float, claim: float) -> PowerCheck:
+    """The power criterion of a black-box (actions) learner audit: none. Without the exact likelihood
+    ratio of the observation there is no oracle to say what this many trials could see, so such an
+    audit can fail but never pass."""
+    return PowerCheck(criterion="none (black-box actions)",
+                      description="black-box action observation: no exact privacy-loss distribution, so no power "
+                                  "criterion; the audit can show a violation but never that there is none",
+                      reference_epsilon=2.0 * claim, achievable_lower_bound=0.0, has_power=False, trials_needed=None)
 
 
 def audit_learner(algorithm: str, *, privacy: str = "jdp", epsilon: float = 1.0, delta: float = 0.0,
                   calibration: str = "tight", episodes: int = 32, horizon: int | None = None, env: str | None = None,
-                  observe: str = "released", fixed_users: bool = False, trials: int = 2000,
-                  confidence: float = 0.95, seed: int = 0,
-                  options: tuple = (), chunk_size: int | None = None, executor: str = "auto", scheduler: Any = None,
-                  workers: int | None = None, name: str = "") -> AuditResult:
+                  observe: str = "released", fixed_users: bool = True, trials: int = 2000,
+                  confidence: float = 0.95, seed: int = 0, options: tuple = (), bonus_scale: float = 1.0,
+                  noise_multiplier: float = 1.0, coins_seed: int = 0, on_violation: str = "raise",
+                  chunk_size: int | None = None, executor: str = "auto", scheduler: Any = None,
+                  workers: int | None = None, name: str = "") -> LearnerAuditResult:
     """Audit a learner's claim (epsilon, delta) on canary A vs canary B (see module docstring).
 
-    ``trials`` runs per side (each one seed of a batch); the claim audited is the config's
-    (epsilon, delta), whatever the calibration (``paper`` audits the printed constants).
-    ``fixed_users``: users 2..K report a fixed trajectory (run option ``("fixed_users", True)``),
-    so D and D' are fixed neighbouring datasets; with it the audit tests with the exact Laplace
-    likelihood ratio alone when it applies (:func:`exact_laplace_statistic`), else with the
-    default candidate statistics.
+    ``trials`` runs per side (each one seed of a batch); the claim audited is (epsilon, delta),
+    whatever the calibration (``paper`` audits the printed constants). ``noise_multiplier`` < 1 runs
+    the planted learner-level bug (:class:`privacct.algorithms.base.AuditHook`). ``on_violation``:
+    ``raise`` (default) raises :class:`SandwichViolation` when eps_lb exceeds the accounted eps of the
+    same configuration; ``report`` returns the result with ``sandwich_ok`` False (planted bugs).
     """
     if observe not in OBSERVATIONS:
         raise PrivacctError(f"observe must be one of {', '.join(OBSERVATIONS)}, got {observe!r}")
     if not isinstance(fixed_users, (bool, np.bool_)):
         raise PrivacctError(f"fixed_users must be True or False, got {fixed_users!r}")
+    if on_violation not in ("raise", "report"):
+        raise PrivacctError(f"on_violation must be raise or report, got {on_violation!r}")
     cfg = learner_config(algorithm, privacy=privacy, epsilon=epsilon, delta=delta, calibration=calibration,
-                         episodes=episodes, horizon=horizon, env=env, options=options)
-    mech = LearnerMechanism(cfg, observe, bool(fixed_users))
-    label = name or (f"{algorithm} {privacy} {calibration} K={episodes} observe={observe}"
-                     + (" fixed-users" if fixed_users else ""))
+                         episodes=episodes, horizon=horizon, env=env, options=options, bonus_scale=bonus_scale)
+    mech = LearnerMechanism(cfg, observe, bool(fixed_users), coins_seed, noise_multiplier)
+    mech.hook("A")  # validates noise_multiplier and coins_seed before anything runs
+    acc_name, acc = accounted_epsilon(cfg, delta)
+    label = name or (f"{algorithm} {privacy} {calibration} K={episodes}" + (f" H={horizon}" if horizon else "")
+                     + f" observe={observe}" + ("" if fixed_users else " fresh-users")
+                     + ("" if noise_multiplier == 1 else f" noise x{noise_multiplier:g}"))
     common = dict(epsilon=epsilon, delta=delta, trials=trials, confidence=confidence, seed=seed,
                   chunk_size=chunk_size or LEARNER_CHUNK, executor=executor, scheduler=scheduler, workers=workers,
                   name=label)
-    lr = exact_laplace_statistic(mech)
-    if lr is not None:
-        return run_audit(mech, FixedPair("A", "B"), tester=StatisticTester(statistic=lr), **common)
-    return audit_mechanism(mech, "A", "B", **common)
+    notes: list[str] = []
+    oracle = None
+    if observe == "released":
+        layout = mech.layout()
+        st = np_statistic(layout)
+        structure = loss_structure(layout, mech.pilot())
+        criterion = learner_power_criterion(structure, noise_factor_for(cfg, acc_name), label=label)
+        res = run_audit(mech, FixedPair("A", "B"), tester=StatisticTester(statistic=st), power=criterion, **common)
+        n_eval = res.trials - res.trials // 2
+        alpha = (1.0 - res.confidence) / (len(DIRECTIONS) * res.pairs)
+        mu_eps = gdp_epsilon(structure.mu, delta) if (structure.mu > 0 and not structure.laplace and delta > 0) else None
+        oracle = OracleFigure(oracle_epsilon(structure, n_eval, alpha, delta), structure.describe(), layout.exact,
+                              structure.mu, mu_eps)
+        if not layout.exact:
+            notes.append("the observation's means or presence vary by trial: the oracle uses the pilot's median structure")
+    else:
+        res = audit_mechanism(mech, "A", "B", power=no_power_criterion, **common)
+        notes.append("black-box actions: no exact likelihood ratio, no oracle figure, no power criterion (inconclusive "
+                     "unless it fails)")
+    out = LearnerAuditResult(res, algorithm, privacy, calibration, int(episodes), horizon, observe, bool(fixed_users),
+                             float(noise_multiplier), acc_name, float(acc), oracle, res.power, res.verdict, tuple(notes))
+    if not out.sandwich_ok and on_violation == "raise":
+        raise SandwichViolation(
+            f"{label}: the audit certifies eps >= {res.epsilon_lower_bound:.4f} but the learner's own log accounts "
+            f"{acc:.4f} ({acc_name}) for the same configuration: the code leaks more than its log declares "
+            "(or an accountant is wrong)")
+    return out
+
+
+@dataclass
+class StatisticTester(ThresholdTester):
+    """:class:`privacct.audits.testers.ThresholdTester` with ONE statistic fixed before any sample is seen.
+
+    Used with :func:`np_statistic`: for two fixed datasets the likelihood ratio is the Neyman-Pearson
+    statistic, and the default candidates only add risk (the pooled-covariance LDA projection is
+    fitted and scored on the same selection half, overfits and wins the selection with a test that
+    certifies less). Thresholds, directions, scores, selection and evaluation are the parent's.
+    """
+
+    statistic: Statistic | None = None
+
+    def candidate_statistics(self, x_sel, y_sel) -> list:
+        return [self.statistic]
+
+
+def strongest_observation(algorithm: str, privacy: str) -> tuple[str, bool]:
+    """(observe, fixed_users) a report should audit ``algorithm`` under ``privacy`` with: every release
+    that contains user 1, other users fixed (every family implements it through the contract)."""
+    from privacct.algorithms.registry import get_learner
+
+    if privacy not in ("jdp", "ldp"):
+        raise PrivacctError(f"privacy must be jdp or ldp for an audit, got {privacy!r}")
+    get_learner(algorithm)
+    return "released", True
+
+
+__all__ = ["BlockLayout", "Layout", "LearnerAuditResult", "LearnerMechanism", "OracleFigure", "SandwichViolation",
+           "StatisticTester", "accounted_epsilon", "audit_learner", "learner_config", "loss_structure",
+           "noise_factor_for", "np_statistic", "strongest_observation"]

@@ -149,6 +149,22 @@ def draw(mechanism: str, rngs, shape, scale: float, *, ledger: Ledger | None = N
     raise PrivacctError(f"mechanism must be one of {', '.join(NOISE_KINDS)}, got {mechanism!r}")
 
 
+def _leaf_users(leaf_users, leaves: int, first_user: int) -> tuple[tuple[int, int], ...]:
+    """Validated leaf -> user-interval map (see :class:`TreeCounter`)."""
+    if first_user != 1:
+        raise PrivacctError("leaf_users and first_user cannot be combined (give the intervals of every leaf)")
+    out = tuple((int(a), int(b)) for a, b in leaf_users)
+    if len(out) != leaves:
+        raise PrivacctError(f"leaf_users must give one (first, last) interval per leaf ({leaves}), got {len(out)}")
+    prev = 0
+    for t, (a, b) in enumerate(out, 1):
+        if not (prev < a <= b):
+            raise PrivacctError(f"leaf_users[{t - 1}] must be an interval (first, last) with {prev} < first <= last, "
+                                f"got {(a, b)} (intervals increasing and disjoint)")
+        prev = b
+    return out
+
+
 class TreeCounter:
     """Binary-tree (binary mechanism) counter over a stream of up to ``leaves`` additions.
 
@@ -165,13 +181,18 @@ class TreeCounter:
     rngs : Generator or sequence of Generators (the batch axis B).
     ledger, group : where node draws are recorded. Node covering additions i..j records users
         ``(first_user + i - 1, first_user + j - 1)``.
+    leaf_users : optional sequence of ``leaves`` user intervals ``(first, last)`` (1-based, inclusive,
+        increasing and disjoint): leaf t holds the data of users ``leaf_users[t - 1]`` (a batched
+        leaf, e.g. one batch of episodes). Node covering leaves i..j then records users
+        ``(leaf_users[i - 1][0], leaf_users[j - 1][1])``. Not combined with ``first_user``.
 
     ``add(x)`` takes ``x`` of shape ``(B, *shape)`` and returns the noisy prefix sum of all
     additions so far (including ``x``); ``noisy_sum()`` re-reads it at no privacy cost.
     """
 
     def __init__(self, shape, *, leaves: int, mechanism: str, scale: float, rngs,
-                 ledger: Ledger | None = None, group: str | None = None, first_user: int = 1) -> None:
+                 ledger: Ledger | None = None, group: str | None = None, first_user: int = 1,
+                 leaf_users: Sequence[tuple[int, int]] | None = None) -> None:
         self.shape = _shape(shape)
         self.leaves = check_count("leaves", leaves)
         if mechanism not in NOISE_KINDS:
@@ -186,6 +207,7 @@ class TreeCounter:
         if ledger is not None and group is None:
             raise PrivacctError("group is required when a ledger is given")
         self.first_user = check_count("first_user", first_user)
+        self.leaf_users = None if leaf_users is None else _leaf_users(leaf_users, self.leaves, self.first_user)
         self.levels = tree_depth(self.leaves)
         B = len(self.rngs)
         # alpha[i]: exact p-sum of the current node at level i; noise[i]: its noise (drawn once).
@@ -215,12 +237,17 @@ class TreeCounter:
         self._alpha[i] = self._alpha[:i].sum(axis=0) + x
         self._alpha[:i] = 0.0
         self._noise[:i] = 0.0
-        first = self.first_user + t - (1 << i)
         self._noise[i] = draw(self.mechanism, self.rngs, self.shape, self.scale, ledger=self.ledger,
-                              group=self.group, users=(first, self.first_user + t - 1))
+                              group=self.group, users=self.node_users(t - (1 << i) + 1, t))
         self._exact += x
         self._release += self._alpha[i] + self._noise[i]
         return self.noisy_sum()
+
+    def node_users(self, first_leaf: int, last_leaf: int) -> tuple[int, int]:
+        """The users (first, last) of the node covering leaves ``first_leaf..last_leaf`` (1-based)."""
+        if self.leaf_users is None:
+            return self.first_user + first_leaf - 1, self.first_user + last_leaf - 1
+        return self.leaf_users[first_leaf - 1][0], self.leaf_users[last_leaf - 1][1]
 
     def noisy_sum(self) -> np.ndarray:
         """Noisy prefix sum after ``steps`` additions: the noisy nodes of the set bits of ``steps``

@@ -26,8 +26,9 @@ other factors pay up to 0.5 and move at random. Every state owns a few "home" fa
 factor 0, state 1 factor 1) and offers one pure action e_i per home factor plus many mixtures of
 them (a mixture is never better than the best pure action in its support, but the learner does not
 know it). Users start in state ``S - 1``; the optimal policy has to find its way to state 0 and
-stay there. The pure actions e_0 (at state 0) and e_1 (at state 1) give the audit canaries
-(:meth:`LinearMDP.canary`): orthogonal unit features, rewards 1 vs 0, next states 0 vs 1.
+stay there. The pure actions e_0 (at state 0) and e_1 (at state 1) are what the data-free policy
+prescribes to the audit canaries (:mod:`privacct.algorithms.linear_mdp.canary`): orthogonal unit
+features, rewards 1 vs 0, next states 0 vs 1.
 
 Instances (:data:`LINEAR_ENVS`), all toolkit-designed: the papers print no experiments (notes
 seed-003 §7, seed-004 §5). The issue asks for "seed-003 Appendix E.1 style"; App. E.1 of seed 003
@@ -161,31 +162,6 @@ class LinearMDP:
         if Rl.min() < -atol or Rl.max() > 1 + atol:
             raise PrivacctError("assumption r_h(s,a) = <phi, theta_h> in [0, 1] fails")
         return out
-
-    # ---- audit canaries -----------------------------------------------------------------------------
-    def canary(self, kind: str) -> tuple[np.ndarray, np.ndarray]:
-        """A fixed valid trajectory for the audit hook: (states (H + 1,), actions (H,)).
-
-        ``A``: start in state 0, play the action with phi = e_0 (reward 1, next state 0) at every step.
-        ``B``: start in state 1, play the action with phi = e_1 (reward 0, next state 1) at every step.
-        Orthogonal unit features at every step (Gram difference sqrt(2) in the upper-triangle l2
-        norm, the maximum for ||phi|| <= 1), rewards 1 vs 0, next states of highest vs lowest value.
-        Both are trajectories of positive probability under P (checked here).
-        """
-        if kind not in ("A", "B"):
-            raise PrivacctError(f"canary must be 'A', 'B' or None, got {kind!r}")
-        s = 0 if kind == "A" else 1
-        target = np.eye(self.dim)[s]
-        hits = np.flatnonzero(np.all(self.phi[s] == target, axis=1))
-        if hits.size == 0:
-            raise PrivacctError(f"env {self.name!r} has no action with phi = e_{s} at state {s}: no canary {kind}")
-        H = self.horizon
-        states = np.full(H + 1, s, dtype=np.int64)
-        actions = np.full(H, int(hits[0]), dtype=np.int64)
-        P = self.tabular.P
-        if any(P[h, s, hits[0], s] <= 0 for h in range(H)):
-            raise PrivacctError(f"env {self.name!r} has no valid canary {kind} trajectory")
-        return states, actions
 
 
 def simplex_linear_mdp(*, n_states: int, n_actions: int, dim: int, horizon: int, n_home: int,

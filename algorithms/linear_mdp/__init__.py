@@ -5,25 +5,10 @@
 merges it with the other families. Environments: :mod:`privacct.algorithms.envs.linear_mdp`
 (``linear-two-state`` default, ``linear-d10-h10``).
 
-AUDIT HOOK (every learner here honours both options):
-
-* ``("canary", "A" | "B" | None)``: user 1 (episode 1) does not interact with the environment; it
-  reports the fixed trajectory of :meth:`privacct.algorithms.envs.linear_mdp.LinearMDP.canary`:
-  ``A`` = start in state 0 and play the pure action with phi = e_0 at every step (reward 1, stays
-  in state 0, the state of highest value); ``B`` = start in state 1 and play the pure action with
-  phi = e_1 at every step (reward 0, stays in state 1). Orthogonal unit features at every step
-  (the largest Gram difference ||phi||<=1 allows: sqrt(2) in the upper-triangle l2 norm) and
-  responses phi (r + V) as different as non-negative features allow. Both are valid trajectories
-  of the environment, so D (canary A) and D' (canary B) differ in exactly user 1. The regret of
-  episode 1 is still the regret of the (data-free) policy the learner offered.
-* ``("observe", True)``: ``info["actions"]`` (n_seeds, K, H) int actions sent to the users and
-  ``info["released"]`` (n_seeds, m) float: the final released statistics (layout in
-  ``info["released_layout"]``): the upper triangles of the final noisy Gram prefix sums of the H
-  tree counters, then the last released noisy responses y~_h (u~_h for seed 003).
-  Private LSVI-UCB also gives ``info["released_path"]`` (layout in ``info["released_path_layout"]``):
-  every release that contains user 1 -- the noisy Gram prefixes at episodes 1, 2, 4, ... (each is
-  exactly one tree node holding user 1) and every y~ release -- for white-box audits whose power
-  should reach the accounted loss (the final release alone shows user 1 through one node only).
+AUDIT HOOK: the contract's :class:`privacct.algorithms.base.AuditHook`; canaries (response
+functions with their own initial state, seeds 003 Def. 3 / 004 Def. 4) and the contribution of user 1
+in :mod:`.canary`; each private learner's observation (every Gram node [1, 2^j] and every response
+release) in its module; :func:`neighbours` states the valid pair and each group's worst case.
 
 ``paper_settings`` (for ``privacct report``): eps = 1 (seed 004) and eps = 0.5 (seed 003, whose
 theorems need eps < 1), delta = 1e-5, K = 10^4 (the papers print no K), and the data-independent
@@ -38,8 +23,40 @@ the ledger of the seed with the most updates), ``info["cap"]``, ``info["switchin
 
 from __future__ import annotations
 
-from ..base import LearnerSpec
+import math
+
+from privacct.errors import PrivacctError
+
+from ..base import LearnerSpec, RunConfig
+from ..neighbours import GroupDistance, NeighbourSpec, jdp
 from . import batched_jdp, lsvi_ucb, private_lsvi_ucb
+
+_RELATIONS = {
+    batched_jdp.NAME: (jdp("seed 003 Def. 3 (JDP; s_1 the user's, Sec. 2.1)", shared_start=False), "u"),
+    private_lsvi_ucb.NAME: (jdp("seed 004 Def. 4 (JDP; x_1 chosen by the environment, Sec. 2.1)", shared_start=False), "y"),
+}
+
+
+def neighbours(config: RunConfig) -> NeighbourSpec:
+    """The valid pair of seeds 003 / 004 and each release group's worst-case change under it.
+
+    Gram (every h): ||upper(phi phi^T - psi psi^T)||_2 <= ||.||_F <= sqrt(2) for ||phi||, ||psi|| <= 1
+    (seed 004 Lemma 14 / seed 003 App. E.2.1 with the replace-one bound; attained by the canaries'
+    orthogonal unit features e_0, e_1). Response (u or y): ||phi t - phi' t'||_2 <= 2 (H + 1) with
+    t = r + V_{h+1} in [0, H + 1] (seed 004 Lemma 14 / seed 003 App. E.2.1; V clipped to [0, H]); the
+    initial state is the user's, so stage 1 is not shared. Non-negative simplex features cannot attain
+    the response bound (sqrt((1 + V(0))^2 + V(1)^2) at most)."""
+    if config.algorithm not in _RELATIONS or config.privacy != "jdp":
+        raise PrivacctError(f"privacy must be jdp for {config.algorithm!r} (a neighbouring relation), got {config.privacy!r}")
+    rel, resp = _RELATIONS[config.algorithm]
+    log = LEARNERS[config.algorithm].build_log(config)
+    H = int(log.params["H"])
+    dists = [GroupDistance(g.name, "frobenius-upper", math.sqrt(2.0), True,
+                           "||upper(phi phi^T - psi psi^T)||_2 <= sqrt(2) for unit features (Lemma 14 / App. E.2.1)")
+             for g in log.release_groups if g.name.startswith("gram_h")]
+    dists.append(GroupDistance(resp, "l2", 2.0 * (H + 1), False,
+                               "||phi t - phi' t'||_2 <= 2 max t, t = r + V_{h+1} in [0, H+1] (Lemma 14 / App. E.2.1)"))
+    return NeighbourSpec(rel, "JDP response functions A (start in 0, stay) and B (start in 1, stay) (.canary)", tuple(dists))
 
 LEARNERS: dict[str, LearnerSpec] = {
     lsvi_ucb.NAME: LearnerSpec(
@@ -47,13 +64,15 @@ LEARNERS: dict[str, LearnerSpec] = {
         paper="Jin, Yang, Wang, Jordan (2020), Provably Efficient RL with Linear Function Approximation (non-private baseline)",
         privacy_models=("none",), default_env="linear-two-state",
         description="LSVI-UCB: least-squares value iteration with a UCB bonus, policy recomputed every episode",
-        build_log=lsvi_ucb.build_log, run=lsvi_ucb.run,
+        build_log=lsvi_ucb.build_log, run_batch=lsvi_ucb.run,
+        test_settings=(("episodes", 5), ("horizon", 2)),
     ),
     batched_jdp.NAME: LearnerSpec(
         name=batched_jdp.NAME, family="linear-mdp", paper=batched_jdp.SOURCE,
         privacy_models=("jdp",), default_env="linear-two-state",
         description="JDP LSVI-UCB with a fixed batch schedule: Gram matrices through trees over batches, fresh noise on the response at each batch end",
-        build_log=batched_jdp.build_log, run=batched_jdp.run,
+        build_log=batched_jdp.build_log, run_batch=batched_jdp.run, neighbours=neighbours,
+        test_settings=(("episodes", 6), ("horizon", 2), ("delta", 1e-5), ("options", (("beta", 5.0), ("batches", 3)))),
         # Seed 003's theorems assume eps, delta in (0, 1) (notes seed-003 §9 item 10); no K is printed.
         paper_settings=({"privacy": "jdp", "epsilon": 0.5, "delta": 1e-5, "episodes": 10_000, "options": (("beta", 5.0),)},),
     ),
@@ -61,7 +80,8 @@ LEARNERS: dict[str, LearnerSpec] = {
         name=private_lsvi_ucb.NAME, family="linear-mdp", paper=private_lsvi_ucb.SOURCE,
         privacy_models=("jdp",), default_env="linear-two-state",
         description="Private LSVI-UCB: H tree counters on the Gram matrices, updates when a noisy log-determinant doubles (hard cap), fresh noise on y at each update",
-        build_log=private_lsvi_ucb.build_log, run=private_lsvi_ucb.run,
+        build_log=private_lsvi_ucb.build_log, run_batch=private_lsvi_ucb.run, neighbours=neighbours,
+        test_settings=(("episodes", 4), ("horizon", 2), ("delta", 1e-5), ("options", (("beta", 5.0), ("C", 1.000001)))),
         # Seed 004 claims rho-zCDP for any rho, stated as (eps, delta) through Lemma 6; its regret
         # theorem assumes eps < 1. K = 10^4 as in the notes' worked example (none is printed).
         paper_settings=({"privacy": "jdp", "epsilon": 1.0, "delta": 1e-5, "episodes": 10_000, "options": (("beta", 5.0),)},),

@@ -13,7 +13,7 @@ where tree h (B - 1 leaves: one per released batch, leaf = the batch's sum of ph
 Q = clip(<phi, w~> + beta ||phi||_{Lam~^{-1}}, 0, H) until the next release. Releases that no user
 would see (after the last episode) are skipped (notes §9 item 11), so there are B - 1 releases.
 Ledger: the tree's leaf t holds the users of batch t - 1, so each node's draw is recorded over
-that batch range of users (the counter's own ledger numbers leaves; they are mapped to users).
+that batch range of users (:class:`privacct.mechanisms.TreeCounter` with ``leaf_users``).
 
 Log: ``gram_h{h}`` (h = 1..H) symmetric-gaussian-matrix, sensitivity sqrt(2) (upper-triangle l2,
 replace-one), tree(leaves = B - 1); ``u`` Gaussian, sensitivity 2(H+1) (Lemma in App. E.2.1,
@@ -36,8 +36,12 @@ holding with a large over-noising factor.
 the calibrated node std as sigma sqrt(B0) (4 sqrt(d) + 2 log(6KH/p)) (the prefix sums B0 nodes at
 most; the paper's B0 instead of sqrt(B0) is conservative, notes §4.1) and c_K = d Upsilon.
 
-Options: ``p`` (default 0.05), ``batches`` (B >= 2, overrides the formula), ``beta``, ``eig_floor``,
-``canary``, ``observe``.
+Options: ``p`` (default 0.05), ``batches`` (B >= 2, overrides the formula), ``beta``, ``eig_floor``.
+
+Audit hook (the contract's AuditHook; canaries: :mod:`.canary`): the observation holds the Gram
+nodes [1, 2^j] of every tree (leaf 1 is the first batch, which holds user 1) and every u release
+(all H (B - 1) of them contain user 1), each minus the exact contribution of the other users, with
+both canaries' contributions as means (u: under the release's V, per trial).
 """
 
 from __future__ import annotations
@@ -52,7 +56,8 @@ from privacct.ledger import Ledger
 from privacct.log import Claim, MechanismLog, PaperStatement, ReleaseGroup, Sensitivity, Structure, tree_depth
 from privacct.mechanisms import TreeCounter, gaussian
 
-from ..base import RunConfig, RunResult
+from ..base import AuditHook, Observation, ObservedBlock, RunConfig, RunResult, noise_generators, stream_generators
+from . import canary as CAN
 from . import common as C
 
 NAME = "batched-jdp-lsvi-ucb"
@@ -159,7 +164,7 @@ def build_log(config: RunConfig) -> MechanismLog:
     return plan(config)[0]
 
 
-def run(config: RunConfig, seeds, *, progress=None) -> RunResult:
+def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=None) -> RunResult:
     log, c = plan(config)
     env, K, opts, ends = c["env"], c["K"], c["opts"], c["ends"]
     seeds = C.check_seeds(seeds)
@@ -168,22 +173,16 @@ def run(config: RunConfig, seeds, *, progress=None) -> RunResult:
     sig_lam, sig_u = c["sigma_lam"], c["sigma_u"]
     n_rel = int(ends.size)
     allow_floor = bool(opts.get("eig_floor", True))
-    env_rngs = C.child_generators(seeds, 0)
-    noise_rngs = C.child_generators(seeds, 1)
+    env_rngs = stream_generators(seeds, 0, audit, fixed=audit is not None and audit.fixed_users)
+    noise_rngs = noise_generators(seeds, 1, audit)
     ledger = Ledger()
-    leaf_users = []                      # leaf t (1-based) -> (first user, last user) of its batch
     starts = np.concatenate([[1], ends + 1])
-    for t in range(n_rel):
-        leaf_users.append((int(starts[t]), int(ends[t])))
-    tmp = [Ledger() for _ in range(H)]
+    leaf_users = [(int(starts[t]), int(ends[t])) for t in range(n_rel)]   # leaf t -> the users of batch t
     trees = [TreeCounter((d, d), leaves=n_rel, mechanism="symmetric-gaussian-matrix", scale=sig_lam, rngs=noise_rngs,
-                         ledger=tmp[h], group=f"gram_h{h + 1}") for h in range(H)]
-    seen = [0] * H
+                         ledger=ledger, group=f"gram_h{h + 1}", leaf_users=leaf_users) for h in range(H)]
     hist = C.History(env, Bs)
-    canary = C.canary_arrays(env, opts.get("canary"), Bs)
-    observe = bool(opts.get("observe", False))
-    actions_all = np.zeros((Bs, K, H), dtype=np.int64) if observe else None
     pol = C.data_free_policy(env, Bs, lam, beta)
+    rec = _Recorder(env, log, audit, pol, Bs, K, n_rel) if audit is not None else None
     cur_regret = env.regret(pol)
     regret = np.zeros((Bs, K))
     batch_gram = np.zeros((Bs, H, d, d))
@@ -194,27 +193,27 @@ def run(config: RunConfig, seeds, *, progress=None) -> RunResult:
     rel = 0
     for k in range(1, K + 1):
         regret[:, k - 1] = cur_regret
-        states, actions = C.user_episode(k, canary, env, pol, env_rngs)
+        states, actions = C.user_episode(k, audit, env, pol, env_rngs)
         phi = hist.add(states, actions)
-        if observe:
-            actions_all[:, k - 1] = actions
+        if rec is not None and k >= 2:
+            rec.actions[:, k - 2] = actions
         batch_gram += phi[..., :, None] * phi[..., None, :]
         if rel < n_rel and k == ends[rel]:
             noisy = np.empty((Bs, H, d, d))
             for h in range(H):
                 noisy[:, h] = trees[h].add(batch_gram[:, h])
-                draws = list(tmp[h].draws())
-                for dr in draws[seen[h]:]:             # map leaf indices to the batches' users
-                    ledger.record(group=dr.group, users=(leaf_users[dr.first_user - 1][0], leaf_users[dr.last_user - 1][1]),
-                                  mechanism=dr.mechanism, scale=dr.scale, shape=dr.shape, batch=dr.batch)
-                seen[h] = len(draws)
             batch_gram[:] = 0.0
+            if rec is not None and (rel + 1) & rel == 0:       # release 2^j: the prefix is the single node [1, 2^j]
+                rec.gram_node(rel + 1, trees)
             lam_t = noisy + (lam + c_K + ups) * eye
             mats, _, low = C.floored_logdet(lam_t, lam + c_K, allow_floor=allow_floor, what=f"{NAME} release after episode {k}")
             floor_events += low.sum(axis=1)
 
-            def u_noise(h, y, k=k):
-                return y + gaussian(noise_rngs, (d,), sig_u, ledger=ledger, group="u", users=(1, k))
+            def u_noise(h, y, V, k=k, rel=rel):
+                out = y + gaussian(noise_rngs, (d,), sig_u, ledger=ledger, group="u", users=(1, k))
+                if rec is not None:
+                    rec.u_release(rel, h, out - y, V)
+                return out
             pol, ys = C.lsvi(env, np.linalg.inv(mats), hist.N, hist.Rphi, beta, y_noise=u_noise)
             last_u, last_lam = ys, noisy
             cur_regret = env.regret(pol)
@@ -223,10 +222,51 @@ def run(config: RunConfig, seeds, *, progress=None) -> RunResult:
             progress(k)
     info: dict[str, Any] = {"n_updates": np.full(Bs, rel), "release_episodes": ends, "B": c["B"], "B0": c["B0"],
                             "beta": beta, "upsilon": ups, "c_K": c_K, "sigma_lam": sig_lam, "sigma_u": sig_u,
-                            "floor_events": floor_events, "env": env.name}
-    if observe:
-        info["released"] = np.concatenate([C.upper(last_lam).reshape(Bs, -1), last_u.reshape(Bs, -1)], axis=1)
-        info["released_layout"] = (f"[upper triangles of the last released noisy Gram prefix (without the shift), h=1..H ({H}x{d*(d+1)//2})] + "
-                                   f"[last released u~_h, h=1..H ({H}x{d})]")
-        info["actions"] = actions_all
-    return RunResult(config=config, regret=regret, log=log, ledger=ledger, info=info)
+                            "floor_events": floor_events, "env": env.name,
+                            "final_release": np.concatenate([C.upper(last_lam).reshape(Bs, -1), last_u.reshape(Bs, -1)], axis=1)}
+    return RunResult(config=config, regret=regret, log=log, ledger=ledger, info=info,
+                     observation=None if rec is None else rec.observation())
+
+
+class _Recorder:
+    """The :class:`Observation` of an audited run (module docstring)."""
+
+    def __init__(self, env, log, audit: AuditHook, pol0: np.ndarray, B: int, K: int, n_rel: int) -> None:
+        self.env, self.log, self.audit = env, log, audit
+        H, d = env.horizon, env.dim
+        self.traj = {w: CAN.rollout(env, w, pol0) for w in CAN.CANARIES}
+        self.phi1 = {w: env.phi[self.traj[w][0][:, :H], self.traj[w][1]] for w in CAN.CANARIES}
+        self.actions = np.zeros((B, max(K - 1, 0), H), dtype=np.int64)
+        self.blocks: list[ObservedBlock] = []
+        self.u = np.zeros((B, n_rel, H, d))
+        self.u_means = {w: np.zeros((B, n_rel, H, d)) for w in CAN.CANARIES}
+
+    def gram_node(self, t: int, trees) -> None:
+        me = self.audit.canary
+        for h, tree in enumerate(trees):
+            p1 = self.phi1[me][:, h]
+            v = C.upper(tree.noisy_sum() - tree.exact_sum() + p1[:, :, None] * p1[:, None, :])
+            means = {w: _collapse(C.upper(self.phi1[w][:, h, :, None] * self.phi1[w][:, h, None, :])) for w in CAN.CANARIES}
+            g = self.log.group(f"gram_h{h + 1}")
+            self.blocks.append(ObservedBlock(f"gram_h{h + 1} node [1, {t}]", g.name, "gaussian", g.noise_scale, v,
+                                             means["A"], means["B"]))
+
+    def u_release(self, rel: int, h: int, noise: np.ndarray, V: np.ndarray) -> None:
+        c = {w: CAN.contribution(self.env, *self.traj[w], h, V) for w in CAN.CANARIES}
+        self.u[:, rel, h] = noise + c[self.audit.canary]
+        for w in CAN.CANARIES:
+            self.u_means[w][:, rel, h] = c[w]
+
+    def observation(self) -> Observation:
+        g = self.log.group("u")
+        n_rel, H = self.u.shape[1], self.u.shape[2]
+        blocks = list(self.blocks)
+        for i in range(n_rel):
+            for h in range(H - 1, -1, -1):
+                blocks.append(ObservedBlock(f"u[h={h + 1}] release {i + 1}", "u", "gaussian", g.noise_scale, self.u[:, i, h],
+                                            _collapse(self.u_means["A"][:, i, h]), _collapse(self.u_means["B"][:, i, h])))
+        return Observation(self.audit.canary, tuple(blocks), self.actions)
+
+
+def _collapse(a: np.ndarray) -> np.ndarray:
+    return a[0].copy() if np.all(a == a[0]) else a

@@ -32,10 +32,10 @@ import numpy as np
 
 from privacct.errors import NumericalError, PrivacctError, check_count, check_delta, check_positive
 
-from ..base import RunConfig
+from ..base import RunConfig, child_sequence
 from ..envs.linear_mdp import LINEAR_ENVS, LinearMDP, make_linear_env
 
-COMMON_OPTIONS = ("canary", "observe", "p", "beta", "eig_floor")
+COMMON_OPTIONS = ("p", "beta", "eig_floor")
 
 
 # ---- configuration ----------------------------------------------------------------------------
@@ -47,11 +47,6 @@ def check_options(config: RunConfig, allowed: Iterable[str]) -> dict[str, Any]:
     if extra:
         raise PrivacctError(f"options: unknown option(s) {', '.join(map(repr, extra))} for {config.algorithm}; "
                             f"allowed: {', '.join(allowed)}")
-    canary = opts.get("canary")
-    if canary not in (None, "A", "B"):
-        raise PrivacctError(f"options.canary must be 'A', 'B' or None, got {canary!r}")
-    if "observe" in opts and not isinstance(opts["observe"], (bool, np.bool_)):
-        raise PrivacctError(f"options.observe must be True or False, got {opts['observe']!r}")
     if "p" in opts:
         check_delta("options.p (failure probability)", opts["p"])
     if "beta" in opts and opts["beta"] is not None:
@@ -89,8 +84,7 @@ def check_seeds(seeds) -> list[np.random.SeedSequence]:
 
 def child_generators(seeds: list[np.random.SeedSequence], j: int) -> list[np.random.Generator]:
     """Generator of child ``j`` of every seed, without mutating the seeds (same as spawn()[j])."""
-    return [np.random.default_rng(np.random.SeedSequence(s.entropy, spawn_key=tuple(s.spawn_key) + (j,),
-                                                         pool_size=s.pool_size)) for s in seeds]
+    return [np.random.default_rng(child_sequence(s, j)) for s in seeds]
 
 
 def zcdp_rho(epsilon: float, delta: float) -> float:
@@ -195,10 +189,10 @@ def lsvi(env: LinearMDP, Ainv: np.ndarray, N: np.ndarray, Rphi: np.ndarray, beta
          y_noise=None) -> tuple[np.ndarray, np.ndarray]:
     """Backward LSVI pass for n seeds. ``Ainv``: (n, H, d, d); ``N``: (n, H, S, A, S); ``Rphi``: (n, H, d).
 
-    ``y_noise(h, y)`` (optional) returns the privatised response y~_h from the exact y_h (n, d); it
-    is called for h = H..1 in that order (0-based h = H-1..0), each y_h built from the released
-    y~_{h+1} only (notes seed-004 §3.4, order within an update). Returns (policy (n, H, S) int,
-    released y~ (n, H, d)).
+    ``y_noise(h, y, V)`` (optional) returns the privatised response y~_h from the exact y_h (n, d)
+    built with V = V_{h+1} (n, S); it is called for h = H..1 in that order (0-based h = H-1..0), each
+    y_h built from the released y~_{h+1} only (notes seed-004 §3.4, order within an update). Returns
+    (policy (n, H, S) int, released y~ (n, H, d)).
     """
     n = Ainv.shape[0]
     H, S, A, d = env.horizon, env.n_states, env.n_actions, env.dim
@@ -210,7 +204,7 @@ def lsvi(env: LinearMDP, Ainv: np.ndarray, N: np.ndarray, Rphi: np.ndarray, beta
         M = (N[:, h] * V[:, None, None, :]).sum(-1).reshape(n, S * A)          # sum_s' N(s,a,s') V(s')
         y = Rphi[:, h] + M @ X
         if y_noise is not None:
-            y = y_noise(h, y)
+            y = y_noise(h, y, V)
         ys[:, h] = y
         Ai = Ainv[:, h]
         w = (Ai @ y[:, :, None])[:, :, 0]                                         # (n, d)
@@ -230,14 +224,6 @@ def data_free_policy(env: LinearMDP, B: int, reg: float, beta: float) -> np.ndar
     Ainv = np.broadcast_to(np.eye(d) / reg, (B, H, d, d))
     pol, _ = lsvi(env, Ainv, np.zeros((B, H, S, A, S)), np.zeros((B, H, d)), beta)
     return pol
-
-
-def canary_arrays(env: LinearMDP, kind: str | None, B: int):
-    """(states (B, H+1), actions (B, H)) of the fixed canary trajectory, or None."""
-    if kind is None:
-        return None
-    s, a = env.canary(kind)
-    return np.broadcast_to(s, (B, env.horizon + 1)).copy(), np.broadcast_to(a, (B, env.horizon)).copy()
 
 
 def upper(M: np.ndarray) -> np.ndarray:
@@ -268,9 +254,14 @@ def cached_plan(plan_fn: Callable[[RunConfig], Any]) -> Callable[[RunConfig], An
     return plan
 
 
-def user_episode(k: int, canary, env, pol, env_rngs):
-    """(states, actions) of user k: the fixed canary trajectory for user 1 when one is given
-    (the AUDIT HOOK), otherwise one episode of ``pol`` in ``env`` for every seed."""
-    if k == 1 and canary is not None:
-        return canary
+def user_episode(k: int, audit, env, pol, env_rngs):
+    """(states, actions) of user k for every seed: in an audited run (the contract's AuditHook) user 1
+    is the canary's response function and, with fixed users, users 2..K canary A's (:mod:`.canary`);
+    otherwise one episode of ``pol`` in ``env``."""
+    from . import canary as CAN
+
+    if audit is not None and k == 1:
+        return CAN.rollout(env, audit.canary, pol)
+    if audit is not None and audit.fixed_users:
+        return CAN.rollout(env, "A", pol)
     return play_episode(env, pol, env_rngs)

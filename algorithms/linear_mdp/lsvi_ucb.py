@@ -10,8 +10,7 @@ unspecified absolute constant c set to 1; ``bonus_scale`` is that constant) unle
 nothing changes for optimism; it matches the private learners).
 
 Options: ``p`` (failure probability in (0, 1), default 0.05), ``beta`` (absolute bonus, > 0),
-``lambda`` (ridge > 0, default 1), ``observe`` (records info["actions"]), ``canary`` (user 1
-reports the fixed trajectory of :meth:`LinearMDP.canary`; accepted for uniformity, nothing is private).
+``lambda`` (ridge > 0, default 1). Non-private: nothing to audit (the contract refuses an audit hook).
 """
 
 from __future__ import annotations
@@ -44,7 +43,7 @@ def build_log(config: RunConfig):
     return None
 
 
-def run(config: RunConfig, seeds, *, progress=None) -> RunResult:
+def run(config: RunConfig, seeds, *, audit=None, progress=None) -> RunResult:
     env, K = C.check_config(config, privacy_models=("none",), default_env="linear-two-state")
     opts = C.check_options(config, OPTIONS)
     seeds = C.check_seeds(seeds)
@@ -54,9 +53,6 @@ def run(config: RunConfig, seeds, *, progress=None) -> RunResult:
     beta = bonus(config, d, H, K, opts)
     env_rngs = C.child_generators(seeds, 0)
     hist = C.History(env, B)
-    canary = C.canary_arrays(env, opts.get("canary"), B)
-    observe = bool(opts.get("observe", False))
-    actions_all = np.zeros((B, K, H), dtype=np.int64) if observe else None
     regret = np.zeros((B, K))
     pol = C.data_free_policy(env, B, lam, beta)
     eye = np.eye(d)
@@ -65,17 +61,9 @@ def run(config: RunConfig, seeds, *, progress=None) -> RunResult:
             Ainv = np.linalg.inv(hist.gram + lam * eye)
             pol, _ = C.lsvi(env, Ainv, hist.N, hist.Rphi, beta)
         regret[:, k - 1] = env.regret(pol)
-        if k == 1 and canary is not None:
-            states, actions = canary
-        else:
-            states, actions = C.play_episode(env, pol, env_rngs)
+        states, actions = C.play_episode(env, pol, env_rngs)
         hist.add(states, actions)
-        if observe:
-            actions_all[:, k - 1] = actions
         if progress is not None:
             progress(k)
     info = {"beta": beta, "lambda": lam, "env": env.name, "n_updates": np.full(B, max(K - 1, 0))}
-    if observe:
-        info["actions"] = actions_all
-        info["released"] = np.zeros((B, 0))
     return RunResult(config=config, regret=regret, log=None, ledger=None, info=info)

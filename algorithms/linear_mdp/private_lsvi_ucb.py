@@ -40,7 +40,11 @@ rho_y_printed_constants = (H+1)^2 rho / (3H). Departure: Q is
 clipped to [0, H], not only from above, in both modes -- without the lower clip the response has
 no finite sensitivity at all (notes §3.2 [fix]), and nothing could be verified.
 
-``tight`` (notes §2.5): node std sqrt(2 H L / rho) with L = floor(log2 K) + 1, lam~ =
+Tree: the Gram prefix after episode k is read at episode k + 1 (Alg. 1 line 8), so the prefix after
+episode K is never read: the H trees have K - 1 leaves and user K's features are never added (the
+same rule as seed 002 Sec. 5.1's "k - 1 leaf nodes at the start of episode k").
+
+``tight`` (notes §2.5): node std sqrt(2 H L / rho) with L = floor(log2 (K - 1)) + 1, lam~ =
 sqrt(L) sigma_node (4 sqrt(d) + 2 ln(3KH/p)) (Claim 32 / Tao with the actual prefix std), N_max by
 Thm 11's formula with that lam~, y std sqrt(N_cap H (2H+2)^2 / rho) (rho/2 each); then
 :func:`privacct.calibrate.calibrate_log` rescales all noise for the claimed (eps, delta) under
@@ -58,7 +62,8 @@ lam~_y = H N_max sqrt(log(3KH/p)/rho) (Eq. 16) in paper mode and sigma_y (sqrt(d
 (Laurent-Massart) in tight mode; option ``beta`` sets beta directly (data-independent: privacy unchanged).
 
 Options: ``p`` (default 0.05), ``C`` (update rate > 1, default 2), ``beta``, ``eig_floor``
-(default True), ``canary``, ``observe`` (see the package docstring).
+(default True). Audit hook: the contract's AuditHook (canaries and observation: :mod:`.canary`, the
+package docstring).
 """
 
 from __future__ import annotations
@@ -73,7 +78,8 @@ from privacct.ledger import Ledger
 from privacct.log import Claim, MechanismLog, PaperStatement, ReleaseGroup, Sensitivity, Structure, tree_depth
 from privacct.mechanisms import TreeCounter, gaussian
 
-from ..base import RunConfig, RunResult
+from ..base import AuditHook, Observation, ObservedBlock, RunConfig, RunResult, noise_generators, stream_generators
+from . import canary as CAN
 from . import common as C
 
 NAME = "private-lsvi-ucb"
@@ -98,7 +104,7 @@ def printed_constants(K: int, H: int, d: int, rho: float, p: float) -> dict[str,
 
 def sound_constants(K: int, H: int, d: int, rho: float, p: float) -> dict[str, float]:
     """Notes seed-004 §2.5 / §3.6 "sound" column, before calibration (rho/2 Gram + rho/2 y)."""
-    L = tree_depth(K)
+    L = tree_depth(K - 1)
     sigma_node = math.sqrt(H * L * 2.0 / (2 * (rho / 2)))
     lam = math.sqrt(L) * sigma_node * (4 * math.sqrt(d) + 2 * math.log(3 * K * H / p))
     n_max = d * H / math.log(2) * math.log(1 + K / (lam * d))
@@ -110,7 +116,7 @@ def sound_constants(K: int, H: int, d: int, rho: float, p: float) -> dict[str, f
 def lam_from_node(sigma_node: float, K: int, H: int, d: int, p: float) -> float:
     """lam~ = sqrt(L) sigma_node (4 sqrt(d) + 2 ln(3KH/p)): Claim 32 (Tao) for the prefix noise,
     union bound over KH matrices (notes seed-004 §2.4, §2.5)."""
-    return math.sqrt(tree_depth(K)) * sigma_node * (4 * math.sqrt(d) + 2 * math.log(3 * K * H / p))
+    return math.sqrt(tree_depth(K - 1)) * sigma_node * (4 * math.sqrt(d) + 2 * math.log(3 * K * H / p))
 
 
 def switching_bound(K: int, H: int, d: int, lam_tilde: float) -> float:
@@ -146,7 +152,7 @@ def _groups(H: int, d: int, K: int, sigma_node: float, sigma_y: float, cap: int,
             sensitivity=Sensitivity("frobenius-upper", SQRT2,
                                     "replace-one: ||vec_ut(phi phi^T - psi psi^T)||_2 <= ||.||_F <= sqrt(2) for ||phi||, ||psi|| <= 1 "
                                     "(notes seed-004 §3.2; tight for e1 vs e2)"),
-            structure=Structure.tree(leaves=K), dimension=d * (d + 1) // 2,
+            structure=Structure.tree(leaves=K - 1), dimension=d * (d + 1) // 2,
             description=f"tree counter of sum_i phi_h^i phi_h^i^T at step h={h}, released every episode, shifted by 2 lam~ I",
             paper=None if n_max_paper is None else PaperStatement(
                 sensitivity=2.0, per_user_count=math.log(K),
@@ -186,7 +192,7 @@ def _plan(config: RunConfig) -> tuple[MechanismLog, dict[str, Any]]:
         "K": K, "H": H, "d": d, "S": env.n_states, "A": env.n_actions, "env": env.name,
         "calibration": config.calibration, "rho": rho, "p": p, "C": float(opts.get("C", 2.0)),
         "conversion": "zCDP -> (eps, delta): eps = rho + 2 sqrt(rho log(1/delta)) (Bun-Steinke 2016 Prop. 1.3; paper Lemma 6)",
-        "tree_depth_L": tree_depth(K),
+        "tree_depth_L": tree_depth(K - 1),
         "rho_claimed_gram": rho / 2, "rho_claimed_y": rho / 2,
     }
     if config.calibration == "paper":
@@ -221,7 +227,7 @@ def _plan(config: RunConfig) -> tuple[MechanismLog, dict[str, Any]]:
     params.update({"lam_tilde": lam, "N_max_thm11": n_max, "N_cap": cap, "sigma_node": sig_node, "sigma_y": sig_y,
                    "lam_y": lam_y, "beta": beta, "bonus_scale": config.bonus_scale})
     params["rho_y_accounted"] = H * cap * (2 * H + 2) ** 2 / (2 * sig_y ** 2)
-    params["rho_gram_accounted"] = H * tree_depth(K) * 2.0 / (2 * sig_node ** 2)
+    params["rho_gram_accounted"] = H * tree_depth(K - 1) * 2.0 / (2 * sig_node ** 2)
     log = MechanismLog(log.name, log.privacy_model, log.release_groups, log.neighbouring, params, log.claim, log.source)
     return log, {**params, "env": env, "K": K, "opts": opts}
 
@@ -233,7 +239,7 @@ def build_log(config: RunConfig) -> MechanismLog:
     return plan(config)[0]
 
 
-def run(config: RunConfig, seeds, *, progress=None) -> RunResult:
+def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=None) -> RunResult:
     log, c = plan(config)
     env, K, opts = c["env"], c["K"], c["opts"]
     seeds = C.check_seeds(seeds)
@@ -242,16 +248,13 @@ def run(config: RunConfig, seeds, *, progress=None) -> RunResult:
     sig_node, sig_y = c["sigma_node"], c["sigma_y"]
     log_C = math.log(c["C"])
     allow_floor = bool(opts.get("eig_floor", True))
-    env_rngs = C.child_generators(seeds, 0)
-    noise_rngs = C.child_generators(seeds, 1)
+    env_rngs = stream_generators(seeds, 0, audit, fixed=audit is not None and audit.fixed_users)
+    noise_rngs = noise_generators(seeds, 1, audit)
     tree_ledger = Ledger()
     y_ledgers = [Ledger() for _ in range(B)]
-    trees = [TreeCounter((d, d), leaves=K, mechanism="symmetric-gaussian-matrix", scale=sig_node, rngs=noise_rngs,
+    trees = [TreeCounter((d, d), leaves=K - 1, mechanism="symmetric-gaussian-matrix", scale=sig_node, rngs=noise_rngs,
                          ledger=tree_ledger, group=f"gram_h{h + 1}") for h in range(H)]
     hist = C.History(env, B)
-    canary = C.canary_arrays(env, opts.get("canary"), B)
-    observe = bool(opts.get("observe", False))
-    actions_all = np.zeros((B, K, H), dtype=np.int64) if observe else None
     eye = np.eye(d)
     shift = 2.0 * lam * eye
     cur = np.broadcast_to(shift, (B, H, d, d)).copy()          # Lam~_h^k (Alg. 1 line 4)
@@ -261,10 +264,7 @@ def run(config: RunConfig, seeds, *, progress=None) -> RunResult:
     floor_events = np.zeros(B, dtype=np.int64)
     update_eps: list[list[int]] = [[] for _ in range(B)]
     cap_hit = np.full(B, -1, dtype=np.int64)
-    last_y = np.zeros((B, H, d))
-    L = tree_depth(K)
-    path = np.zeros((B, L, H, d * (d + 1) // 2)) if observe else None   # prefixes at k = 1, 2, 4, ...: user 1's nodes
-    all_y = np.zeros((B, cap, H, d)) if observe else None               # every y release, in update order
+    rec = _Recorder(env, log, audit, pol, B, K, cap) if audit is not None else None
     regret = np.zeros((B, K))
     cur_regret = env.regret(pol)
     for k in range(1, K + 1):
@@ -275,33 +275,33 @@ def run(config: RunConfig, seeds, *, progress=None) -> RunResult:
         cap_hit[(cap_hit < 0) & blocked] = k
         idx = np.flatnonzero(trig & (n_upd < cap))
         if idx.size:
-            def y_noise(h, y, idx=idx, k=k):
+            def y_noise(h, y, V, idx=idx, k=k):
                 out = np.empty_like(y)
                 for j, b in enumerate(idx):
                     out[j] = y[j] + gaussian([noise_rngs[b]], (d,), sig_y, ledger=y_ledgers[b],
                                              group="y", users=(1, k - 1))[0]
+                if rec is not None:
+                    rec.y_release(idx, n_upd[idx], h, out - y, V)
                 return out
             Ainv = np.linalg.inv(mats[idx])
             new_pol, ys = C.lsvi(env, Ainv, hist.N[idx], hist.Rphi[idx], beta, y_noise=y_noise)
             pol[idx] = new_pol
-            last_y[idx] = ys
-            if observe:
-                all_y[idx, n_upd[idx]] = ys
             ref_logdet[idx] = logdet[idx]
             n_upd[idx] += 1
             for b in idx:
                 update_eps[b].append(k)
             cur_regret[idx] = env.regret(new_pol)
         regret[:, k - 1] = cur_regret
-        states, actions = C.user_episode(k, canary, env, pol, env_rngs)
+        states, actions = C.user_episode(k, audit, env, pol, env_rngs)
         phi = hist.add(states, actions)
-        if observe:
-            actions_all[:, k - 1] = actions
-        outer = phi[..., :, None] * phi[..., None, :]
-        for h in range(H):
-            cur[:, h] = trees[h].add(outer[:, h]) + shift       # Alg. 1 line 22
-        if observe and k & (k - 1) == 0:                        # k = 2^j: the prefix is the single node [1, k]
-            path[:, k.bit_length() - 1] = C.upper(cur - shift)
+        if rec is not None:
+            rec.episode(k, states, actions, phi)
+        if k <= K - 1:                                         # the prefix after episode K is never read
+            outer = phi[..., :, None] * phi[..., None, :]
+            for h in range(H):
+                cur[:, h] = trees[h].add(outer[:, h]) + shift       # Alg. 1 line 22
+            if rec is not None and k & (k - 1) == 0:            # k = 2^j: the prefix is the single node [1, k]
+                rec.gram_node(k, trees)
         if progress is not None:
             progress(k)
     if np.any(n_upd > cap):  # cannot happen: the cap is enforced above; kept as a guard
@@ -324,16 +324,59 @@ def run(config: RunConfig, seeds, *, progress=None) -> RunResult:
         "cap": cap, "switching_bound_thm11": c["N_max_thm11"], "cap_reached_episode": cap_hit,
         "floor_events": floor_events, "lam_tilde": lam, "beta": beta, "sigma_node": sig_node, "sigma_y": sig_y,
         "rho": c["rho"], "env": env.name, "ledgers": ledgers, "ledger_seed": worst,
+        "final_release": np.concatenate([C.upper(np.stack([t.noisy_sum() for t in trees], axis=1)).reshape(B, -1)], axis=1),
     }
-    if observe:
-        gram = np.stack([t.noisy_sum() for t in trees], axis=1)               # (B, H, d, d)
-        info["released"] = np.concatenate([C.upper(gram).reshape(B, -1), last_y.reshape(B, -1)], axis=1)
-        info["released_layout"] = (f"[upper triangles of the final noisy Gram prefix sums C_h^(K), h=1..H ({H}x{d*(d+1)//2})] + "
-                                   f"[last released y~_h, h=1..H ({H}x{d}); zeros if no update]")
-        info["actions"] = actions_all
-        info["released_path"] = np.concatenate([path.reshape(B, -1), all_y.reshape(B, -1)], axis=1)
-        info["released_path_layout"] = (f"[noisy Gram prefixes at episodes 1, 2, 4, ..., 2^{L - 1} (each the single tree node "
-                                        f"[1, 2^j] holding user 1), upper triangles, ({L}x{H}x{d*(d+1)//2})] + [every y~ "
-                                        f"release in update order, zero-padded to the cap ({cap}x{H}x{d})]: all releases "
-                                        f"that contain user 1")
-    return RunResult(config=config, regret=regret, log=log, ledger=ledgers[worst], info=info)
+    return RunResult(config=config, regret=regret, log=log, ledger=ledgers[worst], info=info,
+                     observation=None if rec is None else rec.observation(n_upd))
+
+
+class _Recorder:
+    """The :class:`Observation` of an audited run: every Gram node [1, 2^j] of the H trees and every y
+    release (update slot i, step h; absent where the seed made fewer updates), each minus the exact
+    contribution of users 2..k-1; means: both canaries' contributions (y: under the release's V)."""
+
+    def __init__(self, env, log, audit: AuditHook, pol0: np.ndarray, B: int, K: int, cap: int) -> None:
+        self.env, self.log, self.audit, self.B = env, log, audit, B
+        H, d = env.horizon, env.dim
+        self.traj = {w: CAN.rollout(env, w, pol0) for w in CAN.CANARIES}    # episode 1 under the data-free policy
+        self.phi1 = {w: env.phi[self.traj[w][0][:, :H], self.traj[w][1]] for w in CAN.CANARIES}  # (B, H, d)
+        self.actions = np.zeros((B, max(K - 1, 0), H), dtype=np.int64)
+        self.blocks: list[ObservedBlock] = []
+        self.y = np.zeros((B, cap, H, d))
+        self.y_means = {w: np.zeros((B, cap, H, d)) for w in CAN.CANARIES}
+
+    def episode(self, k: int, states, actions, phi) -> None:
+        if k >= 2:
+            self.actions[:, k - 2] = actions
+
+    def gram_node(self, k: int, trees) -> None:
+        me = self.audit.canary
+        for h, t in enumerate(trees):
+            p1 = self.phi1[me][:, h]
+            v = C.upper(t.noisy_sum() - t.exact_sum() + p1[:, :, None] * p1[:, None, :])
+            means = {w: _collapse(C.upper(self.phi1[w][:, h, :, None] * self.phi1[w][:, h, None, :])) for w in CAN.CANARIES}
+            g = self.log.group(f"gram_h{h + 1}")
+            self.blocks.append(ObservedBlock(f"gram_h{h + 1} node [1, {k}]", g.name, "gaussian", g.noise_scale, v,
+                                             means["A"], means["B"]))
+
+    def y_release(self, idx: np.ndarray, slot: np.ndarray, h: int, noise: np.ndarray, V: np.ndarray) -> None:
+        st = {w: (self.traj[w][0][idx], self.traj[w][1][idx]) for w in CAN.CANARIES}
+        c = {w: CAN.contribution(self.env, *st[w], h, V) for w in CAN.CANARIES}
+        self.y[idx, slot, h] = noise + c[self.audit.canary]
+        for w in CAN.CANARIES:
+            self.y_means[w][idx, slot, h] = c[w]
+
+    def observation(self, n_upd: np.ndarray) -> Observation:
+        g = self.log.group("y")
+        cap, H = self.y.shape[1], self.y.shape[2]
+        blocks = list(self.blocks)
+        for i in range(cap):
+            for h in range(H - 1, -1, -1):
+                blocks.append(ObservedBlock(f"y[h={h + 1}] update {i + 1}", "y", "gaussian", g.noise_scale,
+                                            self.y[:, i, h], self.y_means["A"][:, i, h], self.y_means["B"][:, i, h],
+                                            present=n_upd > i))
+        return Observation(self.audit.canary, tuple(blocks), self.actions)
+
+
+def _collapse(a: np.ndarray) -> np.ndarray:
+    return a[0].copy() if np.all(a == a[0]) else a

@@ -28,26 +28,13 @@ Modules: ``design`` (constants, sensitivities, release groups, logs per paper), 
 tree-noise ridge statistics, PD-checked inverses), ``reproduce`` (``privacct reproduce
 linear-mixture``). Environments: :mod:`privacct.algorithms.envs.linear_mixture`.
 
-AUDIT HOOK
-----------
-``("canary", "A" | "B")``: user 1 (episode 1) reports a fixed trajectory instead of interacting:
-
-* RiverSwim -- A: at state 0 taking *left* every step, staying at 0 (next states 0);
-  B: taking *right* every step, moving 0 -> 1 -> ... -> S-1 and staying at S-1. Different (s, a) at
-  every step, so phi_V lies in disjoint one-hot blocks (orthogonal Gram statistics).
-* HardToLearn -- A: stays on the chain x_1 -> x_2 -> ... -> x_{H+1} with action a = (-1, ..., -1);
-  B: jumps from x_1 to the rewarding absorbing x_{H+2} and stays there, with a = (+1, ..., +1)
-  (features at opposite extremes in the action coordinates).
-
-Both are valid trajectories (positive probability). Regret of episode 1 is that of the policy
-sent to user 1. ``("observe", True)``: ``info["released"]`` (n_seeds, m) holds the final noisy
-statistics of every release group (upper triangle of each Gram matrix, then each vector, in the
-order of ``info["released_groups"]``): the last tree prefix (JDP) or the server's sum of all users'
-messages (LDP); for LDP learners ``info["released_user1"]`` also holds user 1's own message (the
-LDP adversary's view of the canary). ``info["actions"]`` (n_seeds, K, H) holds the actions sent to
-the users (for the canary: the actions its policy would have sent at the canary's states).
+AUDIT HOOK: the contract's :class:`privacct.algorithms.base.AuditHook`; canaries in :mod:`.canary`
+(JDP response functions, LDP trajectories), the valid pair and every release group's worst-case
+change in :func:`.design.mixture_neighbours`, the observation (every tree node [1, 2^j] of every
+group, or user 1's messages) in :mod:`.engine`.
 """
 
-from .learners import LEARNERS, OPTIONS, canary_trajectory, design_for, make_env
+from .canary import ldp_trajectory
+from .learners import LEARNERS, OPTIONS, design_for, make_env
 
-__all__ = ["LEARNERS", "OPTIONS", "canary_trajectory", "design_for", "make_env"]
+__all__ = ["LEARNERS", "OPTIONS", "design_for", "ldp_trajectory", "make_env"]

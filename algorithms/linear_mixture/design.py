@@ -19,6 +19,13 @@ seed 000 ||varphi|| <= 1, r in [0, r_max]. Per release (one stage h, one statist
   ||upper(xx^T - x'x'^T)||_2 <= ||xx^T - x'x'^T||_F = sqrt(|x|^4 + |x'|^4 - 2 (x.x')^2) <= sqrt(2) B^2;
 * target phi y (gaussian, ``l2``): ||x y - x' y'|| <= 2 B vbar.
 
+Those hold for any two trajectories (LDP; JDP of seed 003, whose user owns s_1). Under seed 000's JDP
+(Def. 2.2 with s_1 fixed, Sec. 2.1) both neighbours share stage 1's x_1 = phi_{V_2}(s_1, a_1) (a_1 and V_2
+come from the data-free first episode with the agent's coins): the stage-1 Gram change is 0 (the log
+keeps sqrt(2) B^2, conservative: it cannot express 0) and the stage-1 target change is |x_1| |y - y'| <=
+B vbar, which the log declares (likewise |varphi| r_max for the reward target). :func:`mixture_neighbours`
+returns these per-group worst cases with the relation.
+
 Shifts and radii are functions of the noise scale that RUNS: in ``tight`` mode the calibrator
 multiplies every printed sigma by one common factor (``noise_factor``), and the shift (2 Gamma_k,
 2 Upsilon) and the radii are recomputed with the calibrated sigma, exactly as each paper derives
@@ -41,6 +48,7 @@ from privacct.errors import PrivacctError
 from privacct.log import Claim, MechanismLog, PaperStatement, ReleaseGroup, Sensitivity, Structure
 
 from ..envs.linear_mixture import LinearMixtureMDP
+from ..neighbours import GroupDistance, NeighbourSpec, jdp, ldp
 
 SOURCES = {
     "001": "Liao, He, Gu (ACML 2022), Locally Differentially Private RL for Linear Mixture MDPs [seed 001]",
@@ -64,6 +72,14 @@ class GroupSpec:
     paper_sensitivity: float
     paper_count: float
     equation: str
+    worst_case: float = -1.0   # under the learner's relation (-1: = sensitivity)
+    any_pair: float = -1.0     # for any two trajectories (-1: = sensitivity)
+
+    def __post_init__(self) -> None:
+        if self.worst_case < 0:
+            object.__setattr__(self, "worst_case", self.sensitivity)
+        if self.any_pair < 0:
+            object.__setattr__(self, "any_pair", self.sensitivity)
 
 
 @dataclass
@@ -118,19 +134,74 @@ class Design:
                             "replace-one-user", params, claim, self.paper)
 
 
-def _stat_sens(env: LinearMixtureMDP, h: int, kind: str, family: str) -> tuple[float, str]:
-    """Replace-one sensitivity of one release at 0-based stage h (see module docstring)."""
+def _stat_sens(env: LinearMixtureMDP, h: int, kind: str, family: str,
+               shared_first_stage: bool = False) -> tuple[float, str, float, float]:
+    """Sensitivity of one release at 0-based stage h under the learner's relation (module docstring):
+    (declared value, derivation, worst case under the relation, worst case for any two trajectories).
+
+    ``shared_first_stage``: JDP with a fixed s_1 (seed 000 Def. 2.2 and Sec. 2.1): at h = 0 both neighbours
+    have the same x_1 = phi_{V_2}(s_1, a_1) (s_1 fixed; a_1 and V_2 from the data-free first episode with
+    the same coins) and the same varphi(s_1, a_1), so the Gram change is 0 (declared: the any-pair value,
+    conservative; a log cannot express 0) and the target change is ||x_1 (y - y')|| <= |x_1| vbar
+    (y, y' in [0, vbar]), half the any-pair value."""
     if family == "r":
         rnorm = float(np.max(np.linalg.norm(env.reward_features, axis=-1)))
         if kind == "gram":
-            return math.sqrt(2.0) * rnorm**2, f"sqrt(2)|varphi|^2, |varphi|<={rnorm:g} (PSD rank-one, replace-one)"
-        return 2.0 * rnorm * env.reward_max, f"2|varphi| r_max, r in [0,{env.reward_max:g}] (replace-one)"
+            v = math.sqrt(2.0) * rnorm**2
+            why = f"sqrt(2)|varphi|^2, |varphi|<={rnorm:g} (PSD rank-one, replace-one)"
+            if shared_first_stage and h == 0:
+                return v, why + "; stage 1 under seed 000 Def. 2.2: varphi(s_1, a_1) shared, worst case 0 (kept: conservative)", 0.0, v
+            return v, why, v, v
+        v = 2.0 * rnorm * env.reward_max
+        if shared_first_stage and h == 0:
+            w = rnorm * env.reward_max
+            return w, (f"|varphi| r_max: stage 1 under seed 000 Def. 2.2, varphi(s_1, a_1) shared and |r - r'| <= "
+                       f"r_max = {env.reward_max:g} (any two trajectories: 2|varphi| r_max)"), w, v
+        return v, f"2|varphi| r_max, r in [0,{env.reward_max:g}] (replace-one)", v, v
     vb = env.value_cap(h + 1)
     B = env.phi_norm_bound * vb
     if kind == "gram":
-        return math.sqrt(2.0) * B**2, (f"sqrt(2) B^2, B = b*vbar = {env.phi_norm_bound:.4g}*{vb:.4g} "
-                                      f"(V clipped to [0,vbar] by the user; PSD rank-one, replace-one)")
-    return 2.0 * B * vb, f"2 B vbar, B = {B:.4g}, y in [0,{vb:.4g}] (user clip; replace-one)"
+        v = math.sqrt(2.0) * B**2
+        why = (f"sqrt(2) B^2, B = b*vbar = {env.phi_norm_bound:.4g}*{vb:.4g} "
+               f"(V clipped to [0,vbar] by the user; PSD rank-one, replace-one)")
+        if shared_first_stage and h == 0:
+            return v, why + "; stage 1 under seed 000 Def. 2.2: x_1 shared, worst case 0 (kept: conservative)", 0.0, v
+        return v, why, v, v
+    v = 2.0 * B * vb
+    if shared_first_stage and h == 0:
+        w = B * vb
+        return w, (f"B vbar, B = {B:.4g}: stage 1 under seed 000 Def. 2.2, x_1 = phi_V2(s_1, a_1) shared and "
+                   f"y, y' in [0,{vb:.4g}] (any two trajectories: 2 B vbar)"), w, v
+    return v, f"2 B vbar, B = {B:.4g}, y in [0,{vb:.4g}] (user clip; replace-one)", v, v
+
+
+#: Whether the learner's paper fixes s_1 under JDP (seed 000 Sec. 2.1: "The initial state s_1^k is assumed to
+#: be fixed and history independent") or makes it the user's (seed 003 Sec. 2.1: personal information
+#: "encoded in state s_1k"). LDP learners compare any two trajectories.
+SHARED_START = {"ucrl-vtr": True, "ldp-ucrl-vtr": False, "private-linopt-vi": True, "private-linopt-po": True,
+                "pp-ucrl-vtr": False}
+RELATIONS = {
+    ("ldp-ucrl-vtr", "ldp"): ldp("seed 001 Def. 3.6 (LDP)"),
+    ("private-linopt-vi", "jdp"): jdp("seed 000 Def. 2.2 (JDP; s_1 fixed, Sec. 2.1)", shared_start=True),
+    ("private-linopt-po", "jdp"): jdp("seed 000 Def. 2.2 (JDP; s_1 fixed, Sec. 2.1)", shared_start=True),
+    ("pp-ucrl-vtr", "jdp"): jdp("seed 003 Def. 3 (JDP; s_1 the user's, Sec. 2.1)", shared_start=False),
+    ("pp-ucrl-vtr", "ldp"): ldp("seed 003 Def. 4 (LDP)"),
+}
+
+
+def mixture_neighbours(des: "Design", privacy: str) -> NeighbourSpec:
+    """The valid pair of ``des``'s paper and every release group's worst-case change under it.
+
+    The bounds are in the worst case over feature geometries allowed by ||phi_V|| <= B; the
+    environments' features and the episode's V need not attain them (``attained`` False: the canary
+    pair's change is tested to stay below)."""
+    rel = RELATIONS.get((des.learner, privacy))
+    if rel is None:
+        raise PrivacctError(f"privacy must be one of the private models of {des.learner}, got {privacy!r}")
+    dists = tuple(GroupDistance(g.name, "frobenius-upper" if g.kind == "gram" else "l2", g.worst_case, False,
+                                g.derivation, g.any_pair if g.any_pair != g.worst_case else None) for g in des.groups)
+    return NeighbourSpec(rel, "JDP response functions A (stay, reward r_max) / B (jump to S-1; reward 0 then r_max); "
+                              "LDP trajectories A / B (.canary)", dists)
 
 
 def _check_claim(eps: float, delta: float, what: str) -> None:
@@ -160,10 +231,11 @@ def ldp_ucrl_vtr(env: LinearMixtureMDP, K: int, eps: float, delta: float, alpha:
     groups = []
     for h in range(H - 1):
         for kind in ("gram", "target"):
-            s, why = _stat_sens(env, h, kind, "p")
+            s, why, w, anyp = _stat_sens(env, h, kind, "p")
             groups.append(GroupSpec(f"{kind}[h={h + 1}]", "p", kind, h, d, s, why, sigma, paper_delta, 1.0,
                                     ("seed 001 App. A: Delta = 2H^2 per release, Alg. 1 line 1" if env.reward_max == 1.0 else
-                                     "seed 001 §6: 'Delta f <= 1' with rewards / H, i.e. Delta = 2 per release (sigma = 4H sqrt(2 log(2.5H/delta))/eps)")))
+                                     "seed 001 §6: 'Delta f <= 1' with rewards / H, i.e. Delta = 2 per release (sigma = 4H sqrt(2 log(2.5H/delta))/eps)"),
+                                    w, anyp))
     c_gamma = math.sqrt(4 * d) + 2 * math.log(6 * H / alpha)
     sig_run = noise_factor * sigma  # the sigma that runs (tight: calibrated); shift and radius follow it
 
@@ -249,8 +321,8 @@ def pp_ucrl_vtr(env: LinearMixtureMDP, K: int, eps: float, delta: float, alpha: 
     groups = []
     for h in range(H - 1):
         for kind in ("gram", "target"):
-            s, why = _stat_sens(env, h, kind, "p")
-            groups.append(GroupSpec(f"{kind}[h={h + 1}]", "p", kind, h, d, s, why, sigma, pdelta, count, eq))
+            s, why, w, anyp = _stat_sens(env, h, kind, "p")
+            groups.append(GroupSpec(f"{kind}[h={h + 1}]", "p", kind, h, d, s, why, sigma, pdelta, count, eq, w, anyp))
     cw = env.theta_norm_bound
     conf = math.sqrt(2 * vs**2 * (math.log(3 * H / alpha) + d / 2 * math.log(1 + K * H)))
 
@@ -302,10 +374,10 @@ def private_linopt(env: LinearMixtureMDP, K: int, eps: float, delta: float, alph
                 if fam == "p" and h == H - 1:
                     continue  # phi_H = 0: no data (module docstring)
                 for kind in ("gram", "target"):
-                    s, why = _stat_sens(env, h, kind, fam)
+                    s, why, w, anyp = _stat_sens(env, h, kind, fam, shared_first_stage=True)
                     dim = d1 if fam == "p" else d2
                     groups.append(GroupSpec(f"{fam}-{kind}[h={h + 1}]", fam, kind, h, dim, s, why, sig[(fam, kind)],
-                                            pd[(fam, kind)], float(m), "seed 000 Sec. 6.1-6.2, Thm 6.4"))
+                                            pd[(fam, kind)], float(m), "seed 000 Sec. 6.1-6.2, Thm 6.4", w, anyp))
         shift_p = lambda k: shift_scale * 2 * ups_p
         shift_r = lambda k: shift_scale * 2 * ups_r
         record = {"sigma_paper": {f"{a}{'1' if b == 'gram' else '2'}": v for (a, b), v in sig.items()},
@@ -333,4 +405,5 @@ def private_linopt(env: LinearMixtureMDP, K: int, eps: float, delta: float, alph
     return des
 
 
-__all__ = ["Design", "GroupSpec", "ldp_ucrl_vtr", "pp_ucrl_vtr", "private_linopt", "ucrl_vtr"]
+__all__ = ["Design", "GroupSpec", "RELATIONS", "SHARED_START", "ldp_ucrl_vtr", "mixture_neighbours", "pp_ucrl_vtr",
+           "private_linopt", "ucrl_vtr"]

@@ -20,7 +20,12 @@ One episode k (= one user), for all B seeds at once:
 Randomness per seed: three streams derived from the seed's SeedSequence without mutating it
 (entropy, spawn_key + (i,)): 0 = environment transitions, 1 = policy (ties, action sampling),
 2 = privacy noise. Uniforms are pre-drawn in chunks of episodes, per seed, so a batched run equals
-one-by-one runs byte for byte.
+one-by-one runs byte for byte. Audited runs (:class:`privacct.algorithms.base.AuditHook`): streams 0
+(fixed users) and 1 come from the hook's coins seed, the same in every trial; user 1 is the canary
+of :mod:`.canary` (JDP: a response function fed the prescribed actions; LDP: a fixed trajectory),
+users 2..K canary A's response function; the observation holds every release that contains user 1
+(tree: the nodes [1, 2^j] of every group's counter; local: user 1's messages), each minus the
+exact contribution of users 2..t, with both canaries' statistics as its means.
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ from privacct.errors import PrivacctError
 from privacct.ledger import Ledger
 from privacct.log import MechanismLog
 
+from ..base import AuditHook, Observation, ObservedBlock, noise_generators, stream_generators
+from . import canary as CAN
 from .aggregators import ExactRidge, LocalNoise, TreeNoise, upper
 from .design import Design
 from .planning import plan
@@ -47,16 +54,15 @@ def child(seed: np.random.SeedSequence, i: int) -> np.random.SeedSequence:
 
 
 def run_design(des: Design, log: MechanismLog | None, seeds: list[np.random.SeedSequence], *,
-               bonus_scale: float, canary: str | None, observe: bool, on_non_pd: str,
-               canary_traj: tuple[np.ndarray, np.ndarray, np.ndarray] | None,
+               bonus_scale: float, on_non_pd: str, audit: AuditHook | None = None, shared_start: bool = True,
                progress: Callable[[int], None] | None = None) -> dict:
-    """Run K episodes for every seed; returns regret (B, K), ledger and info entries."""
+    """Run K episodes for every seed; returns regret (B, K), ledger, info entries and the observation."""
     env, K, H = des.env, des.K, des.H
     S, A, d = env.n_states, env.n_actions, env.dim
     B = len(seeds)
-    rng_env = [np.random.default_rng(child(s, 0)) for s in seeds]
-    rng_pol = [np.random.default_rng(child(s, 1)) for s in seeds]
-    rng_noise = [np.random.default_rng(child(s, 2)) for s in seeds]
+    rng_env = stream_generators(seeds, 0, audit, fixed=audit is not None and audit.fixed_users)
+    rng_pol = stream_generators(seeds, 1, audit, fixed=audit is not None)
+    rng_noise = noise_generators(seeds, 2, audit)
     private = des.mechanism in ("local", "tree")
     ledger = Ledger() if private else None
     scales = {g.name: g.noise_scale for g in log.release_groups} if (private and log is not None) else {}
@@ -76,14 +82,14 @@ def run_design(des: Design, log: MechanismLog | None, seeds: list[np.random.Seed
         if des.mechanism == "none":
             return ExactRidge(B, H, dim, des.lam)
         if des.mechanism == "local":
-            return LocalNoise(B, H, dim, des.lam, shift, fam_groups, scales, rng_noise, ledger, observe)
+            return LocalNoise(B, H, dim, des.lam, shift, fam_groups, scales, rng_noise, ledger, audit is not None)
         return TreeNoise(B, H, dim, des.lam, shift, fam_groups, scales, rng_noise, ledger, K)
 
     agg_p = make("p", d, des.shift_p)
     agg_r = make("r", d2, des.shift_r) if rr else None
+    rec = _Recorder(audit, des, groups, scales, B, K, H) if audit is not None else None
 
     regret = np.zeros((B, K))
-    actions_log = np.zeros((B, K, H), dtype=np.int64) if observe else None
     non_pd = np.zeros(B, dtype=np.int64)
     cumQ = np.zeros((B, H, S, A)) if des.policy == "mirror-descent" else None
     beta_first = None
@@ -128,56 +134,136 @@ def run_design(des: Design, log: MechanismLog | None, seeds: list[np.random.Seed
         if cumQ is not None:
             cumQ += Qall
             regret[:, k - 1] = vstar - env.policy_values(probs)
+
+            def prescribe(h, s, probs=probs, c=c, act_u=act_u):
+                cdf = np.cumsum(probs[bidx, h, s], axis=-1)
+                return np.minimum((act_u[:, c, h, None] >= cdf).sum(-1), A - 1)
         else:
             Qmax = Qall.max(axis=-1, keepdims=True)
             tie = np.where(Qall >= Qmax - 1e-12 * max(1.0, caps[0]), pol_u[:, c], -1.0)
             pol = tie.argmax(axis=-1)                                             # (B, H, S)
             regret[:, k - 1] = vstar - env.policy_values(pol)
+
+            def prescribe(h, s, pol=pol):
+                return pol[bidx, h, s]
+
+        def statistics(traj, phis=phis, Vs=Vs):
+            """(X, Y, Xr, Rw) of trajectories (states, actions, next states, rewards), each (B, H)."""
+            st, ac, nx, rw = traj
+            X = np.stack([phis[h][bidx, st[:, h] * A + ac[:, h]] for h in range(H)], axis=1)
+            Y = np.stack([Vs[h + 1][bidx, nx[:, h]] for h in range(H)], axis=1)
+            Xr = vphi[st * A + ac] if rr else None
+            return X, Y, Xr, np.clip(rw, 0.0, env.reward_max)
         # ---- roll out -------------------------------------------------------------------------
-        s = np.full(B, env.initial_state)
-        X = np.zeros((B, H, d))
-        Y = np.zeros((B, H))
-        Xr = np.zeros((B, H, d2))
-        Rw = np.zeros((B, H))
-        for h in range(H):
-            if cumQ is not None:
-                cdf = np.cumsum(probs[bidx, h, s], axis=-1)
-                a = np.minimum((act_u[:, c, h, None] >= cdf).sum(-1), A - 1)
-            else:
-                a = pol[bidx, h, s]
-            if k == 1 and canary is not None:
-                cs, ca, cn = canary_traj  # type: ignore[misc]
-                s = np.full(B, cs[h])
-                if observe:
-                    actions_log[:, 0, h] = (pol[bidx, h, s] if cumQ is None else a)
-                a = np.full(B, ca[h])
-                s2 = np.full(B, cn[h])
-            else:
-                if observe:
-                    actions_log[:, k - 1, h] = a
-                s2 = env.sample_next(h, s, a, env_u[:, c, h])
-            X[:, h] = phis[h][bidx, s * A + a]
-            Y[:, h] = Vs[h + 1][bidx, s2]
-            if rr:
-                Xr[:, h] = vphi[s * A + a]
-                Rw[:, h] = np.clip(R[h][s * A + a], 0.0, env.reward_max)
-            s = s2
+        if rec is not None and k == 1:
+            traj = rec.canary_episode(env, des.mechanism == "tree", shared_start, prescribe, statistics)
+        elif audit is not None and audit.fixed_users:
+            traj = _respond_rollout(env, "A", env.initial_state, prescribe, B)
+        else:
+            st = np.zeros((B, H), dtype=np.int64)
+            ac = np.zeros((B, H), dtype=np.int64)
+            nx = np.zeros((B, H), dtype=np.int64)
+            rw = np.zeros((B, H))
+            s = np.full(B, env.initial_state)
+            for h in range(H):
+                a = prescribe(h, s)
+                st[:, h], ac[:, h] = s, a
+                nx[:, h] = env.sample_next(h, s, a, env_u[:, c, h])
+                rw[:, h] = R[h][s * A + a]
+                s = nx[:, h]
+            traj = (st, ac, nx, rw)
+        X, Y, Xr, Rw = statistics(traj)
+        if rec is not None and k >= 2:
+            rec.actions[:, k - 2] = traj[1]
         # ---- aggregate (privatised by the aggregator) ----------------------------------------------
         agg_p.update(k, X, Y)
         if rr:
             agg_r.update(k, Xr, Rw)  # type: ignore[union-attr]
+        if rec is not None:
+            rec.after_update(k, {"p": agg_p, "r": agg_r})
         if progress is not None and (k % 100 == 0 or k == K):
             progress(k)
     info: dict = {"non_pd_events": non_pd, "beta_first_episode": beta_first.tolist()}
-    if observe:
-        by_family = {"p": agg_p, "r": agg_r}
-        parts = [by_family[g.family].released([g])[0] for g in groups]  # type: ignore[union-attr]
-        if not parts:  # non-private: the exact statistics (nothing is released privately)
-            parts = [upper(agg_p.G).reshape(B, -1), agg_p.u.reshape(B, -1)]
-        info["released"] = np.concatenate([p.reshape(B, -1) for p in parts], axis=1).astype(float)
-        info["released_groups"] = [g.name for g in groups]
-        info["actions"] = actions_log
-        if des.mechanism == "local":
-            user1 = {**agg_p.user1, **(agg_r.user1 if rr else {})}  # type: ignore[union-attr]
-            info["released_user1"] = np.concatenate([user1[g.name].reshape(B, -1) for g in groups], axis=1)
-    return {"regret": regret, "ledger": ledger, "info": info}
+    by_family = {"p": agg_p, "r": agg_r}
+    parts = [by_family[g.family].released([g])[0] for g in groups]  # type: ignore[union-attr]
+    if not parts:  # non-private: the exact statistics (nothing is released privately)
+        parts = [upper(agg_p.G).reshape(B, -1), agg_p.u.reshape(B, -1)]
+    info["final_release"] = np.concatenate([p.reshape(B, -1) for p in parts], axis=1).astype(float)
+    info["released_groups"] = [g.name for g in groups]
+    observation = rec.observation() if rec is not None else None
+    return {"regret": regret, "ledger": ledger, "info": info, "observation": observation}
+
+
+def _respond_rollout(env, which: str, start: int, prescribe, B: int):
+    """(states, actions, next states, rewards), each (B, H), of JDP response function ``which``."""
+    H = env.horizon
+    st = np.zeros((B, H), dtype=np.int64)
+    ac = np.zeros((B, H), dtype=np.int64)
+    nx = np.zeros((B, H), dtype=np.int64)
+    rw = np.zeros((B, H))
+    s = np.full(B, start, dtype=np.int64)
+    for h in range(H):
+        a = prescribe(h, s)
+        st[:, h], ac[:, h] = s, a
+        nx[:, h], rw[:, h] = CAN.respond(env, which, h, s, a)
+        s = nx[:, h]
+    return st, ac, nx, rw
+
+
+def _group_stat(g, X, Y, Xr, Rw) -> np.ndarray:
+    """One user's statistic of release group ``g`` (gram: upper triangle of x x^T; target: x y), (B, m)."""
+    x, y = (X[:, g.h], Y[:, g.h]) if g.family == "p" else (Xr[:, g.h], Rw[:, g.h])
+    if g.kind == "gram":
+        return upper(np.einsum("bi,bj->bij", x, x))
+    return x * y[:, None]
+
+
+def _collapse(a: np.ndarray) -> np.ndarray:
+    return a[0].copy() if np.all(a == a[0]) else a
+
+
+class _Recorder:
+    """Builds the :class:`Observation` of an audited run (module docstring)."""
+
+    def __init__(self, audit: AuditHook, des: Design, groups, scales: dict, B: int, K: int, H: int) -> None:
+        self.audit, self.des, self.groups, self.scales = audit, des, groups, scales
+        self.actions = np.zeros((B, max(K - 1, 0), H), dtype=np.int64)
+        self.user1: dict[str, np.ndarray] = {}
+        self.means: dict[str, dict[str, np.ndarray]] = {}
+        self.blocks: list[ObservedBlock] = []
+
+    def canary_episode(self, env, central: bool, shared_start: bool, prescribe, statistics):
+        B = self.actions.shape[0]
+        trajs = {}
+        for which in CAN.CANARIES:
+            if central:
+                trajs[which] = _respond_rollout(env, which, CAN.start_state(env, which, shared_start), prescribe, B)
+            else:
+                st, ac, nx = CAN.ldp_trajectory(env, which)
+                rw = env.rewards[np.arange(env.horizon), st, ac]
+                trajs[which] = tuple(np.broadcast_to(v, (B, v.size)).copy() for v in (st, ac, nx, rw))
+            stats = statistics(trajs[which])
+            self.means[which] = {g.name: _collapse(_group_stat(g, *stats)) for g in self.groups}
+            if which == self.audit.canary:
+                self.user1 = {g.name: _group_stat(g, *stats) for g in self.groups}
+        return trajs[self.audit.canary]
+
+    def after_update(self, k: int, aggs: dict) -> None:
+        for g in self.groups:
+            agg = aggs[g.family]
+            if isinstance(agg, TreeNoise):
+                if k & (k - 1) or k > agg.K - 1:
+                    continue
+                ctr = agg.counters[g.name]
+                v = ctr.noisy_sum() - ctr.exact_sum()
+                v = (upper(v) if g.kind == "gram" else v) + self.user1[g.name]
+                name = f"{g.name} node [1, {k}]"
+            else:
+                if k != 1:
+                    continue
+                v, name = agg.user1[g.name], f"{g.name} report of user 1"
+            self.blocks.append(ObservedBlock(name, g.name, "gaussian", self.scales[g.name], v,
+                                             self.means["A"][g.name], self.means["B"][g.name]))
+
+    def observation(self) -> Observation:
+        return Observation(self.audit.canary, tuple(self.blocks), self.actions)

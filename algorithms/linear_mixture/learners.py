@@ -9,8 +9,10 @@ Options (``RunConfig.options``), all optional:
 * ``shift_scale`` > 0: multiplier on the theoretical regulariser shift (default 1; recorded);
 * ``radius``: ``theory`` (default) or ``paper-experiment`` (seed 001 §6 form; ldp-ucrl-vtr only);
 * ``alpha`` in (0, 1): failure probability in shifts and radii (default 0.01, as seed 001 §6);
-* ``on_non_pd``: ``floor`` (default: eigenvalues floored, counted in info["non_pd_events"]) or ``error``;
-* ``canary``: ``A`` | ``B`` | None and ``observe``: bool -- the audit hook (package docstring).
+* ``on_non_pd``: ``floor`` (default: eigenvalues floored, counted in info["non_pd_events"]) or ``error``.
+
+The audit hook is the contract's :class:`privacct.algorithms.base.AuditHook` (canaries: :mod:`.canary`;
+valid pair and distances: :func:`.design.mixture_neighbours`).
 """
 
 from __future__ import annotations
@@ -26,12 +28,13 @@ from privacct.calibrate import calibrate_log
 from privacct.errors import PrivacctError, UnsupportedLogError, check_count, check_delta, check_positive
 from privacct.log import Claim, MechanismLog
 
-from ..base import CALIBRATIONS, LearnerSpec, RunConfig, RunResult
+from ..base import CALIBRATIONS, AuditHook, LearnerSpec, RunConfig, RunResult
+from ..neighbours import NeighbourSpec
 from ..envs.linear_mixture import LM_ENVS, LinearMixtureMDP, make_linear_mixture_env
 from . import design as D
 from .engine import run_design
 
-OPTIONS = ("n_states", "d", "instance_seed", "instance_episodes", "shift_scale", "radius", "alpha", "on_non_pd", "canary", "observe")
+OPTIONS = ("n_states", "d", "instance_seed", "instance_episodes", "shift_scale", "radius", "alpha", "on_non_pd")
 
 
 def _opts(config: RunConfig) -> dict[str, Any]:
@@ -76,17 +79,11 @@ def _validate(config: RunConfig, spec_privacy: tuple[str, ...]) -> dict[str, Any
         "alpha": check_delta("option alpha", o.get("alpha", 0.01)),
         "radius": o.get("radius", "theory"),
         "on_non_pd": o.get("on_non_pd", "floor"),
-        "canary": o.get("canary"),
-        "observe": bool(o.get("observe", False)),
     }
     if out["radius"] not in ("theory", "paper-experiment"):
         raise PrivacctError(f"option radius must be 'theory' or 'paper-experiment', got {out['radius']!r}")
     if out["on_non_pd"] not in ("floor", "error"):
         raise PrivacctError(f"option on_non_pd must be 'floor' or 'error', got {out['on_non_pd']!r}")
-    if out["canary"] not in (None, "A", "B"):
-        raise PrivacctError(f"option canary must be 'A', 'B' or None, got {out['canary']!r}")
-    if out["canary"] is not None and config.privacy == "none":
-        raise PrivacctError("option canary needs a private configuration (privacy jdp or ldp)")
     return out
 
 
@@ -148,40 +145,22 @@ def noise_factor(des: D.Design, log: MechanismLog | None) -> float:
     return ratios[0]
 
 
-def canary_trajectory(env: LinearMixtureMDP, which: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(states, actions, next states), each (H,): the fixed trajectory of canary user 1."""
-    H, S, A = env.horizon, env.n_states, env.n_actions
-    h = np.arange(H)
-    if env.name.startswith("riverswim"):
-        if which == "A":   # stays at 0 swimming left (gets the small reward): (0, left) every step
-            return np.zeros(H, int), np.zeros(H, int), np.zeros(H, int)
-        s = np.minimum(h, S - 1)
-        return s, np.ones(H, int), np.minimum(h + 1, S - 1)  # swims right every step
-    # hard-to-learn: A = stay on the chain with a = (-1,..,-1); B = jump to x_{H+2} with a = (+1,..,+1)
-    if which == "A":
-        return h.copy(), np.zeros(H, int), h + 1
-    good = S - 1
-    s = np.where(h == 0, 0, good)
-    return s, np.full(H, A - 1), np.full(H, good)
-
-
 def make_spec(name: str, *, paper: str, privacy_models: tuple[str, ...], default_env: str, description: str) -> LearnerSpec:
     def build_log(config: RunConfig) -> MechanismLog | None:
         _validate(config, privacy_models)
         make_env(config, default_env)  # validates the environment options before they become a cache key
         return _log_cached(name, _log_key(config), default_env)[0]
 
-    def run(config: RunConfig, seeds: list[np.random.SeedSequence], *,
+    def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, audit: AuditHook | None = None,
             progress: Callable[[int], None] | None = None) -> RunResult:
         if not seeds or not all(isinstance(s, np.random.SeedSequence) for s in seeds):
             raise PrivacctError("seeds must be a non-empty list of numpy SeedSequence")
         o = _validate(config, privacy_models)
         log, acc = _log_cached(name, _log_key(config), default_env)
         des = design_for(name, config, default_env, noise_factor(design_for(name, config, default_env), log))
-        traj = canary_trajectory(des.env, o["canary"]) if o["canary"] else None
         t0 = time.perf_counter()
-        out = run_design(des, log, list(seeds), bonus_scale=config.bonus_scale, canary=o["canary"],
-                         observe=o["observe"], on_non_pd=o["on_non_pd"], canary_traj=traj, progress=progress)
+        out = run_design(des, log, list(seeds), bonus_scale=config.bonus_scale, audit=audit, on_non_pd=o["on_non_pd"],
+                         shared_start=D.SHARED_START[name], progress=progress)
         info = dict(out["info"])
         info.update({
             "seconds": time.perf_counter() - t0, "env": des.env.describe(), "design": des.record,
@@ -191,12 +170,19 @@ def make_spec(name: str, *, paper: str, privacy_models: tuple[str, ...], default
             "tie_breaking": "uniformly random among maximisers (policy stream)" if des.policy == "greedy" else "sampled from pi_k",
             "non_pd_fallback": f"eigenvalues floored at {des.lam if des.lam > 0 else 1.0:g} (post-processing)",
             "value_clip": "V_{h+1} clipped to [0, r_max (H-h)] on the user side before forming phi_V and y",
-            "canary": o["canary"],
         })
-        return RunResult(config, out["regret"], log, out["ledger"], info)
+        return RunResult(config, out["regret"], log, out["ledger"], info, observation=out["observation"])
+
+    def neighbours(config: RunConfig) -> NeighbourSpec:
+        _validate(config, privacy_models)
+        if config.privacy == "none":
+            raise PrivacctError("privacy must be jdp or ldp for a neighbouring relation, got 'none'")
+        return D.mixture_neighbours(design_for(name, config, default_env), config.privacy)
 
     return LearnerSpec(name, "linear-mixture", paper, privacy_models, default_env, description, build_log, run,
-                       paper_settings=PAPER_SETTINGS.get(name, ()))
+                       neighbours=neighbours, paper_settings=PAPER_SETTINGS.get(name, ()),
+                       test_settings=(("episodes", 4), ("horizon", 3), ("env", "riverswim"), ("bonus_scale", 1e6),
+                                      ("delta", 1e-5)))
 
 
 #: Settings at which each paper states its claim (``privacct report``). Seed 001 Sec. 6: RiverSwim,

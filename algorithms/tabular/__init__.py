@@ -5,20 +5,18 @@ non-private baseline (``none``: UCB-VI of Azar et al. 2017 / OPPO of Efroni et a
 the same algorithm with exact counts and E = 0), the CENTRAL privatizer (``jdp``: Private-UCB-*
 with binary-tree counters) or the LOCAL privatizer (``ldp``).
 
-Audit hook: option ``canary`` ("A" | "B") replaces user 1's trajectory by a fixed one
-(:mod:`.canary`: A = always action 0 / RiverSwim left from state 0, staying in 0, cost 1;
-B = always action A-1 / RiverSwim right, 0 -> 1 -> 1 ..., cost 1; they differ at every step
-in every family, l1 = 2H per family); option ``observe`` returns the final released sums and the
-actions sent to every user. Further options: ``e_scale``, ``confidence_delta``, ``eta``
-(:mod:`.learner`).
+Audit hook: the contract's :class:`privacct.algorithms.base.AuditHook` (:mod:`.learner` says what
+each canary is and what the observation holds; :func:`.privatizers.tabular_neighbours` states the
+valid pair of Defs. 2.2 / 2.3 and its l1 distance, 6H - 3 (JDP) and 6H (LDP)). Options:
+``e_scale``, ``confidence_delta``, ``eta`` (:mod:`.learner`).
 
 Departures from the paper, each for a stated reason (details in the module docstrings):
 
 * costs c = 1 - r of the reward environment, privatised as the cost stream actually used (the
   paper minimises costs; regret is unchanged because every episode has H steps; notes §6.1);
 * the three count families are released as ONE concatenated vector per episode (one tree
-  counter / one local report), l1 sensitivity 6H = 3 x 2H under replace-one-user; the paper
-  argues H per family (notes §3.3) -- recorded in the log's ``paper`` statement;
+  counter / one local report), l1 sensitivity 6H - 3 (JDP: same s_1 and a_1) or 6H (LDP) under
+  replace-one-user; the paper argues H per family (App. C) -- recorded in the log's ``paper`` statement;
 * the printed "log K" is read as ln K (floored at 1 so the printed scale is positive at K < 3);
   the tree really puts each user in floor(log2 K) + 1 nodes, which the accountant uses;
 * E_{eps,delta,1/2} are computed from the noise scale that runs (so ``tight`` gets its own E) with
@@ -35,9 +33,16 @@ from __future__ import annotations
 
 from functools import partial
 
-from ..base import LearnerSpec
+from ..base import LearnerSpec, RunConfig
+from ..neighbours import NeighbourSpec
 from . import learner
-from .learner import build_log, run
+from .learner import build_log, make_mdp, run
+from .privatizers import tabular_neighbours
+
+
+def neighbours(config: RunConfig) -> NeighbourSpec:
+    """The valid pair of seed 002 for ``config`` (:func:`.privatizers.tabular_neighbours`)."""
+    return tabular_neighbours(config.privacy, make_mdp(config).horizon)
 
 #: bonus_scale multiplies the whole confidence width beta (1 = Lemmas 3.1 / 4.1); e_scale multiplies
 #: E_{eps,delta,1/2} (1 = Lemmas 5.1 / 5.4); eta is the PO step (theory: sqrt(2 ln A / (H^2 K))).
@@ -59,9 +64,11 @@ def _spec(name: str, alg_no: int, baseline: str) -> LearnerSpec:
         description=f"{'Private-UCB-VI' if name == 'ucb-vi' else 'Private-UCB-PO'} (tabular; "
                     f"none = {baseline}, jdp = central tree counters, ldp = local Laplace)",
         build_log=partial(build_log, algorithm=name),
-        run=partial(run, algorithm=name),
+        run_batch=partial(run, algorithm=name),
+        neighbours=neighbours,
         # Seed 002, Sec. 6 / Fig. 2: RiverSwim, H = 20, K = 2e4, pure eps in {0.5, 1}, JDP and LDP,
         # with the tuned (non-privacy) constants of the reproduction.
+        test_settings=(("episodes", 4), ("horizon", 3), ("delta", 0.0)),
         paper_settings=tuple({"privacy": p, "epsilon": e, "delta": 0.0, "episodes": 20_000, "env": "riverswim",
                               "horizon": 20, "bonus_scale": TUNED[name]["bonus_scale"],
                               "options": tuple(TUNED[name]["options"].items())}

@@ -9,35 +9,27 @@ Per episode k = 1..K (users are 1-based episode indices):
 1. plan from the counts released after episode k - 1 (all zero at k = 1): VI greedy policy
    (Alg. 2) or optimistic evaluation of the current PO policy (Alg. 1);
 2. exact regret V*_1(s_1) - V^{pi_k}_1(s_1) on the true model (PO: the mixed policy);
-3. roll out pi_k (episode 1 is the fixed canary trajectory when option ``canary`` is set);
-4. the privatizer releases the new prefix sums over users 1..k;
+3. roll out pi_k;
+4. the privatizer releases the new prefix sums over users 1..k (JDP: not after user K, whose
+   prefix no policy reads; K - 1 tree leaves);
 5. PO only: pi^{k+1} proportional to pi^k exp(-eta Q~^k) (Q~^k from step 1, notes §6.11).
 
-Options (``RunConfig.options``): ``canary`` (None | "A" | "B", see :mod:`.canary`), ``observe``
-(bool: ``info["released"]`` (B, 2HSA + HSAS) final released sums and ``info["actions"]``
-(B, K, H); JDP adds ``info["released_path"]``, LDP ``info["released_user1"]``, see below),
-``fixed_users`` (bool, default False; see below), ``e_scale`` (> 0, multiplies E_1 and E_2;
-default 1 = theory), ``confidence_delta`` (the paper's confidence delta in (0, 1), default 0.1;
-not a privacy delta), ``eta`` (PO step size > 0; default the theory value sqrt(2 ln A / (H^2 K)) of Theorem 3.2).
+Options (``RunConfig.options``): ``e_scale`` (> 0, multiplies E_1 and E_2; default 1 = theory),
+``confidence_delta`` (the paper's confidence delta in (0, 1), default 0.1; not a privacy delta),
+``eta`` (PO step size > 0; default the theory value sqrt(2 ln A / (H^2 K)) of Theorem 3.2).
 
-Audit-only options (they serve :mod:`privacct.audits.learner`, not learning):
+Audit hook (:class:`privacct.algorithms.base.AuditHook`, the contract's semantics): user 1 is the
+canary of :mod:`.canary` (JDP: a response function fed the actions pi^1 prescribes with the
+agent's coins; LDP: a fixed trajectory); with fixed users, users 2..K are canary A's response
+function fed the actions pi^k prescribes. The observation (:class:`privacct.algorithms.base.Observation`):
 
-* ``fixed_users=True``: users 2..K do not sample the environment; each reports canary A's
-  trajectory (:func:`.canary.canary_trajectory`, "A": action 0 at every step, the most likely
-  next state, cost 1), whatever the agent prescribes. The dataset is then FIXED apart from
-  user 1 (canary A or B), so D and D' are two fixed neighbouring datasets and the only
-  randomness left in the releases is the privacy noise. ``info["actions"]`` then holds the
-  actions the agent prescribes at the fixed trajectory's states (VI: pi_k(h, s_h); PO: a draw
-  from pi_k(.|h, s_h) with the agent's coins). REGRET IS MEANINGLESS in this mode (the data do
-  not come from the policy); it is still computed on the true model, for shape only.
-* with ``observe``, JDP: ``info["released_path"]`` (B, m * d), m = floor(log2 K) + 1, d =
-  2HSA + HSAS: the releases after episodes t = 1, 2, 4, ..., 2^floor(log2 K), concatenated. At
-  t = 2^j the Chan-Shi-Song prefix release is exactly ONE noisy node, [1, t], and these are all
-  the nodes that contain user 1, so this is everything the tree releases about user 1 (the
-  final release ``released`` holds only one of them). LDP: ``info["released_user1"]`` (B, d),
-  user 1's own noisy report (what the server receives from the canary). ``info[name +
-  "_exact"]`` (B, ...) are the same statistics without noise and ``info["noise_scale"]`` the
-  per-coordinate Laplace scale, so an auditor can form the exact likelihood ratio.
+* JDP: block ``counts node [1, t]`` for t = 1, 2, 4, ..., 2^floor(log2 (K - 1)): the release after
+  episode t is the single dyadic node [1, t], and these are all the nodes that contain user 1;
+  values = release - exact sum of users 2..t (user 1's statistic + the node's Laplace noise);
+* LDP: block ``counts report of user 1``: user 1's own noisy report;
+* ``actions``: the actions prescribed to users 2..K (the black-box JDP output M_{-1}).
+
+Both canaries' statistics under the same prescribed actions are the blocks' ``mean_a`` / ``mean_b``.
 """
 
 from __future__ import annotations
@@ -50,22 +42,17 @@ import numpy as np
 from privacct.errors import PrivacctError, check_count, check_delta, check_positive
 from privacct.ledger import Ledger
 
-from ..base import CALIBRATIONS, PRIVACY_CHOICES, RunConfig, RunResult
+from ..base import (CALIBRATIONS, PRIVACY_CHOICES, AuditHook, Observation, ObservedBlock, RunConfig, RunResult,
+                    noise_generators, stream_generators)
 from ..envs import make_env
 from ..envs.tabular import TabularMDP
-from .canary import canary_trajectory
+from .canary import jdp_rollout, ldp_trajectory
 from .planning import evaluate_po, log_terms, mirror_step, optimistic_model, plan_vi
 from .privatizers import GROUP, Privatizer, build_tabular_log, e_terms
 from .stats import episode_stats, family_dims, split
 
-KNOWN_OPTIONS = ("canary", "observe", "fixed_users", "e_scale", "confidence_delta", "eta")
+KNOWN_OPTIONS = ("e_scale", "confidence_delta", "eta")
 _CHUNK = 256  # episodes of uniforms pre-drawn per seed at a time (independent of the batch size)
-
-
-def _child(ss: np.random.SeedSequence, j: int) -> np.random.Generator:
-    """Deterministic child j of ``ss`` (does not mutate ss, unlike ``ss.spawn``)."""
-    return np.random.default_rng(np.random.SeedSequence(ss.entropy, spawn_key=tuple(ss.spawn_key) + (j,),
-                                                        pool_size=ss.pool_size))
 
 
 def validate(config: RunConfig, algorithm: str) -> dict[str, Any]:
@@ -86,17 +73,10 @@ def validate(config: RunConfig, algorithm: str) -> dict[str, Any]:
     unknown = sorted(set(opts) - set(KNOWN_OPTIONS))
     if unknown:
         raise PrivacctError(f"unknown option(s) {', '.join(unknown)}; allowed: {', '.join(KNOWN_OPTIONS)}")
-    canary = opts.get("canary")
-    if canary not in (None, "A", "B"):
-        raise PrivacctError(f"option canary must be one of A, B or None, got {canary!r}")
     eta = opts.get("eta")
-    fixed = opts.get("fixed_users", False)
-    if not isinstance(fixed, (bool, np.bool_)):
-        raise PrivacctError(f"option fixed_users must be True or False, got {fixed!r}")
+    if config.privacy == "jdp" and isinstance(config.episodes, int) and config.episodes < 2:
+        raise PrivacctError(f"episodes must be an integer >= 2 for JDP (the tree has K - 1 leaves), got {config.episodes}")
     return {
-        "canary": canary,
-        "observe": bool(opts.get("observe", False)),
-        "fixed_users": bool(fixed),
         "e_scale": check_positive("option e_scale", opts.get("e_scale", 1.0)),
         "confidence_delta": check_delta("option confidence_delta", opts.get("confidence_delta", 0.1)),
         "eta": None if eta is None else check_positive("option eta", eta),
@@ -130,7 +110,7 @@ def build_log(config: RunConfig, algorithm: str):
                              A=mdp.n_actions, K=config.episodes, parameters=log_parameters(config, opts, mdp, algorithm))
 
 
-def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: str,
+def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: str, audit: AuditHook | None = None,
         progress: Callable[[int], None] | None = None) -> RunResult:
     """Run ``algorithm`` ("ucb-vi" or "ucb-po") for every seed in ``seeds`` at once."""
     opts = validate(config, algorithm)
@@ -142,9 +122,9 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
     B = len(seeds)
     log = build_log(config, algorithm)
     ledger = Ledger() if log is not None else None
-    env_rngs = [_child(s, 0) for s in seeds]
-    noise_rngs = [_child(s, 1) for s in seeds]
-    agent_rngs = [_child(s, 2) for s in seeds]
+    env_rngs = stream_generators(seeds, 0, audit, fixed=audit is not None and audit.fixed_users)
+    noise_rngs = noise_generators(seeds, 1, audit)
+    agent_rngs = stream_generators(seeds, 2, audit, fixed=audit is not None)
     dim = sum(family_dims(H, S, A).values())
     priv = Privatizer(log, dim, K, noise_rngs, ledger)
     E1, E2 = e_terms(log, S=S, A=A, H=H, K=K, confidence_delta=opts["confidence_delta"], e_scale=opts["e_scale"])
@@ -152,26 +132,8 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
     kind = "vi" if algorithm == "ucb-vi" else "po"
     eta = opts["eta"] if opts["eta"] is not None else theory_eta(A, H, K)
     log_pi = np.full((B, H, S, A), -math.log(A)) if kind == "po" else None
-
-    canary = None if opts["canary"] is None else canary_trajectory(mdp, opts["canary"])
-    observe = opts["observe"]
-    fixed = canary_trajectory(mdp, "A") if opts["fixed_users"] else None
     central = log is not None and log.privacy_model == "joint"
-    exact = np.zeros((B, dim))         # noiseless running sums (for the *_exact observations)
-    # JDP "path": releases at t = 1, 2, 4, ... (one node [1, t] each); LDP "user1": user 1's report
-    obs: dict[str, list] = {"path": [], "path_exact": [], "user1": [], "user1_exact": []}
-
-    def _record(k: int, x: np.ndarray, noisy: np.ndarray) -> None:
-        if not observe or log is None:
-            return
-        np.add(exact, x, out=exact)
-        if central and k & (k - 1) == 0:       # k a power of 2: the release is the single node [1, k]
-            obs["path"].append(noisy.copy())
-            obs["path_exact"].append(exact.copy())
-        if not central and k == 1:             # the sums after episode 1 are user 1's noisy report
-            obs["user1"].append(noisy.copy())
-            obs["user1_exact"].append(exact.copy())
-    actions_seen = np.zeros((B, K, H), dtype=np.int8 if A <= 127 else np.int64) if observe else None
+    obs = _Recorder(audit, central, B, K, H, A) if audit is not None else None
     regret = np.zeros((B, K))
     v_star = mdp.optimal_value()
     released = np.zeros((B, dim))
@@ -192,66 +154,99 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
             r_pi, P_pi = mdp.policy_kernel(policy)
             regret[:, k - 1] = v_star - mdp.evaluate_kernel(r_pi, P_pi)
             cdf_next = np.cumsum(P_pi, axis=3)   # next-state CDF under pi_k, (B, H, S, S')
-            cdf_next[..., -1] = 1.0
+
+            def prescribe(h, s, policy=policy):
+                return policy[rows, h, s]
         else:
             pi = np.exp(log_pi)
             Q = evaluate_po(base, P, pi)
             regret[:, k - 1] = v_star - mdp.policy_values(pi)
             cdf_pi = np.cumsum(pi, axis=3)
             cdf_pi[..., -1] = 1.0  # rounding guard: a uniform in [0, 1) always picks an action
-        # roll out pi_k for every seed
-        if fixed is not None and k >= 2:
-            # audit mode: user k reports canary A's trajectory; record what the agent prescribes there
-            states = np.broadcast_to(fixed[0][None], (B, H + 1)).copy()
-            acts = np.broadcast_to(fixed[1][None], (B, H)).copy()
-            costs = np.broadcast_to(fixed[2][None], (B, H)).copy()
-            if kind == "vi":
-                prescribed = policy[rows[:, None], np.arange(H)[None, :], states[:, :H]]
+
+            def prescribe(h, s, cdf_pi=cdf_pi, j=j, agent_u=agent_u):
+                return (agent_u[:, j, h, None] < cdf_pi[rows, h, s]).argmax(axis=1)
+        if audit is not None and (k == 1 or audit.fixed_users):
+            # audited run: user 1 is the canary, users 2..K (fixed users) canary A's response function
+            if k == 1:
+                states, acts, costs = obs.canary_episode(mdp, central, prescribe)
             else:
-                prescribed = np.stack([(agent_u[:, j, h, None] < cdf_pi[rows, h, states[:, h]]).argmax(axis=1)
-                                       for h in range(H)], axis=1)
+                states, acts, costs = jdp_rollout(mdp, "A", prescribe, B)
         else:
             states = np.empty((B, H + 1), dtype=np.int64)
-            acts = np.empty((B, H), dtype=np.int64)
             states[:, 0] = mdp.initial_state
             if kind == "vi":
+                cdf_next[..., -1] = 1.0
                 for h in range(H):  # inverse-CDF sampling of s' ~ P_h(.|s, pi_h(s))
                     states[:, h + 1] = (env_u[:, j, h, None] < cdf_next[rows, h, states[:, h]]).argmax(axis=1)
-                acts[:] = policy[rows[:, None], np.arange(H)[None, :], states[:, :H]]
+                acts = policy[rows[:, None], np.arange(H)[None, :], states[:, :H]]
             else:
+                acts = np.empty((B, H), dtype=np.int64)
                 for h in range(H):
                     s = states[:, h]
-                    a = (agent_u[:, j, h, None] < cdf_pi[rows, h, s]).argmax(axis=1)
-                    acts[:, h] = a
-                    states[:, h + 1] = mdp.sample_next(h, s, a, env_u[:, j, h])
+                    acts[:, h] = prescribe(h, s)
+                    states[:, h + 1] = mdp.sample_next(h, s, acts[:, h], env_u[:, j, h])
             costs = cost_table[np.arange(H)[None, :], states[:, :H], acts]
-            if k == 1 and canary is not None:
-                states[:] = canary[0][None]
-                acts[:] = canary[1][None]
-                costs = np.broadcast_to(canary[2][None], (B, H)).copy()
-            prescribed = acts
-        if observe:
-            actions_seen[:, k - 1] = prescribed
         x = episode_stats(states, acts, costs, S, A)
         released = priv.release(k, x)
-        _record(k, x, released)
+        if obs is not None:
+            obs.after_release(k, acts, x, priv)
         if kind == "po":
             log_pi = mirror_step(log_pi, Q, eta)
         if progress is not None and (k % every == 0 or k == K):
             progress(k)
 
     info: dict[str, Any] = {"E1": E1, "E2": E2, "L_c": Lc, "L_p": Lp, "v_star": v_star, "env": mdp.name,
-                            "S": S, "A": A, "H": H, "K": K}
+                            "S": S, "A": A, "H": H, "K": K, "final_release": priv.released()}
     if kind == "po":
         info["eta"] = eta
-    if observe:
-        info["released"] = priv.released()
-        info["actions"] = actions_seen
-        info["released_exact"] = exact.copy() if log is not None else priv.released()
-        if log is not None:
-            info["noise_scale"] = float(log.group(GROUP).noise_scale)
-            name = "released_path" if central else "released_user1"
-            key = "path" if central else "user1"
-            info[name] = np.concatenate(obs[key], axis=1)
-            info[name + "_exact"] = np.concatenate(obs[key + "_exact"], axis=1)
-    return RunResult(config=config, regret=regret, log=log, ledger=ledger, info=info)
+    observation = obs.observation(log) if obs is not None else None
+    return RunResult(config=config, regret=regret, log=log, ledger=ledger, info=info, observation=observation)
+
+
+class _Recorder:
+    """Builds the :class:`Observation` of an audited run (module docstring)."""
+
+    def __init__(self, audit: AuditHook, central: bool, B: int, K: int, H: int, A: int) -> None:
+        self.audit, self.central, self.B = audit, central, B
+        self.actions = np.zeros((B, max(K - 1, 0), H), dtype=np.int8 if A <= 127 else np.int64)
+        self.nodes: list[tuple[int, np.ndarray]] = []   # (t, values) for the releases [1, t], t = 2^j
+        self.user1: np.ndarray | None = None
+        self.means: dict[str, np.ndarray] = {}
+
+    def canary_episode(self, mdp: TabularMDP, central: bool, prescribe):
+        """User 1's trajectory (this side's canary) and both canaries' statistics."""
+        S, A = mdp.n_states, mdp.n_actions
+        out = {}
+        for which in ("A", "B"):
+            if central:
+                out[which] = jdp_rollout(mdp, which, prescribe, self.B)
+            else:
+                s, a, c = ldp_trajectory(mdp, which)
+                out[which] = (np.broadcast_to(s, (self.B, s.size)).copy(), np.broadcast_to(a, (self.B, a.size)).copy(),
+                              np.broadcast_to(c, (self.B, c.size)).copy())
+            self.means[which] = _collapse(episode_stats(*out[which], S, A))
+        return out[self.audit.canary]
+
+    def after_release(self, k: int, acts: np.ndarray, x: np.ndarray, priv: Privatizer) -> None:
+        if k == 1:
+            self.user1 = x
+        else:
+            self.actions[:, k - 2] = acts
+        if self.central:
+            if k & (k - 1) == 0 and k <= priv.K - 1:   # k = 2^j: the release is the single node [1, k]
+                self.nodes.append((k, priv.sums - priv.exact + self.user1))
+        elif k == 1:
+            self.nodes.append((1, priv.sums.copy()))   # user 1's report is the first (and only her) release
+
+    def observation(self, log) -> Observation:
+        g = log.group(GROUP)
+        blocks = tuple(ObservedBlock(f"{GROUP} node [1, {t}]" if self.central else f"{GROUP} report of user 1", GROUP,
+                                     "laplace", g.noise_scale, v, self.means["A"], self.means["B"])
+                       for t, v in self.nodes)
+        return Observation(self.audit.canary, blocks, self.actions)
+
+
+def _collapse(stats: np.ndarray) -> np.ndarray:
+    """(m,) when every trial has the same statistic (fixed coins), else the (B, m) array."""
+    return stats[0].copy() if np.all(stats == stats[0]) else stats

@@ -7,19 +7,25 @@ eps/3 families is the same pure-eps bound as one group with the summed l1 sensit
 
 * CENTRAL (JDP, §5.1, Lemma 5.1): one vector-valued binary-tree counter over the concatenated
   vector (:class:`privacct.mechanisms.TreeCounter`, Chan-Shi-Song; the paper runs one counter per
-  coordinate, which releases the same noisy values), Laplace noise per node, drawn once and reused. Printed per-node scale ``1/eps' = 3 H log K / eps`` (Lemma 5.1 / Cor. 5.2).
+  coordinate, which releases the same noisy values), Laplace noise per node, drawn once and reused.
+  The tree has K - 1 leaves: "the tree has k - 1 leaf nodes at the start of episode k" (§5.1), so
+  the prefix over users 1..K is never formed and user K's data is never released. Printed per-node
+  scale ``1/eps' = 3 H log K / eps`` (Lemma 5.1 / Cor. 5.2).
 * LOCAL (LDP, §5.2, Lemma 5.4): user k perturbs every coordinate of her concatenated vector with
   Laplace noise (:func:`privacct.mechanisms.add_noise`, ``users=(k, k)``); printed scale
   ``1/eps' = 3 H / eps``. The agent sums the reports (post-processing).
 * NONE: exact running sums.
 
-Sensitivity (declared in every log, notes seed-002 §3.3): under replace-one-user neighbours
-(the paper's Defs 2.2 and 2.3) two trajectories can touch different coordinates at every step,
-so one user changes each family's vector by at most **2H** in l1 (costs: c + c' <= 2 per
-step), not the H of the paper's proof (App. C, "at most H state-action pairs are
-encountered"): 6H for the concatenation. The log records 6H in ``sensitivity.value`` and the
-printed 3 x H in ``paper``.
-Per-user releases: the tree structure derives floor(log2 K) + 1 nodes; the paper's proof uses
+Sensitivity (declared in every log; :func:`tabular_neighbours` is the one place it is derived).
+Under JDP (Def. 2.2) a user is a response function and s_1 is fixed (Sec. 2.1), so both neighbours
+receive the same a_1 from the data-free pi^1: the stage-1 visit coordinate is shared, the stage-1
+cost coordinate moves by at most 1, and every other step moves 2 coordinates per family by 1:
+l1 <= (2H - 2) + (2H - 1) + 2H = **6H - 3** for the concatenation. Under LDP (Def. 2.3, any two
+trajectories) every step may differ: **6H** (2H per family; costs c + c' <= 2 per step). The
+paper's proof counts H per family (App. C, "at most H state-action pairs are encountered"), i.e.
+3H for the concatenation at the same printed scale: recorded in ``paper``; the any-two-trajectories
+value 6H is recorded in the JDP log's parameters (``sensitivity_any_two_trajectories``).
+Per-user releases: the tree structure derives floor(log2 (K - 1)) + 1 nodes; the paper's proof uses
 "log K" (base not stated; we read the natural log, which the printed noise scale then uses).
 Departure: the printed scale is 0 at K = 1 (log 1 = 0); we use max(1, ln K) so the scale
 stays positive.
@@ -28,7 +34,7 @@ E terms (Assumption 1; Lemma 5.1: E_1 = (3H/eps) sqrt(8 log^3 K log(6SAT/delta))
 Lemma 5.4: E_1 = (3H/eps) sqrt(8 K log(6SAT/delta)), E_2 with S^2 A T). Both are
 ``b sqrt(8 m log(6 S A T / delta))`` for per-coordinate Laplace scale b summed over m noises
 (Dwork-Roth Cor. 12.4); we compute them from the scale actually used (b from the log, so the
-``tight`` mode gets its own E) with m = floor(log2 K) + 1 nodes (central; the paper's log K) or
+``tight`` mode gets its own E) with m = floor(log2 (K - 1)) + 1 nodes (central; the paper's log K) or
 m = K reports (local), times the tunable option ``e_scale`` (1 = theory; notes §5.3 shows the
 theory values make learning impossible at K = 2e4, so reproductions tune it).
 """
@@ -44,6 +50,8 @@ from privacct.ledger import Ledger
 from privacct.log import (Claim, MechanismLog, PaperStatement, ReleaseGroup, Sensitivity, Structure,
                           tree_depth)
 from privacct.mechanisms import TreeCounter, add_noise
+
+from ..neighbours import GroupDistance, NeighbourSpec, jdp, ldp
 
 from .stats import family_dims
 
@@ -67,6 +75,29 @@ def paper_noise_scale(privacy: str, H: int, K: int, epsilon: float) -> float:
 
 
 GROUP = "counts"
+#: The paper's definitions of the two privacy models (seed 002).
+JDP_RELATION = jdp("seed 002 Def. 2.2 (JDP; s_1 fixed, Sec. 2.1)", shared_start=True)
+LDP_RELATION = ldp("seed 002 Def. 2.3 (LDP)")
+
+
+def tabular_neighbours(privacy: str, H: int) -> NeighbourSpec:
+    """The valid pair of seed 002 and the worst-case l1 change of the ``counts`` release (see module
+    docstring; the canaries of :mod:`.canary` attain it)."""
+    if privacy == "jdp":
+        return NeighbourSpec(JDP_RELATION, "JDP response functions A (cost 1, stay) and B (cost 0 at h=1 then 1, "
+                                           "move to s_1 + 1 and stay), same a_1 (.canary)", (GroupDistance(
+            GROUP, "l1", 6.0 * H - 3.0, True,
+            "Def. 2.2: user = cost/state responses to prescribed actions; s_1 fixed (Sec. 2.1) and a_1 from the "
+            "data-free pi^1, so at h=1 the visit coordinate is shared (0), the cost coordinate moves by <= 1 and the "
+            "transition coordinates by 2; at h>=2 each family moves 2 coordinates by 1: (2H-2)+(2H-1)+2H = 6H-3",
+            arbitrary=6.0 * H),))
+    if privacy == "ldp":
+        return NeighbourSpec(LDP_RELATION, "LDP trajectories A (action 0, stay, cost 1) and B (action A-1, move, "
+                                           "cost 1) (.canary)", (GroupDistance(
+            GROUP, "l1", 6.0 * H, True,
+            "Def. 2.3: any two trajectories; different (s_h, a_h) at every h moves each family's 2H coordinates "
+            "by 1 (costs c + c' <= 2 per step): 3 x 2H = 6H"),))
+    raise PrivacctError(f"privacy must be jdp or ldp for a neighbouring relation, got {privacy!r}")
 
 
 def build_tabular_log(*, algorithm: str, privacy: str, calibration: str, epsilon: float, delta: float,
@@ -75,10 +106,12 @@ def build_tabular_log(*, algorithm: str, privacy: str, calibration: str, epsilon
 
     One release group ``counts``: the three families concatenated (visits | costs | transitions,
     length 2HSA + HSAS), released together, so one ledger draw is one release of everything.
-    l1 sensitivity 3 x 2H = 6H (replace-one-user); the paper's proof uses H per family with
-    eps/3 each, i.e. 3H for the concatenation at the same printed scale (``paper``).
+    l1 sensitivity from :func:`tabular_neighbours`: 6H - 3 (JDP) or 6H (LDP); the paper's proof uses
+    H per family with eps/3 each, i.e. 3H for the concatenation at the same printed scale (``paper``).
+    JDP: a binary tree over K - 1 leaves (the prefix of all K users is never used; Sec. 5.1), so
+    K >= 2.
 
-    ``paper``: printed scales, with the derived 6H sensitivity in ``sensitivity.value``; ``tight``:
+    ``paper``: printed scales, with the derived sensitivity in ``sensitivity.value``; ``tight``:
     the same group, its scale multiplied by the calibrator's smallest factor that meets the claim
     (``privacct.calibrate.calibrate_log``).
     """
@@ -87,27 +120,29 @@ def build_tabular_log(*, algorithm: str, privacy: str, calibration: str, epsilon
     b = paper_noise_scale(privacy, H, K, epsilon)
     dim = sum(family_dims(H, S, A).values())
     central = privacy == "jdp"
+    dist = tabular_neighbours(privacy, H).group(GROUP)
     if central:
+        if K < 2:
+            raise PrivacctError(f"episodes must be an integer >= 2 for JDP (the tree has K - 1 leaves), got {K}")
         paper = PaperStatement(sensitivity=3.0 * H, per_user_count=paper_log_k(K),
                                equation="Lemma 5.1 / Cor. 5.2 and App. C: Lap(3H log K / eps) per node, <= H pairs "
                                         "per user in each of 3 families (eps/3 each), <= log K nodes per release")
-        structure = Structure.tree(K)
-        how = "binary tree counter over the K episodes, noise drawn once per dyadic node and reused"
+        structure = Structure.tree(K - 1)
+        how = "binary tree counter over the K - 1 used prefixes, noise drawn once per dyadic node and reused"
     else:
         paper = PaperStatement(sensitivity=3.0 * H, per_user_count=1.0,
                                equation="Lemma 5.4 and App. C: Lap(3H / eps) on every coordinate of the user's "
                                         "report, <= H pairs per user in each of 3 families (eps/3 each)")
         structure = Structure.single()
         how = "local randomizer: each user perturbs her own report once"
-    sens = Sensitivity("l1", 6.0 * H,
-                       "replace-one-user: two trajectories touch different coordinates at each of the H steps in "
-                       "each of the 3 families, l1 <= 2H per family (costs c + c' <= 2 per step), 6H in all "
-                       "(notes seed-002 §3.3; the paper's proof counts H per family)")
+    sens = Sensitivity("l1", dist.worst_case, dist.derivation)
     group = ReleaseGroup(GROUP, "laplace", b, sens, structure, dimension=dim,
                          description="N_h(s,a) | C_h(s,a) (costs c = 1 - r) | N_h(s,a,s') for all h, s, a, s', "
                                      f"concatenated; {how}", paper=paper)
     params = {"K": K, "H": H, "S": S, "A": A, "algorithm": algorithm, "privacy": privacy,
               "calibration": calibration, **parameters}
+    if dist.arbitrary is not None:
+        params["sensitivity_any_two_trajectories"] = dist.arbitrary
     log = MechanismLog(
         name=f"private-{algorithm}-{privacy}-{calibration}",
         privacy_model="joint" if central else "local",
@@ -133,7 +168,7 @@ def e_terms(log: MechanismLog | None, *, S: int, A: int, H: int, K: int, confide
     if log is None:
         return 0.0, 0.0
     T = K * H
-    m = tree_depth(K) if log.privacy_model == "joint" else K
+    m = tree_depth(max(K - 1, 1)) if log.privacy_model == "joint" else K
     b1 = b2 = log.group(GROUP).noise_scale
     e1 = b1 * math.sqrt(8.0 * m * math.log(6.0 * S * A * T / confidence_delta))
     e2 = b2 * math.sqrt(8.0 * m * math.log(6.0 * S * S * A * T / confidence_delta))
@@ -144,7 +179,9 @@ class Privatizer:
     """Turns each episode's statistics into the released (noisy) prefix sums over users 1..k.
 
     The statistic is the concatenation of the three families (:data:`.stats.FAMILIES`), one
-    vector of length 2HSA + HSAS per seed.
+    vector of length 2HSA + HSAS per seed. Central: the tree has K - 1 leaves and user K's
+    statistic is never added (no user would read that prefix); ``exact`` holds the noiseless
+    prefix sum of what was released (for the audit observation; never released).
     """
 
     def __init__(self, log: MechanismLog | None, dim: int, K: int, rngs: list[np.random.Generator],
@@ -152,21 +189,28 @@ class Privatizer:
         self.log = log
         self.rngs = rngs
         self.ledger = ledger
+        self.K = K
         self.kind = "none" if log is None else ("central" if log.privacy_model == "joint" else "local")
         self.sums = np.zeros((len(rngs), dim))
+        self.exact = np.zeros((len(rngs), dim))
         if self.kind == "central":
-            self.tree = TreeCounter((dim,), leaves=K, mechanism="laplace", scale=log.group(GROUP).noise_scale,
+            self.tree = TreeCounter((dim,), leaves=K - 1, mechanism="laplace", scale=log.group(GROUP).noise_scale,
                                     rngs=rngs, ledger=ledger, group=GROUP)
 
     def release(self, k: int, x: np.ndarray) -> np.ndarray:
-        """Add user k's statistic ``x`` (B, dim) and return the released sums over users 1..k."""
+        """Add user k's statistic ``x`` (B, dim) and return the released sums over users 1..k
+        (central, k = K: the sums over users 1..K-1, unchanged)."""
         if self.kind == "central":
-            self.sums = self.tree.add(x)
+            if k <= self.K - 1:
+                self.sums = self.tree.add(x)
+                self.exact = self.exact + x
         elif self.kind == "local":
             self.sums = self.sums + add_noise(x, "laplace", self.log.group(GROUP).noise_scale, self.rngs,
                                               ledger=self.ledger, group=GROUP, users=(k, k))
+            self.exact = self.exact + x
         else:
             self.sums = self.sums + x
+            self.exact = self.sums
         return self.sums
 
     def released(self) -> np.ndarray:

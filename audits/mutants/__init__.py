@@ -5,6 +5,8 @@
 :mod:`privacct.audits.mutants.registry` and :mod:`privacct.audits.mutants.privatizers`.
 """
 
-from .registry import CHECKS, CONTROLS, MUTANTS, Mutant, MutantReport, check_all, check_mutant, ledger_shape_problems
+from .registry import (CHECKS, CONTROLS, MUTANTS, LearnerMutant, Mutant, MutantReport, check_all, check_mutant,
+                       ledger_shape_problems)
 
-__all__ = ["CHECKS", "CONTROLS", "MUTANTS", "Mutant", "MutantReport", "check_all", "check_mutant", "ledger_shape_problems"]
+__all__ = ["CHECKS", "CONTROLS", "MUTANTS", "LearnerMutant", "Mutant", "MutantReport", "check_all", "check_mutant",
+           "ledger_shape_problems"]

@@ -19,6 +19,12 @@ Ledger (what ran) and can be *audited* (what leaks). :func:`check_mutant` applie
 A mutant is caught by a check when that check's eps exceeds the claimed eps (or the check
 refuses what ran); for the audit, when its verdict is ``fails``. Every mutant must be caught by at least one check; the correct controls
 (:data:`CONTROLS`) by none.
+
+LEARNER-LEVEL mutants (:class:`LearnerMutant`): a registered learner run with its privacy noise at 1/4
+of the declared scale (:attr:`privacct.algorithms.base.AuditHook.noise_multiplier`; every draw is scaled
+while the ledger records the declared scale), one per family
+(:func:`privacct.audits.suite.planted_noise_bugs`). The declared log is the faithful learner's, so the
+accountant cannot see the bug, nor can the ledger: only the learner audit (verdict ``fails``) catches it.
 """
 
 from __future__ import annotations
@@ -85,6 +91,34 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in [
            "switches, so user 1 is released at every switch", SwitchingPrivatizer(bug="no-cap")),
 ]}
 
+@dataclass(frozen=True)
+class LearnerMutant:
+    """A registered learner with a planted bug in its running code (``audit`` carries the bug)."""
+
+    name: str
+    description: str
+    audit: Any  # privacct.audits.suite.LearnerAudit
+    reference: str = ""
+
+    @property
+    def trials(self) -> int:
+        return self.audit.trials
+
+
+def _learner_mutants() -> list[LearnerMutant]:
+    from ..suite import planted_noise_bugs
+
+    family = {"ucb-vi": "tabular", "pp-ucrl-vtr": "linear-mixture JDP", "ldp-ucrl-vtr": "linear-mixture LDP",
+              "private-lsvi-ucb": "linear-MDP"}
+    return [LearnerMutant(f"learner-noise-quarter-{a.algorithm}-{a.privacy}",
+                          f"{family.get(a.algorithm, a.algorithm)} learner {a.algorithm} ({a.privacy}) whose privacy noise "
+                          f"is drawn at {a.noise_multiplier:g} x the declared scale (log and ledger see the declared scale)",
+                          a, reference="learner-level planted bug; privacct.audits.suite.planted_noise_bugs")
+            for a in planted_noise_bugs()]
+
+
+MUTANTS.update({m.name: m for m in _learner_mutants()})
+
 CONTROLS: dict[str, Mutant] = {m.name: m for m in [
     Mutant("correct-tree-counter", "correct binary-tree counter", _tree(None)),
     Mutant("correct-local-report", "correct local randomizer (clipped to [0, 1])", LocalReportPrivatizer()),
@@ -141,6 +175,13 @@ def check_mutant(m: Mutant, *, trials: int | None = None, seed: int = 0, checks=
     """
     from privacct.accounting import tightest_epsilon
 
+    if isinstance(m, LearnerMutant):
+        from ..suite import check_learner
+
+        rep = check_learner(m.audit, trials=trials, seed=seed, checks=tuple(checks), confidence=confidence,
+                            **audit_kwargs)
+        rep.name, rep.description = m.name, m.description
+        return rep
     t0 = time.perf_counter()
     p, claim = m.privatizer, m.claim
     log = p.build_log()

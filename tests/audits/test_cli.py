@@ -8,11 +8,21 @@ from privacct.cli import main
 
 
 def test_audit_json_and_exit_zero(capsys):
-    rc = main(["audit", "ucb-vi", "--privacy", "jdp", "--epsilon", "1", "--calibration", "tight", "--episodes", "8",
-               "--horizon", "3", "--trials", "200", "--observe", "released", "--json", "--seed", "1"])
+    rc = main(["audit", "ucb-vi", "--privacy", "jdp", "--epsilon", "1", "--calibration", "tight", "--episodes", "4",
+               "--horizon", "1", "--trials", "4000", "--observe", "released", "--json", "--seed", "1"])
     d = json.loads(capsys.readouterr().out)
     assert rc == 0 and d["verdict"] == "passes" and d["power"]["has_power"] is True
-    assert d["claimed_epsilon"] == 1.0 and d["epsilon_lower_bound"] >= 0.0 and d["trials"] == 200 and d["seed"] == 1
+    assert d["power"]["criterion"] == "learner-oracle"
+    assert d["claimed_epsilon"] == 1.0 and 0.0 <= d["epsilon_lower_bound"] <= d["accounted_epsilon"]
+    assert d["trials"] == 4000 and d["seed"] == 1
+
+
+def test_audit_too_small_for_the_learner_is_inconclusive(capsys):
+    # the learner's own criterion (exact privacy-loss distribution at 2 x claim) needs ~2900 trials per side here
+    rc = main(["audit", "ucb-vi", "--privacy", "jdp", "--calibration", "tight", "--episodes", "4", "--horizon", "1",
+               "--trials", "200", "--json"])
+    d = json.loads(capsys.readouterr().out)
+    assert rc == 3 and d["verdict"] == "inconclusive" and d["power"]["trials_needed"] > 200
 
 
 def test_audit_exit_one_when_the_audit_fails(capsys, monkeypatch):

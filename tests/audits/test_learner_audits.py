@@ -1,45 +1,109 @@
-"""Learner audits through the AUDIT HOOK, run with the privacy_audit fixture for every private learner."""
+"""Learner audits through the contract's audit hook: every private learner at its audit configuration,
+the planted learner-level bugs (caught by the audit alone), the printed constants that fail their claim
+with valid neighbours, and the sandwich eps_lb <= eps_accounted of the same configuration."""
+
+from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from privacct.audits.learner import LearnerMechanism, audit_learner, learner_config
-from privacct.audits.suite import suite
+from privacct.audits.learner import (LearnerMechanism, SandwichViolation, audit_learner, learner_config, np_statistic)
+from privacct.audits.suite import (AUDIT_SETTINGS, audit_setting, check_learner, paper_failures, planted_noise_bugs,
+                                   suite)
 from privacct.errors import PrivacctError
 
-AUDITS = suite(episodes=8, horizon=3)
+AUDITS = suite()
+CI_TRIALS = 2_000
 
 
 def test_suite_covers_every_private_learner():
     from privacct.algorithms.registry import learners
     expected = {(n, p) for n, s in learners().items() for p in s.privacy_models if p != "none"}
     assert {(a.algorithm, a.privacy) for a in AUDITS} == expected
-    tab = [a for a in AUDITS if a.algorithm == "ucb-vi"]
-    assert tab and all(a.delta == 0.0 for a in tab)  # tabular logs are pure Laplace
+    assert {a.algorithm for a in AUDITS} <= set(AUDIT_SETTINGS)
+    assert all(a.delta == 0.0 for a in AUDITS if a.algorithm.startswith("ucb"))  # tabular logs are pure Laplace
+    assert all(a.delta > 0 for a in AUDITS if not a.algorithm.startswith("ucb"))
 
 
 @pytest.mark.parametrize("audit", AUDITS, ids=lambda a: a.name)
-def test_private_learner_passes_its_audit(privacy_audit, audit):
-    # tabular learners run ~1000 seeds/s; the linear ones are slower, so they get a smaller CI budget
-    # (60 trials cannot give the linear learners' audits power: they are allowed to be inconclusive)
-    tabular = audit.algorithm in ("ucb-vi", "ucb-po")
-    trials = 300 if tabular else 60
-    r = privacy_audit.learner(audit.algorithm, privacy=audit.privacy, epsilon=audit.epsilon, delta=audit.delta,
-                              calibration="tight", episodes=audit.episodes, horizon=audit.horizon,
-                              observe="released", trials=trials, executor="inline", allow_inconclusive=not tabular)
-    assert r.verdict != "fails" and r.claimed_epsilon == audit.epsilon
+def test_faithful_learner_is_not_caught_and_stays_in_its_sandwich(audit):
+    r = audit.run(trials=CI_TRIALS, executor="inline")
+    assert r.verdict in ("passes", "inconclusive") and r.epsilon_lower_bound <= r.claimed_epsilon
+    assert r.statistics == ["neyman-pearson likelihood-ratio"]
+    assert r.accounted_epsilon == pytest.approx(1.0, rel=1e-6)  # tight: calibrated to the claim at this configuration
+    assert r.sandwich_ok and r.epsilon_lower_bound <= r.accounted_epsilon
+    assert r.oracle is not None and 0 <= r.oracle.epsilon <= 1.0
+    assert r.power.criterion == "learner-oracle" and r.power.reference_epsilon == 2.0
+    n_eval = r.trials - r.trials // 2
     for c in r.counts.values():
-        n_eval = r.trials - r.trials // 2  # the certifying half (--privacy-audit-trials may change r.trials)
         assert c["TP"] + c["FN"] == n_eval and c["FP"] + c["TN"] == n_eval
 
 
+@pytest.mark.parametrize("bug", planted_noise_bugs(), ids=lambda a: a.name)
+def test_planted_learner_bug_is_caught_by_the_audit_alone(bug):
+    caught = check_learner(bug, checks=("audit",), executor="inline")
+    assert caught.caught_by == ["audit"], caught.notes
+    assert caught.audit_epsilon_lower_bound > bug.epsilon
+    assert caught.audit["sandwich_ok"] is False        # it leaks more than the (faithful) log declares
+    blind = check_learner(bug, checks=("accountant", "ledger"))
+    assert blind.caught_by == [], blind.notes            # the log and the ledger cannot see it
+    faithful = check_learner(audit_setting(bug.algorithm, bug.privacy), trials=bug.trials, checks=("audit",),
+                             executor="inline")
+    assert faithful.caught_by == []                      # the same audit does not flag the faithful learner
+
+
+@pytest.mark.parametrize("audit", paper_failures(), ids=lambda a: a.name)
+def test_printed_constants_are_certified_failing_with_valid_neighbours(audit):
+    trials = {"ucb-vi": {"jdp": 60_000, "ldp": 10_000}, "private-lsvi-ucb": {"jdp": 5_000}}[audit.algorithm][audit.privacy]
+    r = audit.run(trials=trials)
+    assert r.verdict == "fails" and r.epsilon_lower_bound > 1.0
+    assert r.sandwich_ok and r.accounted_epsilon > r.epsilon_lower_bound
+
+
+def test_tabular_jdp_oracle_matches_the_issue_figure():
+    # valid pair, used releases only: 6 Laplace coordinates at 1 / (3 ln 4), 10^5 trials per side -> ~1.22
+    from privacct.audits.oracle import LossStructure, oracle_epsilon
+    s = LossStructure((1 / (3 * np.log(4)),) * 6, 0.0)
+    assert s.pure_epsilon == pytest.approx(2 / np.log(4))
+    assert oracle_epsilon(s, 50_000, 0.025, 0.0) == pytest.approx(1.22, abs=0.01)
+
+
+def test_sandwich_violation_is_loud():
+    with pytest.raises(SandwichViolation, match="leaks more than its log"):
+        audit_learner("ucb-vi", privacy="jdp", episodes=4, horizon=1, trials=3_000, noise_multiplier=0.25,
+                      executor="inline")
+
+
+def test_np_statistic_is_the_exact_laplace_ratio_and_bounded_by_the_pure_loss():
+    cfg = learner_config("ucb-vi", privacy="ldp", calibration="paper", episodes=3, horizon=2)
+    mech = LearnerMechanism(cfg)
+    st = np_statistic(mech.layout())
+    xa, xb = mech("A", np.random.default_rng(0), 3000), mech("B", np.random.default_rng(1), 3000)
+    la, lb = st(xa), st(xb)
+    bound = 6 * 2 / (3 * 2)  # 6H coordinates moved by 1, scale 3H / eps: pure eps 2
+    assert np.all(np.abs(la) <= bound + 1e-9) and np.all(np.abs(lb) <= bound + 1e-9)
+    assert la.mean() > 0 > lb.mean()
+    assert np.isclose(la.max(), bound)          # the atom where every coordinate saturates
+
+
+def test_np_statistic_of_gaussian_blocks_has_the_gdp_law():
+    a = audit_setting("ldp-ucrl-vtr", "ldp")
+    mech = LearnerMechanism(a.config())
+    layout = mech.layout()
+    st = np_statistic(layout)
+    from privacct.audits.learner import loss_structure
+    mu = loss_structure(layout).mu
+    la = st(mech("A", np.random.default_rng(0), 4000))
+    assert la.mean() == pytest.approx(mu * mu / 2, abs=4 * mu / np.sqrt(4000))   # N(mu^2/2, mu^2) under D
+    assert la.std() == pytest.approx(mu, rel=0.06)
+
+
 def test_actions_observation_excludes_user_one_and_is_one_hot():
-    cfg = learner_config("ucb-vi", privacy="jdp", episodes=8, horizon=3)
-    out = LearnerMechanism(cfg, "actions")("A", np.random.default_rng(0), 20)
-    assert out.shape == (20, 7 * 3) and np.issubdtype(out.dtype, np.integer)
-    r = audit_learner("ucb-vi", privacy="jdp", episodes=8, horizon=3, observe="actions", trials=200, executor="inline")
+    r = audit_learner("ucb-vi", privacy="jdp", episodes=8, horizon=3, observe="actions", trials=200,
+                      fixed_users=False, executor="inline")
     projections = [s for s in r.statistics if "projection" in s]  # (per-coordinate statistics use raw columns)
     assert projections and all(s.startswith("one-hot") for s in projections)
+    assert r.oracle is None and not r.power.has_power and r.verdict in ("inconclusive", "fails")
 
 
 def test_learner_audit_same_seed_same_result_on_processes():
@@ -56,23 +120,20 @@ def test_learner_audit_same_seed_same_result_on_processes():
     (dict(calibration="loose"), "calibration"),
     (dict(episodes=0), "episodes"),
     (dict(trials=5), "trials"),
+    (dict(fixed_users="yes"), "fixed_users"),
+    (dict(noise_multiplier=2.0), "noise_multiplier"),
+    (dict(on_violation="ignore"), "on_violation"),
 ])
 def test_learner_audit_bad_input(kwargs, needle):
-    args = dict(privacy="jdp", episodes=8, horizon=3, trials=100)
+    args = dict(privacy="jdp", episodes=8, horizon=3, trials=100, executor="inline")
     args.update(kwargs)
     with pytest.raises(PrivacctError, match=needle):
         audit_learner("ucb-vi", **args)
 
 
-def test_three_checks_on_a_real_learner_tight_vs_printed_constants():
-    from privacct.audits.suite import LearnerAudit, check_learner, paper_constants
-
-    tight = check_learner(LearnerAudit("ucb-vi", "jdp", episodes=8, horizon=3), trials=200, executor="inline")
-    assert tight.caught_by == [] and tight.accountant_epsilon <= 1.0 + 1e-9
-    printed = [a for a in paper_constants() if a.algorithm == "ucb-vi" and a.privacy == "jdp"]
-    assert printed
-    a = printed[0]
-    r = check_learner(LearnerAudit(a.algorithm, a.privacy, calibration="paper", episodes=8, horizon=3),
-                      trials=200, executor="inline")
-    # the printed constants (sensitivity H, ln K levels) account above the claim of 1
-    assert "accountant" in r.caught_by and r.accountant_epsilon > 1.0
+def test_result_dict_carries_the_same_configuration():
+    r = audit_learner("ucb-vi", privacy="ldp", episodes=4, horizon=1, trials=500, executor="inline")
+    d = r.to_dict()
+    assert d["accounted_epsilon"] == pytest.approx(1.0) and d["episodes"] == 4 and d["horizon"] == 1
+    assert d["verdict"] == r.verdict and d["oracle"]["exact"] is True and "power" in d
+    assert "accounted" in r.summary() and "K=4, H=1" in r.summary()

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from privacct.audits.mutants import CHECKS, CONTROLS, MUTANTS, check_mutant, ledger_shape_problems
+from privacct.audits.mutants import CHECKS, CONTROLS, MUTANTS, LearnerMutant, check_mutant, ledger_shape_problems
 from privacct.audits.mutants.privatizers import TreeCounterPrivatizer
 from privacct.ledger import Ledger
 
@@ -17,16 +17,29 @@ MUST = {
     "noise-shared-across-pairs": {"ledger", "audit"},
     "gram-noise-not-symmetrised": {"ledger"},
     "adaptive-switching-no-cap": {"ledger"},
+    # learner-level planted bugs (noise at 1/4 of the declared scale): only the audit can see them;
+    # run in tests/audits/test_learner_audits.py::test_planted_learner_bug_is_caught_by_the_audit_alone
+    "learner-noise-quarter-ucb-vi-jdp": {"audit"},
+    "learner-noise-quarter-pp-ucrl-vtr-jdp": {"audit"},
+    "learner-noise-quarter-ldp-ucrl-vtr-ldp": {"audit"},
+    "learner-noise-quarter-private-lsvi-ucb-jdp": {"audit"},
 }
+PRIVATIZER_MUTANTS = sorted(n for n, m in MUTANTS.items() if not isinstance(m, LearnerMutant))
 
 
 def test_registry_names_every_planted_bug_of_the_issue():
     assert set(MUTANTS) == set(MUST)
     for m in MUTANTS.values():
-        assert m.description and m.privatizer.bug is not None
+        if isinstance(m, LearnerMutant):
+            assert m.description and m.audit.noise_multiplier == 0.25 and m.audit.calibration == "tight"
+        else:
+            assert m.description and m.privatizer.bug is not None
+    families = {m.audit.algorithm for m in MUTANTS.values() if isinstance(m, LearnerMutant)}
+    from privacct.algorithms.registry import learners
+    assert {learners()[a].family for a in families} == {"tabular", "linear-mixture", "linear-mdp"}
 
 
-@pytest.mark.parametrize("name", sorted(MUTANTS))
+@pytest.mark.parametrize("name", PRIVATIZER_MUTANTS)
 def test_mutant_is_caught(name):
     r = check_mutant(MUTANTS[name], seed=0)
     assert r.caught_by, r.notes

@@ -64,18 +64,21 @@ def test_regret_is_exact_and_nonnegative(env):
 
 
 def test_canaries_are_valid_and_extreme(env):
-    sa, aa = env.canary("A")
-    sb, ab = env.canary("B")
+    from privacct.algorithms.linear_mdp.canary import rollout
+    from privacct.algorithms.linear_mdp.common import data_free_policy
+    pol = data_free_policy(env, 1, 1.0, 5.0)
+    (sa, aa), (sb, ab) = rollout(env, "A", pol), rollout(env, "B", pol)
+    sa, aa, sb, ab = sa[0], aa[0], sb[0], ab[0]
     H = env.horizon
     for s, a in ((sa, aa), (sb, ab)):
         assert s.shape == (H + 1,) and a.shape == (H,)
-        assert all(env.tabular.P[h, s[h], a[h], s[h + 1]] > 0 for h in range(H))
+        assert all(env.tabular.P[h, s[h], a[h], s[h + 1]] > 0 for h in range(H))  # valid trajectories too
     fa, fb = env.phi[sa[:H], aa], env.phi[sb[:H], ab]
     assert np.allclose(np.linalg.norm(fa, axis=1), 1) and np.allclose((fa * fb).sum(1), 0)
     assert np.all(env.tabular.R[np.arange(H), sa[:H], aa] == 1.0)
     assert np.all(env.tabular.R[np.arange(H), sb[:H], ab] == 0.0)
     with pytest.raises(PrivacctError, match="canary"):
-        env.canary("C")
+        rollout(env, "C", pol)
 
 
 def test_bad_arguments():

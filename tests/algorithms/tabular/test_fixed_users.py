@@ -1,95 +1,61 @@
-"""Audit-only run options of the tabular learners: ``fixed_users`` and the ``released_path`` /
-``released_user1`` observations (algorithms/tabular/learner.py docstring)."""
+"""The tabular audit hook (algorithms/tabular/learner.py): the nodes [1, 2^j] over K - 1 leaves, LDP
+reports, other users as canary A's response function, and the accounted eps of the report's settings."""
 
 import math
 
 import numpy as np
 import pytest
 
-from privacct.algorithms.base import RunConfig
+from privacct.algorithms.base import AuditHook, RunConfig
 from privacct.algorithms.tabular import LEARNERS
-from privacct.algorithms.tabular.canary import canary_trajectory
-from privacct.algorithms.tabular.learner import make_mdp
-from privacct.algorithms.tabular.stats import episode_stats
-from privacct.errors import PrivacctError
+from privacct.algorithms.tabular.stats import split
 from privacct.log import tree_depth
 from privacct.rng import spawn_sequences
 
 
-def _run(alg, priv, *, K, H=3, n=4, seed=0, canary="A", fixed=True, cal="paper"):
-    opts = (("canary", canary), ("fixed_users", fixed), ("observe", True))
-    cfg = RunConfig(alg, priv, epsilon=1.0, calibration=cal, episodes=K, horizon=H, options=opts)
-    return cfg, LEARNERS[alg].run(cfg, spawn_sequences(seed, n))
-
-
-def _stats(cfg, which):
-    mdp = make_mdp(cfg)
-    s, a, c = canary_trajectory(mdp, which)
-    return episode_stats(s[None], a[None], c[None], mdp.n_states, mdp.n_actions)[0]
+def _run(alg, priv, *, K, H=3, n=4, seed=0, canary="A", mult=1.0, cal="paper"):
+    cfg = RunConfig(alg, priv, epsilon=1.0, calibration=cal, episodes=K, horizon=H)
+    return LEARNERS[alg].run(cfg, spawn_sequences(seed, n), audit=AuditHook(canary, noise_multiplier=mult))
 
 
 @pytest.mark.parametrize("alg", ["ucb-vi", "ucb-po"])
-@pytest.mark.parametrize("K", [1, 6, 8])
-def test_released_path_is_every_node_containing_user_one(alg, K):
-    cfg, r = _run(alg, "jdp", K=K, canary="B")
-    m = tree_depth(K)
-    path, exact = r.info["released_path"], r.info["released_path_exact"]
-    d = r.info["released"].shape[1]
-    assert path.shape == exact.shape == (4, m * d)
-    # noiseless node [1, t] = canary B + (t - 1) copies of canary A, for t = 1, 2, 4, ...
-    a, b = _stats(cfg, "A"), _stats(cfg, "B")
-    want = np.concatenate([b + (2 ** j - 1) * a for j in range(m)])
-    assert np.array_equal(exact, np.broadcast_to(want, exact.shape))
-    if K & (K - 1) == 0:  # K a power of two: the final release is the last node of the path
-        assert np.array_equal(r.info["released"], path[:, -d:])
-    noise = path - exact
-    assert np.all(noise != 0)  # every coordinate of every node is noised
-    # independent Laplace(b) nodes: mean |noise| = b (4 seeds x m x d draws)
-    assert np.abs(noise).mean() == pytest.approx(r.info["noise_scale"], rel=0.15)
+@pytest.mark.parametrize("K, nodes", [(2, [1]), (6, [1, 2, 4]), (8, [1, 2, 4]), (9, [1, 2, 4, 8])])
+def test_jdp_observation_is_every_node_of_user_one_over_k_minus_1_leaves(alg, K, nodes):
+    r = _run(alg, "jdp", K=K, canary="B")
+    assert [b.name for b in r.observation.blocks] == [f"counts node [1, {t}]" for t in nodes]
+    assert len(nodes) == tree_depth(K - 1)
+    for b in r.observation.blocks:
+        assert b.scale == r.log.group("counts").noise_scale and b.mechanism == "laplace"
+        assert np.all(b.values != b.mean_b)                     # every coordinate of every node is noised
+        assert np.abs(b.values - b.mean_b).mean() == pytest.approx(b.scale, rel=0.2)  # Laplace(b): E|noise| = b
 
 
 @pytest.mark.parametrize("alg", ["ucb-vi", "ucb-po"])
-def test_released_user1_is_the_canary_report(alg):
-    cfg, r = _run(alg, "ldp", K=5, canary="B")
-    rep, exact = r.info["released_user1"], r.info["released_user1_exact"]
-    assert rep.shape == exact.shape == r.info["released"].shape
-    assert np.array_equal(exact, np.broadcast_to(_stats(cfg, "B"), exact.shape))
-    assert r.info["noise_scale"] == pytest.approx(3 * 3 / 1.0)  # printed 3H / eps
-    assert "released_path" not in r.info
-    assert np.all(rep != exact) and np.abs(rep - exact).mean() == pytest.approx(9.0, rel=0.15)
+def test_ldp_observation_is_user_ones_report(alg):
+    r = _run(alg, "ldp", K=5, canary="B")
+    (b,) = r.observation.blocks
+    assert b.name == "counts report of user 1" and b.scale == pytest.approx(3 * 3 / 1.0)  # printed 3H / eps
+    assert np.abs(b.mean_a - b.mean_b).sum() == 6 * 3                                      # 6H: any two trajectories
+    assert np.abs(b.values - b.mean_b).mean() == pytest.approx(9.0, rel=0.15)
 
 
 @pytest.mark.parametrize("priv", ["jdp", "ldp"])
-def test_fixed_users_make_the_dataset_fixed(priv):
-    cfg, r = _run("ucb-vi", priv, K=7, n=6)
-    key = "released_path_exact" if priv == "jdp" else "released_user1_exact"
-    assert np.all(r.info[key] == r.info[key][0])
-    assert np.all(r.info["released_exact"] == 7 * _stats(cfg, "A"))  # canary A + 6 fixed users = A
-    # without fixed users the other users' data vary across seeds
-    _, r2 = _run("ucb-vi", priv, K=7, n=6, fixed=False)
-    assert not np.all(r2.info["released_exact"] == r2.info["released_exact"][0])
+def test_fixed_users_follow_canary_a_responses_with_prescribed_actions(priv):
+    K, H = 7, 3
+    r = _run("ucb-po", priv, K=K, H=H, n=6, mult=1e-9)   # noise 1e-9 of its scale: the sums are the data
+    N, C, _ = split(r.info["final_release"], H, 6, 2)
+    users = K - 1 if priv == "jdp" else K
+    N = N.reshape(6, H, 6, 2)
+    assert np.allclose(N.sum(axis=(2, 3)), users)             # one visit per user and step
+    assert np.allclose(N[:, :, 1:, :].sum(), 0, atol=1e-6)     # canary A's response: everyone stays in s_1 = 0
+    assert np.allclose(C.sum(axis=1), users * H)                # cost 1 at every step
+    acts = r.observation.actions
+    assert acts.shape == (6, K - 1, H) and np.all(acts == acts[0])   # fixed coins: the same prescriptions per trial
 
 
-@pytest.mark.parametrize("alg", ["ucb-vi", "ucb-po"])
-def test_fixed_users_batched_equals_one_by_one(alg):
-    _, r = _run(alg, "jdp", K=6, n=3, seed=5)
-    seqs = spawn_sequences(5, 3)
-    opts = (("canary", "A"), ("fixed_users", True), ("observe", True))
-    cfg = RunConfig(alg, "jdp", epsilon=1.0, calibration="paper", episodes=6, horizon=3, options=opts)
-    for i, s in enumerate(seqs):
-        one = LEARNERS[alg].run(cfg, [s])
-        for key in ("released_path", "actions", "released"):
-            assert np.array_equal(one.info[key][0], r.info[key][i])
-
-
-def test_fixed_users_rejects_non_bool():
-    with pytest.raises(PrivacctError, match="fixed_users"):
-        _run("ucb-vi", "jdp", K=3, fixed="yes")
-
-
-def test_accounted_epsilon_of_the_small_paper_settings():
-    # the numbers tests/audits/test_learner_fixed_users.py certifies against: 2 * 3 / ln 4 and 2
+def test_accounted_epsilon_of_the_report_settings():
+    # what the audits certify against at K = 4, H = 1: JDP (6H - 3) L / (3H ln K) = 3 x 2 / (3 ln 4), LDP 6H / 3H = 2
     from privacct.accounting import tightest_epsilon
-    for priv, want in (("jdp", 2 * 3 / math.log(4)), ("ldp", 2.0)):
+    for priv, want in (("jdp", 2 / math.log(4)), ("ldp", 2.0)):
         cfg = RunConfig("ucb-vi", priv, epsilon=1.0, calibration="paper", episodes=4, horizon=1)
         assert tightest_epsilon(LEARNERS["ucb-vi"].build_log(cfg), delta=0.0)[1] == pytest.approx(want, rel=1e-9)

@@ -25,10 +25,11 @@ def test_ledger_equals_log(alg, priv, cal):
     chk = check_ledger(r.log, r.ledger)
     assert chk.ok
     assert chk.executed_epsilon == pytest.approx(chk.declared_epsilon, rel=1e-12)
-    expected = tree_depth(K) if priv == "jdp" else 1
+    expected = tree_depth(K - 1) if priv == "jdp" else 1
     assert chk.executed_counts == {GROUP: expected} == chk.declared_counts
     draws = list(r.ledger.draws())
-    assert len(draws) == K  # central: one node per step (K adds); local: one report per user
+    assert len(draws) == (K - 1 if priv == "jdp" else K)  # central: one node per add (K - 1 leaves); local: one report per user
+    assert all(d.last_user < K for d in draws) or priv == "ldp"  # user K's data is never released under JDP
     if priv == "ldp":
         assert [(d.first_user, d.last_user) for d in draws] == [(k, k) for k in range(1, K + 1)]
     assert all(d.shape == (2 * 20 * 12 + 20 * 12 * 6,) for d in draws)
@@ -42,11 +43,13 @@ def test_paper_mode_records_printed_constants_and_what_they_deliver(priv):
     log = build_tabular_log(algorithm="ucb-vi", privacy=priv, calibration="paper", epsilon=eps, delta=0.0,
                             H=H, S=6, A=2, K=K, parameters={})
     g = log.group(GROUP)
-    assert g.sensitivity.value == 6 * H and g.paper.sensitivity == 3 * H
+    assert g.sensitivity.value == (6 * H - 3 if priv == "jdp" else 6 * H) and g.paper.sensitivity == 3 * H
     if priv == "jdp":
+        assert log.params["sensitivity_any_two_trajectories"] == 6 * H
         assert g.noise_scale == pytest.approx(3 * H * math.log(K) / eps)
         assert g.paper.per_user_count == pytest.approx(math.log(K))
-        expected = 2 * eps * tree_depth(K) / math.log(K)  # 2x from 2H, L / ln K from the tree depth
+        # (6H - 3) / 3H from the valid pair (Def. 2.2), L / ln K from the tree depth over K - 1 leaves
+        expected = (6 * H - 3) / (3 * H) * eps * tree_depth(K - 1) / math.log(K)
     else:
         assert g.noise_scale == pytest.approx(3 * H / eps)
         expected = 2 * eps
@@ -62,7 +65,7 @@ def test_paper_mode_records_printed_constants_and_what_they_deliver(priv):
 
 
 def test_tree_counter_error_matches_theoretical_scale():
-    H, S, A, K, B = 2, 2, 2, 13, 400  # 13 = 0b1101: the release after 13 adds sums 3 noisy nodes
+    H, S, A, K, B = 2, 2, 2, 14, 400  # 13 = 0b1101: the release after 13 adds (K - 1 leaves) sums 3 noisy nodes
     dim = 2 * H * S * A + H * S * A * S
     log = build_tabular_log(algorithm="ucb-vi", privacy="jdp", calibration="paper", epsilon=1.0, delta=0.0,
                             H=H, S=S, A=A, K=K, parameters={})
@@ -70,10 +73,11 @@ def test_tree_counter_error_matches_theoretical_scale():
     priv = Privatizer(log, dim, K, spawn_generators(0, B), Ledger())
     rng = np.random.default_rng(1)
     exact = np.zeros((B, dim))
-    for k in range(1, K + 1):
+    for k in range(1, K):
         x = (rng.random((B, dim)) < 0.3).astype(float)
         exact += x
         out = priv.release(k, x)
+    assert np.array_equal(priv.release(K, x), out)  # user K: no release (no policy reads it)
     err = out - exact
     assert np.all(err != 0)  # every coordinate is noised, visited or not (notes §6.9)
     theory = b * math.sqrt(2 * 3)  # Laplace(b) std = b sqrt 2, three nodes

@@ -1,0 +1,218 @@
+"""Exact privacy-loss distributions of observed releases, the oracle figure, and the learner power criterion.
+
+An audited learner run reports, for every release that contains user 1, its noise model and its
+noiseless value under each canary (:class:`privacct.algorithms.base.Observation`). With those:
+
+* **Privacy-loss distribution (PLD).** The log-likelihood ratio L = log p_D(x) / p_D'(x) of the
+  observed releases is a sum of independent terms:
+
+  - a Laplace(b) coordinate whose means differ by a b (a = |m_A - m_B| / b) contributes
+    l = |z - a| - |z| for a standard Laplace z under D: an atom +a of mass 1/2, an atom -a of mass
+    e^{-a}/2 and the density e^{-(a - l)/2} / 4 on (-a, a) (Dwork & Roth 2014, Def. 3.3, worked out);
+  - Gaussian coordinates with independent N(0, sigma^2) noise contribute N(mu^2/2, mu^2) with
+    mu^2 = sum_j (m_A,j - m_B,j)^2 / sigma_j^2: the pair is exactly mu-GDP (Dong, Roth, Su 2019,
+    arXiv 1905.02383, Def. 2.6 and Cor. 2.13).
+
+  Under D' the loss has the mirrored law (L_D' =d -L_D) for both kinds. The sum is computed on a
+  fine grid by FFT convolution (the Laplace atoms fall on grid points; the continuous parts are
+  integrated per cell); with Gaussian coordinates only, in closed form.
+
+* **Oracle figure.** The auditor's own procedure (:mod:`privacct.audits.runner`): half of the trials
+  select a threshold test, the other half (n_eval per side) certify it with one-sided
+  Clopper-Pearson bounds at the per-test failure probability alpha (alpha / 2 each),
+  eps_lb = ln((TPR_lo - delta) / FPR_hi). With the Neyman-Pearson statistic L and the counts at their
+  medians (TP = median Bin(n_eval, P_D[L > t]), FP = median Bin(n_eval, P_D'[L > t])), the best
+  threshold t gives the ORACLE FIGURE: what the procedure certifies in a median run if the selection
+  half found the best threshold. An audit reaching 0.8 of it has lost little to threshold selection.
+
+* **Power criterion** (:func:`learner_power_criterion`): the same observation structure with every
+  noise scale multiplied by the common factor that makes the learner's log ACCOUNT to 2 x claim;
+  the audit has power iff that mechanism's oracle figure at n_eval exceeds the claim;
+  ``trials_needed`` (per side) by bisection. The signature is the pluggable criterion of the
+  auditor-core branch: ``criterion(n_eval, alpha, delta, claim) -> PowerCheck``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+from scipy import special
+
+from privacct.errors import PrivacctError
+
+from . import bounds
+from .power import PowerCheck
+
+GRID_CELLS_PER_MIN_ATOM = 256
+MAX_GRID = 1 << 22
+MAX_TRIALS = 10**9
+
+@dataclass(frozen=True)
+class LossStructure:
+    """What determines the PLD of an observation: ``laplace`` a_j = |m_A,j - m_B,j| / b_j (one per
+    differing Laplace coordinate) and ``mu`` (the Gaussian part's GDP parameter)."""
+
+    laplace: tuple[float, ...]
+    mu: float
+
+    def __post_init__(self) -> None:
+        if any(not (a > 0 and math.isfinite(a)) for a in self.laplace) or not (self.mu >= 0 and math.isfinite(self.mu)):
+            raise PrivacctError("loss structure: Laplace ratios must be finite and > 0, mu finite and >= 0")
+
+    @property
+    def pure_epsilon(self) -> float:
+        """The largest privacy loss (inf with a Gaussian part)."""
+        return float("inf") if self.mu > 0 else float(sum(self.laplace))
+
+    def scaled(self, factor: float) -> "LossStructure":
+        """Every noise scale multiplied by ``factor`` (> 0)."""
+        return LossStructure(tuple(a / factor for a in self.laplace), self.mu / factor)
+
+    def describe(self) -> str:
+        parts = []
+        if self.laplace:
+            a = np.asarray(self.laplace)
+            parts.append(f"{a.size} Laplace coordinate(s), sum |dm|/b = {a.sum():.4g}")
+        if self.mu > 0:
+            parts.append(f"Gaussian part mu = {self.mu:.4g}")
+        return "; ".join(parts) or "no coordinate differs"
+
+
+def _laplace_pmf(a: float, g: float) -> tuple[np.ndarray, int]:
+    """PMF of l = |z - a| - |z| (z ~ standard Laplace) on the grid k g, k = -n..n, with a = n g
+    (the caller rounds a to the grid); returns (pmf, n). Continuous part: CDF
+    F(l) = (e^{-(a - l)/2} - e^{-a}) / 2 on [-a, a], integrated over the cells around each grid point."""
+    n = max(1, int(round(a / g)))
+    a_g = n * g
+    edges = np.clip((np.arange(-n, n + 2) - 0.5) * g, -a_g, a_g)
+    F = (np.exp(-(a_g - edges) / 2.0) - math.exp(-a_g)) / 2.0
+    pmf = np.maximum(np.diff(F), 0.0)
+    pmf[0] += math.exp(-a_g) / 2.0
+    pmf[-1] += 0.5
+    return pmf / pmf.sum(), n
+
+
+def _gauss_half_width(mu: float, g: float) -> int:
+    return int(math.ceil((mu * mu / 2.0 + 10.0 * mu) / g))
+
+
+def loss_distribution(s: LossStructure, *, cells: int = GRID_CELLS_PER_MIN_ATOM) -> tuple[np.ndarray, np.ndarray]:
+    """(grid l_k, P_D[L = l_k]) of the privacy loss under D (discretised; see module docstring)."""
+    if not s.laplace:
+        raise PrivacctError("loss_distribution needs Laplace coordinates (Gaussian-only losses are closed form)")
+    a = np.asarray(s.laplace)
+    g = float(a.min()) / cells
+    if s.mu > 0:
+        g = min(g, s.mu / cells)
+    total = int(np.sum(np.maximum(1, np.round(a / g)))) + (_gauss_half_width(s.mu, g) if s.mu > 0 else 0)
+    if 2 * total + 1 > MAX_GRID:
+        g *= (2 * total + 1) / MAX_GRID
+        total = int(np.sum(np.maximum(1, np.round(a / g)))) + (_gauss_half_width(s.mu, g) if s.mu > 0 else 0)
+    size = 1 << int(math.ceil(math.log2(2 * total + 1)))
+    spec = np.ones(size // 2 + 1, dtype=complex)
+    offset = 0
+    vals, counts = np.unique(np.round(a / g).astype(np.int64), return_counts=True)
+    for n_a, c in zip(vals, counts, strict=True):
+        pmf, n = _laplace_pmf(float(n_a) * g, g)
+        spec *= np.fft.rfft(pmf, size) ** int(c)
+        offset += n * int(c)
+    if s.mu > 0:
+        m = _gauss_half_width(s.mu, g)
+        grid = np.arange(-m, m + 1) * g
+        edges = np.concatenate([[-np.inf], (grid[:-1] + grid[1:]) / 2.0, [np.inf]])
+        pmf = np.diff(special.ndtr((edges - s.mu**2 / 2.0) / s.mu))
+        spec *= np.fft.rfft(pmf, size)
+        offset += m
+    out = np.maximum(np.fft.irfft(spec, size)[: 2 * offset + 1], 0.0)
+    out /= out.sum()
+    return (np.arange(-offset, offset + 1) * g), out
+
+
+@functools.lru_cache(maxsize=64)
+def tail_curves(s: LossStructure) -> tuple[np.ndarray, np.ndarray]:
+    """(TPR(t), FPR(t)) = (P_D[L >= t], P_D'[L >= t]) over the thresholds t of the loss grid."""
+    if not s.laplace:
+        if s.mu == 0:
+            return np.array([1.0]), np.array([1.0])
+        t = np.linspace(-8 * s.mu - s.mu**2, 8 * s.mu + s.mu**2, 4001)
+        return special.ndtr((s.mu**2 / 2.0 - t) / s.mu), special.ndtr((-s.mu**2 / 2.0 - t) / s.mu)
+    grid, p = loss_distribution(s)
+    tpr = np.cumsum(p[::-1])[::-1]          # P_D[L >= l_k]
+    fpr = np.cumsum(p)                       # P_D'[L >= l_k] = P_D[L <= -l_k]; grid symmetric
+    fpr = fpr[::-1]
+    return np.clip(tpr, 0.0, 1.0), np.clip(fpr, 0.0, 1.0)
+
+
+def oracle_epsilon(s: LossStructure, n_eval: int, alpha: float, delta: float) -> float:
+    """The oracle figure (module docstring): the best threshold's certified eps at median counts.
+
+    Median counts are n p rounded (the binomial median is within 1 of n p); only thresholds with
+    FPR <= 1/2 are scored (the best test lies in the upper tail), each distinct (TP, FP) pair once."""
+    if n_eval < 1:
+        return 0.0
+    tpr, fpr = tail_curves(s)
+    keep = (tpr > 0) & (fpr <= 0.5)
+    if not keep.any():
+        return 0.0
+    tp = np.round(n_eval * tpr[keep])
+    fp = np.round(n_eval * fpr[keep])
+    pairs = np.unique(np.stack([tp, fp], axis=1), axis=0)
+    eps, _, _ = bounds.epsilon_lower_bound(pairs[:, 0], n_eval, pairs[:, 1], n_eval, delta=delta, alpha=alpha)
+    return float(np.max(eps))
+
+
+def trials_for(s: LossStructure, target: float, alpha: float, delta: float, *, lo: int = 10,
+               hi: int = MAX_TRIALS) -> int | None:
+    """Smallest n_eval (bisection, to 2%) whose oracle figure exceeds ``target``; None if beyond ``hi``."""
+    if oracle_epsilon(s, hi, alpha, delta) <= target:
+        return None
+    if oracle_epsilon(s, lo, alpha, delta) > target:
+        return lo
+    while hi > lo * 1.02 + 1:
+        mid = int(math.sqrt(lo * hi))
+        if oracle_epsilon(s, mid, alpha, delta) > target:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def gdp_epsilon(mu: float, delta: float) -> float:
+    """eps(delta) of mu-GDP (0 when mu = 0); the exact eps of an all-Gaussian observation."""
+    return float(bounds.epsilon_from_mu(mu, delta)) if delta > 0 else (0.0 if mu == 0 else float("inf"))
+
+
+def learner_power_criterion(structure: LossStructure, noise_factor: Callable[[float], float], *,
+                            label: str) -> Callable[[int, float, float, float], PowerCheck]:
+    """The pluggable power criterion of a learner audit.
+
+    ``structure``: the observation's loss structure at the audited noise; ``noise_factor(eps)``: the
+    common factor by which every noise scale of the learner's log must be multiplied for it to
+    account to ``eps`` (e.g. from :func:`privacct.calibrate.calibrate_log`). The criterion asks: would a
+    mechanism with the same observation structure whose log accounts to 2 x claim be certified above
+    the claim at ``n_eval`` (median, oracle figure)? ``trials_needed`` is per side (2 x n_eval).
+    """
+
+    def criterion(n_eval: int, alpha: float, delta: float, claim: float) -> PowerCheck:
+        f = noise_factor(2.0 * claim)
+        ref = structure.scaled(f)
+        achievable = oracle_epsilon(ref, n_eval, alpha, delta)
+        has_power = bool(achievable > claim)
+        needed = None if has_power else trials_for(ref, claim, alpha, delta)
+        return PowerCheck(
+            criterion="learner-oracle",
+            description=(f"{label}: the same observation ({structure.describe()}) with every noise scale x {f:.4g}, "
+                         f"so that its log accounts to 2 x claim = {2 * claim:g}; exact privacy-loss distribution, "
+                         f"best Neyman-Pearson threshold, median counts at {n_eval} certifying trials per side"),
+            reference_epsilon=2.0 * claim, achievable_lower_bound=achievable, has_power=has_power,
+            trials_needed=None if needed is None else 2 * needed)
+
+    return criterion
+
+
+__all__ = ["LossStructure", "PowerCheck", "gdp_epsilon", "learner_power_criterion", "loss_distribution",
+           "oracle_epsilon", "tail_curves", "trials_for"]

@@ -1,0 +1,100 @@
+"""Learner-audit targets: power per private learner (tight, claim eps = 1), the printed constants certified
+failing with valid neighbours (paper), and the planted learner-level bugs.
+
+    python benchmarks/bench_learner_audits.py [--quick] [--only NAME ...] [--part tight|paper|bugs ...] [--json]
+
+* ``tight``: every private learner x privacy model at its audit configuration
+  (:data:`privacct.audits.suite.AUDIT_SETTINGS`, claim eps = 1, delta of the learner's paper setting),
+  with the trials per side that fit the 2-minute budget. Target: eps_lb >= 0.5 x the accounted eps of
+  the same configuration; where the exact privacy-loss distribution of the observed releases shows that
+  no run with that many trials reaches 0.5 x (oracle figure < 0.5 x accounted), eps_lb >= 0.8 x oracle.
+* ``paper``: :func:`privacct.audits.suite.paper_failures` (seed 002 JDP / LDP, seed 004): verdict must be
+  ``fails``.
+* ``bugs``: :func:`privacct.audits.suite.planted_noise_bugs`: caught by the audit alone.
+
+Figures recorded in benchmarks/learner_audits.md and the table of benchmarks/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import time
+
+from privacct.audits.suite import check_learner, paper_failures, planted_noise_bugs, suite
+
+
+def tight_rows(quick: bool, only) -> list[dict]:
+    rows = []
+    for a in suite():
+        if only and a.algorithm not in only:
+            continue
+        trials = a.trials // 20 if quick else a.trials
+        t0 = time.perf_counter()
+        r = a.run(trials=trials, seed=0)
+        sec = time.perf_counter() - t0
+        acc, lb, orc = r.accounted_epsilon, r.epsilon_lower_bound, r.oracle.epsilon
+        half = 0.5 * acc
+        target = "eps_lb >= 0.5 acc" if orc >= half else "eps_lb >= 0.8 oracle"
+        met = lb >= half if orc >= half else lb >= 0.8 * orc
+        rows.append({"learner": a.algorithm, "privacy": a.privacy, "delta": a.delta,
+                     "configuration": {"K": a.episodes, "H": a.horizon, "env": a.env, "bonus_scale": a.bonus_scale,
+                                       "options": [list(o) for o in a.options]},
+                     "trials_per_side": trials, "seconds": round(sec, 1), "eps_lb": round(lb, 4),
+                     "accounted": round(acc, 4), "ratio": round(lb / acc, 3), "oracle": round(orc, 4),
+                     "oracle_exact": r.oracle.exact, "mu_observed": round(r.oracle.mu, 4),
+                     "ratio_to_oracle": round(lb / orc, 3) if orc > 0 else None, "target": target,
+                     "met": bool(met and sec <= 120), "verdict": r.verdict, "has_power": r.power.has_power,
+                     "trials_needed_for_power": r.power.trials_needed})
+        print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
+def paper_rows(quick: bool) -> list[dict]:
+    rows = []
+    for a in paper_failures():
+        trials = a.trials // 5 if quick else a.trials
+        t0 = time.perf_counter()
+        r = a.run(trials=trials, seed=0)
+        rows.append({"learner": a.algorithm, "privacy": a.privacy, "claim": a.epsilon,
+                     "configuration": {"K": a.episodes, "H": a.horizon, "options": [list(o) for o in a.options]},
+                     "trials_per_side": trials, "seconds": round(time.perf_counter() - t0, 1),
+                     "eps_lb": round(r.epsilon_lower_bound, 4), "accounted": round(r.accounted_epsilon, 4),
+                     "oracle": round(r.oracle.epsilon, 4), "verdict": r.verdict})
+        print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
+def bug_rows() -> list[dict]:
+    rows = []
+    for a in planted_noise_bugs():
+        t0 = time.perf_counter()
+        rep = check_learner(a, checks=("audit",))
+        rows.append({"mutant": a.name, "trials_per_side": a.trials, "caught_by": rep.caught_by,
+                     "eps_lb": round(rep.audit_epsilon_lower_bound, 4), "seconds": round(time.perf_counter() - t0, 1)})
+        print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="1/20 of the tight trials, 1/5 of the paper trials")
+    p.add_argument("--only", nargs="+", default=None, metavar="NAME", help="only these learners (tight part)")
+    p.add_argument("--part", nargs="+", default=["tight", "paper", "bugs"], choices=["tight", "paper", "bugs"])
+    p.add_argument("--json", action="store_true", help="print one JSON document at the end")
+    a = p.parse_args()
+    out = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()}}
+    if "tight" in a.part:
+        out["tight"] = tight_rows(a.quick, a.only)
+    if "paper" in a.part:
+        out["paper"] = paper_rows(a.quick)
+    if "bugs" in a.part:
+        out["bugs"] = bug_rows()
+    if a.json:
+        print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()
