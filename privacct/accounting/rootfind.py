@@ -1,0 +1,168 @@
+"""The one conservative root-finder: every calibration and every inverted formula uses it.
+
+The problem is always "the least point of a monotone predicate": over an ordered set of
+integers m (``lower <= m <= upper``) a predicate is False up to a threshold and True from there
+on (feasible = private enough), and we want the least feasible m. The search keeps a bracket
+(lo infeasible, hi feasible) and returns ``hi``, the private side, so the answer is always a point
+at which the predicate was evaluated True: it can never overshoot, whatever the arithmetic of the
+predicate. Bisection guarantees termination in about log2(upper - lower) steps; false position
+with the Illinois modification (Dowell & Jarratt 1971) on an optional signed gap (<= 0 feasible)
+makes it take far fewer evaluations when the gap is smooth, and falls back to bisection whenever
+a step fails to halve the bracket (docs/accounting.md, "root-finder").
+
+Two integer encodings of real numbers are provided:
+
+* :func:`float_index` / :func:`index_float`: the IEEE-754 bit pattern of a non-negative double,
+  which is monotone, so the search finds the exact least feasible float (used by the formulas:
+  the Gaussian epsilon for a delta, the largest mu or rho meeting a budget, delta for epsilon);
+* :data:`LATTICE`: points 2**(m / LATTICE) of a fixed geometric lattice (relative spacing
+  6.6e-7), used by calibration so that the answer does not depend on where the search starts.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from typing import Callable
+
+LATTICE = 2**20  # calibration factors are 2**(m / LATTICE): relative spacing 2**(2**-20) - 1 = 6.6e-7
+
+
+def float_index(x: float) -> int:
+    """Order-preserving integer of a float x >= 0 (its bit pattern)."""
+    if not x >= 0:
+        raise ValueError(f"float_index needs x >= 0, got {x!r}")
+    return struct.unpack("<q", struct.pack("<d", float(x)))[0]
+
+
+def index_float(m: int) -> float:
+    """Inverse of :func:`float_index`."""
+    return struct.unpack("<d", struct.pack("<q", int(m)))[0]
+
+
+MAX_FLOAT_INDEX = float_index(1.7976931348623157e308)
+
+
+def least_feasible(gap: Callable[[int], float], *, lower: int, upper: int, start: int | None = None,
+                   step: int = 1) -> int | None:
+    """Least m in [lower, upper] with ``gap(m) <= 0``, assuming feasibility is monotone in m
+    (infeasible below a threshold, feasible from it on); None if ``gap(upper) > 0``.
+
+    ``gap`` may return any float: <= 0 means feasible, > 0 or NaN infeasible, and its magnitude
+    only guides the next trial point. Each m is evaluated at most once. The search first
+    brackets the threshold from ``start`` (default: ``lower``) with steps growing from ``step``,
+    then narrows the bracket until it is one apart and returns its feasible end.
+    """
+    if lower > upper:
+        raise ValueError("least_feasible: empty range")
+    cache: dict[int, float] = {}
+
+    def g(m: int) -> float:
+        if m not in cache:
+            v = float(gap(m))
+            cache[m] = math.inf if math.isnan(v) else v
+        return cache[m]
+
+    s = lower if start is None else min(max(int(start), lower), upper)
+    step = max(1, int(step))
+    if g(s) <= 0:  # feasible: walk down to an infeasible point
+        hi = s
+        lo = None
+        while lo is None:
+            if hi == lower:
+                return lower
+            cand = max(lower, hi - step)
+            if g(cand) <= 0:
+                hi = cand
+                step *= 2
+            else:
+                lo = cand
+    else:  # infeasible: walk up to a feasible point
+        lo = s
+        hi = None
+        while hi is None:
+            if lo == upper:
+                return None
+            cand = min(upper, lo + step)
+            if g(cand) <= 0:
+                hi = cand
+            else:
+                lo = cand
+                step *= 2
+
+    last_side = 0          # +1: hi moved last, -1: lo moved last
+    flo_scale = fhi_scale = 1.0
+    widths = [hi - lo]
+    while hi - lo > 1:
+        width = hi - lo
+        flo, fhi = g(lo) * flo_scale, g(hi) * fhi_scale
+        # Safeguard: if the last two steps did not halve the bracket, bisect.
+        force_bisect = len(widths) >= 3 and widths[-1] > widths[-3] / 2
+        m = None
+        if not force_bisect and math.isfinite(flo) and math.isfinite(fhi) and flo > 0 >= fhi:
+            x = lo + width * (flo / (flo - fhi))
+            if math.isfinite(x):
+                m = min(max(int(round(x)), lo + 1), hi - 1)
+        if m is None:
+            m = lo + width // 2
+        fm = g(m)
+        if fm <= 0:
+            hi = m
+            fhi_scale = 1.0
+            if last_side == +1:
+                flo_scale *= 0.5  # Illinois: the value at the end that stayed is halved
+            last_side = +1
+        else:
+            lo = m
+            flo_scale = 1.0
+            if last_side == -1:
+                fhi_scale *= 0.5
+            last_side = -1
+        widths.append(hi - lo)
+    return hi
+
+
+def least_float(gap: Callable[[float], float], *, lo: float = 0.0, hi: float = 1.7976931348623157e308,
+                start: float | None = None) -> float | None:
+    """Least float x in [lo, hi] (both >= 0) with ``gap(x) <= 0`` (monotone); None if none."""
+    return _maybe_float(least_feasible(lambda m: gap(index_float(m)), lower=float_index(lo), upper=float_index(hi),
+                                       start=None if start is None else float_index(start), step=2**48))
+
+
+def greatest_float(gap: Callable[[float], float], *, lo: float = 0.0, hi: float = 1.7976931348623157e308,
+                   start: float | None = None) -> float | None:
+    """Greatest float x in [lo, hi] with ``gap(x) <= 0`` when feasibility holds below a threshold
+    (e.g. the largest mu whose delta meets a budget); None if ``gap(lo) > 0``."""
+    first_bad = least_feasible(lambda m: _negate_gap(gap(index_float(m))), lower=float_index(lo), upper=float_index(hi),
+                               start=None if start is None else float_index(start), step=2**48)
+    if first_bad is None:
+        return hi
+    if first_bad == float_index(lo):
+        return None
+    return index_float(first_bad - 1)
+
+
+def _negate_gap(v: float) -> float:
+    """Gap of "infeasible" for a gap v of "feasible" (v <= 0): <= 0 exactly when v > 0 or NaN."""
+    if math.isnan(v):
+        return -1.0
+    return -v if v != 0 else 5e-324
+
+
+def _maybe_float(m: int | None) -> float | None:
+    return None if m is None else index_float(m)
+
+
+def lattice_point(m: int) -> float:
+    """2 ** (m / LATTICE): the m-th calibration factor."""
+    return 2.0 ** (m / LATTICE)
+
+
+def lattice_index_at_or_above(x: float) -> int:
+    """Least m with lattice_point(m) >= x (for a starting point; x > 0 finite)."""
+    m = math.ceil(math.log2(x) * LATTICE)
+    while lattice_point(m) < x:
+        m += 1
+    while lattice_point(m - 1) >= x:
+        m -= 1
+    return m
