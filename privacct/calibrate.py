@@ -141,6 +141,12 @@ def calibration_factor(log: MechanismLog, *, epsilon: float, delta: float, accou
         raise NumericalError(f"calibration under {accountant!r}: no finite noise scale meets epsilon={epsilon!r}, delta={delta!r}")
     if m == lower:
         raise NumericalError(f"calibration under {accountant!r}: the budget is met at vanishing noise; check the log")
+    # If just below the answer the accountant does not apply (rather than exceeding the budget),
+    # the answer is where the accountant stops applying, not where the budget is met: refuse.
+    below = log.scaled_noise(lattice_point(m - 1) * s0)
+    reason = acc.why_not(below, delta=delta)
+    if reason is not None:
+        raise UnsupportedLogError(f"accountant {accountant!r} cannot account this log at the noise the budget needs: {reason}")
     return lattice_point(m) * s0
 
 

@@ -276,7 +276,7 @@ def rdp_gaussian(mu: float, orders: np.ndarray) -> np.ndarray:
     return v * (1.0 + 4 * U) + 5e-324
 
 
-def rdp_laplace(eps0: float, orders: np.ndarray) -> np.ndarray:
+def rdp_laplace(eps0, orders: np.ndarray) -> np.ndarray:
     """RDP of a Laplace release with eps0 = Delta_1 / b at each order alpha > 1 (Mironov 2017, Prop. 6):
 
     RDP_alpha = (1/(alpha-1)) ln( alpha/(2alpha-1) e^{(alpha-1) eps0} + (alpha-1)/(2alpha-1) e^{-alpha eps0} ),
@@ -287,35 +287,35 @@ def rdp_laplace(eps0: float, orders: np.ndarray) -> np.ndarray:
     power series of g(x) = alpha expm1((alpha-1)x) + (alpha-1) expm1(-alpha x) is summed,
     RDP = ln1p(g / (2alpha-1)) / (alpha-1), g = alpha(alpha-1) sum_{n>=2} c_n x^n / n!,
     c_n = (alpha-1)^{n-1} + (-1)^n alpha^{n-1}. Never above eps0 (the pure-DP limit).
+
+    ``eps0`` may be a float (result shaped like ``orders``) or an array of n ratios (result n x
+    len(orders)).
     """
-    a = np.asarray(orders, dtype=float)
-    x = float(eps0)
+    x = np.asarray(eps0, dtype=float)
+    scalar = x.ndim == 0
+    x = np.atleast_1d(x)[:, None]
+    a = np.asarray(orders, dtype=float)[None, :]
+    a, x = np.broadcast_arrays(a, x)
     out = np.empty_like(a)
     small = (2 * a - 1) * x < 1e-3
-    # direct form where it does not cancel: error ~ 8 u (eps0 + |log term|)
-    ad = a[~small]
-    if ad.size:
-        with np.errstate(over="ignore", invalid="ignore"):
-            t = np.log1p((ad - 1) * np.expm1(x * (1 - 2 * ad)) / (2 * ad - 1)) / (ad - 1)
-            v = x + t
-            out[~small] = v + 16 * U * (x + np.abs(t)) + 5e-324
-    asm = a[small]
-    if asm.size:
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        # direct form where it does not cancel: error ~ 16 u (eps0 + |log term|)
+        ad, xd = a[~small], x[~small]
+        t = np.log1p((ad - 1) * np.expm1(xd * (1 - 2 * ad)) / (2 * ad - 1)) / (ad - 1)
+        out[~small] = xd + t + 16 * U * (xd + np.abs(t)) + 5e-324
+        # series where it would: |alpha x| < 1e-3, terms n = 2..40
+        asm, xs = a[small], x[small]
         am1 = asm - 1.0
-        # terms n = 2..40 of g / (alpha (alpha - 1)); |alpha x| < 1e-3 so 40 terms are ample
         total = np.zeros_like(asm)
-        pa = np.ones_like(asm)       # (alpha-1)^(n-1) x^n / n! built incrementally
-        pb = np.ones_like(asm)       # alpha^(n-1) x^n / n!
-        pa = am1 * x * x / 2.0       # n = 2: (alpha-1) x^2 / 2
-        pb = asm * x * x / 2.0       # n = 2: alpha x^2 / 2
+        pa = am1 * xs * xs / 2.0     # (alpha-1)^(n-1) x^n / n!, n = 2
+        pb = asm * xs * xs / 2.0     # alpha^(n-1) x^n / n!, n = 2
         for n in range(2, 41):
             total += pa + (pb if n % 2 == 0 else -pb)
-            pa = pa * am1 * x / (n + 1)
-            pb = pb * asm * x / (n + 1)
-        g = asm * am1 * total
-        v = np.log1p(g / (2 * asm - 1)) / am1
-        out[small] = v * (1.0 + 64 * U) + 5e-324
-    return np.minimum(out, up(x, 4 * U * x))
+            pa = pa * am1 * xs / (n + 1)
+            pb = pb * asm * xs / (n + 1)
+        out[small] = np.log1p(asm * am1 * total / (2 * asm - 1)) / am1 * (1.0 + 64 * U) + 5e-324
+    out = np.minimum(out, x * (1.0 + 4 * U) + 5e-324)
+    return out[0] if scalar else out
 
 
 def rdp_epsilon(orders: np.ndarray, rdp: np.ndarray, delta: float) -> float:

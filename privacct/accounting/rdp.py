@@ -14,6 +14,8 @@ fixed set of orders of functions increasing in RDP and in 1/delta.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import check_positive
@@ -28,9 +30,15 @@ def rdp_curve(rel: list[Release], orders: np.ndarray) -> np.ndarray:
     """sum over releases of count * RDP_alpha(release), each rounded up."""
     total = np.zeros_like(orders)
     with np.errstate(over="ignore", invalid="ignore"):
-        for r in rel:
-            per = F.rdp_gaussian(r.ratio, orders) if r.kind == "gaussian" else F.rdp_laplace(r.ratio, orders)
-            total = total + F.float_up(r.count) * per
+        gauss = [r for r in rel if r.kind == "gaussian"]
+        if gauss:  # sum count mu^2, then alpha * that / 2 (all terms non-negative)
+            mu2 = F.up_rel(F.safe_sum(F.float_up(r.count) * r.ratio * r.ratio for r in gauss), 8)
+            total = total + F.rdp_gaussian(math.sqrt(mu2) * (1.0 + 4 * F.U), orders)
+        lap = [r for r in rel if r.kind == "laplace"]
+        if lap:
+            per = F.rdp_laplace(np.array([r.ratio for r in lap]), orders)        # n x orders
+            counts = np.array([F.float_up(r.count) for r in lap])[:, None]
+            total = total + np.sum(counts * per, axis=0) * (1.0 + 4 * F.U * len(lap))
         return total * (1.0 + 8 * F.U) + 5e-324
 
 

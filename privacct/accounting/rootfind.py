@@ -41,17 +41,21 @@ def index_float(m: int) -> float:
 
 
 MAX_FLOAT_INDEX = float_index(1.7976931348623157e308)
+# Float searches stop when the bracket is 64 floats wide (a relative 1.4e-14): the float noise of
+# the formulas is larger than that, so narrower brackets only cost evaluations.
+FLOAT_TOL = 64
 
 
 def least_feasible(gap: Callable[[int], float], *, lower: int, upper: int, start: int | None = None,
-                   step: int = 1) -> int | None:
+                   step: int = 1, tol: int = 1) -> int | None:
     """Least m in [lower, upper] with ``gap(m) <= 0``, assuming feasibility is monotone in m
     (infeasible below a threshold, feasible from it on); None if ``gap(upper) > 0``.
 
     ``gap`` may return any float: <= 0 means feasible, > 0 or NaN infeasible, and its magnitude
     only guides the next trial point. Each m is evaluated at most once. The search first
     brackets the threshold from ``start`` (default: ``lower``) with steps growing from ``step``,
-    then narrows the bracket until it is one apart and returns its feasible end.
+    then narrows the bracket until it is ``tol`` apart (1: the exact least point) and returns
+    its feasible end.
     """
     if lower > upper:
         raise ValueError("least_feasible: empty range")
@@ -93,16 +97,17 @@ def least_feasible(gap: Callable[[int], float], *, lower: int, upper: int, start
     last_side = 0          # +1: hi moved last, -1: lo moved last
     flo_scale = fhi_scale = 1.0
     widths = [hi - lo]
-    while hi - lo > 1:
+    tol = max(1, int(tol))
+    while hi - lo > tol:
         width = hi - lo
         flo, fhi = g(lo) * flo_scale, g(hi) * fhi_scale
         # Safeguard: if the last two steps did not halve the bracket, bisect.
         force_bisect = len(widths) >= 3 and widths[-1] > widths[-3] / 2
         m = None
         if not force_bisect and math.isfinite(flo) and math.isfinite(fhi) and flo > 0 >= fhi:
-            x = lo + width * (flo / (flo - fhi))
-            if math.isfinite(x):
-                m = min(max(int(round(x)), lo + 1), hi - 1)
+            offset = width * (flo / (flo - fhi))  # an offset, not lo + offset: indices exceed 2**53
+            if math.isfinite(offset):
+                m = min(max(lo + int(round(offset)), lo + 1), hi - 1)
         if m is None:
             m = lo + width // 2
         fm = g(m)
@@ -126,7 +131,7 @@ def least_float(gap: Callable[[float], float], *, lo: float = 0.0, hi: float = 1
                 start: float | None = None) -> float | None:
     """Least float x in [lo, hi] (both >= 0) with ``gap(x) <= 0`` (monotone); None if none."""
     return _maybe_float(least_feasible(lambda m: gap(index_float(m)), lower=float_index(lo), upper=float_index(hi),
-                                       start=None if start is None else float_index(start), step=2**48))
+                                       start=None if start is None else float_index(start), step=2**48, tol=FLOAT_TOL))
 
 
 def greatest_float(gap: Callable[[float], float], *, lo: float = 0.0, hi: float = 1.7976931348623157e308,
@@ -134,12 +139,16 @@ def greatest_float(gap: Callable[[float], float], *, lo: float = 0.0, hi: float 
     """Greatest float x in [lo, hi] with ``gap(x) <= 0`` when feasibility holds below a threshold
     (e.g. the largest mu whose delta meets a budget); None if ``gap(lo) > 0``."""
     first_bad = least_feasible(lambda m: _negate_gap(gap(index_float(m))), lower=float_index(lo), upper=float_index(hi),
-                               start=None if start is None else float_index(start), step=2**48)
+                               start=None if start is None else float_index(start), step=2**48, tol=FLOAT_TOL)
     if first_bad is None:
         return hi
-    if first_bad == float_index(lo):
-        return None
-    return index_float(first_bad - 1)
+    # the search stops within FLOAT_TOL of the first infeasible float: step back to a feasible one
+    m = first_bad - 1
+    while m >= float_index(lo):
+        if gap(index_float(m)) <= 0:
+            return index_float(m)
+        m -= FLOAT_TOL
+    return None
 
 
 def _negate_gap(v: float) -> float:
