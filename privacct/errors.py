@@ -20,7 +20,7 @@ from numbers import Integral, Real
 # every per-user count derived from it, is exactly representable as a float.
 MAX_COUNT = 2**53
 
-_SHOWN_CHARS = 60
+_SHOWN_CHARS = 80
 
 
 class PrivacctError(ValueError):
@@ -62,7 +62,8 @@ def shown(value: object) -> str:
     if isinstance(value, float):
         return repr(value)
     if isinstance(value, str):
-        s = value if len(value) <= _SHOWN_CHARS else value[:_SHOWN_CHARS] + "..."
+        # long strings keep their start and their end (a path keeps its file name)
+        s = value if len(value) <= _SHOWN_CHARS else value[:20] + "..." + value[-(_SHOWN_CHARS - 23):]
         return "'" + printable(s).replace("'", "\\'") + "'"
     return f"a value of type {type(value).__name__}"
 

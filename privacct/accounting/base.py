@@ -47,9 +47,26 @@ class Release:
     exact: Fraction = Fraction(0)
 
 
+_SPLIT = 134217729.0  # 2**27 + 1, Veltkamp splitting
+
+
+def _two_product(a: float, b: float) -> tuple[float, float]:
+    """p, e with p = fl(a b) and p + e = a b exactly (Dekker 1971; no overflow/underflow)."""
+    p = a * b
+    t = _SPLIT * a
+    ah = t - (t - a)
+    al = a - ah
+    t = _SPLIT * b
+    bh = t - (t - b)
+    bl = b - bh
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    return p, e
+
+
 def ratio_up(sensitivity: float, scale: float) -> float:
-    """The least float >= sensitivity / scale (exact rational comparison), at least RATIO_FLOOR;
-    +inf when the quotient is beyond the float range."""
+    """The least float >= sensitivity / scale, at least RATIO_FLOOR; +inf when the quotient is
+    beyond the float range. Exact: the residual sensitivity - r * scale is computed without
+    rounding (TwoProduct; rational arithmetic near the ends of the exponent range)."""
     try:
         r = sensitivity / scale
     except (OverflowError, ZeroDivisionError):
@@ -58,9 +75,12 @@ def ratio_up(sensitivity: float, scale: float) -> float:
         return math.inf
     if r < RATIO_FLOOR:
         return RATIO_FLOOR
-    if Fraction(r) < Fraction(sensitivity) / Fraction(scale):
-        r = math.nextafter(r, math.inf)
-    return r
+    if 1e-250 < r < 1e250 and 1e-250 < scale < 1e250 and 1e-250 < sensitivity < 1e250:
+        p, e = _two_product(r, scale)
+        below = (sensitivity - p) - e > 0  # sensitivity - p is exact (Sterbenz): p is within 1 ulp
+    else:
+        below = Fraction(r) * Fraction(scale) < Fraction(sensitivity)
+    return math.nextafter(r, math.inf) if below else r
 
 
 def releases(log: MechanismLog) -> list[Release]:
@@ -69,15 +89,21 @@ def releases(log: MechanismLog) -> list[Release]:
     Merging is exact: composition is commutative, and identical releases compose the same way
     whatever group they came from (the dp_accounting lesson: never compose one by one).
     """
+    cached = log.__dict__.get("_privacct_releases")
+    if cached is not None:
+        return list(cached)
     merged: dict[tuple[str, float], int] = defaultdict(int)
     exact: dict[tuple[str, float], Fraction] = {}
     for g in log.release_groups:
         kind = "laplace" if g.mechanism == "laplace" else "gaussian"
         key = (kind, ratio_up(g.sensitivity.value, g.noise_scale))
         merged[key] += g.per_user_count
-        q = max(Fraction(g.sensitivity.value) / Fraction(g.noise_scale), Fraction(RATIO_FLOOR))
-        exact[key] = max(exact.get(key, q), q)
-    return [Release(k, r, c, exact[(k, r)]) for (k, r), c in sorted(merged.items())]
+        if kind == "laplace":  # exact ratios are only summed for pure releases
+            q = max(Fraction(g.sensitivity.value) / Fraction(g.noise_scale), Fraction(RATIO_FLOOR))
+            exact[key] = max(exact.get(key, q), q)
+    out = tuple(Release(k, r, c, exact.get((k, r), Fraction(0))) for (k, r), c in sorted(merged.items()))
+    object.__setattr__(log, "_privacct_releases", out)  # logs are frozen: the cache never goes stale
+    return list(out)
 
 
 def is_pure(log: MechanismLog) -> bool:

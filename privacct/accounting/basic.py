@@ -43,7 +43,14 @@ def pure_and_gaussian_levels(rel: list[Release], gaussian_delta_total: float) ->
 
     n_gauss = sum(r.count for r in rel if r.kind == "gaussian")
     share = div_down(gaussian_delta_total, n_gauss) if n_gauss else 0.0
-    return [(r.exact if r.kind == "laplace" else F.gaussian_epsilon(share, r.ratio), r.count) for r in rel]
+    gauss = [r.ratio for r in rel if r.kind == "gaussian"]
+    eps = iter(F.gaussian_epsilons(share, gauss).tolist() if gauss else [])
+    out = [(r.exact if r.kind == "laplace" else next(eps), r.count) for r in rel]
+    if any(math.isinf(e) for e, _ in out if isinstance(e, float)):
+        from ..errors import NumericalError
+
+        raise NumericalError(f"no finite epsilon for a Gaussian release at delta share {share!r}")
+    return out
 
 
 class BasicComposition(Accountant):

@@ -22,7 +22,7 @@ import numpy as np
 from scipy import special
 
 from ..errors import NumericalError
-from .rootfind import greatest_float, least_float
+from .rootfind import FLOAT_TOL, greatest_float, least_float
 
 U = 2.0**-53  # unit roundoff of a double
 MAX_FLOAT = 1.7976931348623157e308
@@ -156,6 +156,92 @@ def gaussian_epsilon(delta: float, mu: float) -> float:
     if e is None:
         raise NumericalError(f"no finite epsilon for a Gaussian with mu={mu!r} at delta={delta!r}")
     return e
+
+
+def gaussian_log_delta_many(eps: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """:func:`gaussian_log_delta` for arrays of (eps, mu) pairs, the same integral and margins."""
+    eps = np.maximum(np.asarray(eps, dtype=float), 0.0)
+    mu = np.asarray(mu, dtype=float)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        u0 = eps / mu - mu / 2.0
+        pos = u0 >= 0
+        span_pos = 120.0 / (np.where(pos, u0, 0.0) + np.sqrt(np.where(pos, u0, 0.0) ** 2 + 120.0))
+        span = np.where(pos, span_pos, 12.0 - u0)
+        start = np.where(pos, 0.0, u0)
+        end = np.where(pos, span_pos, 12.0)
+        kink = np.minimum(end, np.where(pos, 0.0, u0) + 8.0 / mu)
+        e = np.stack([start, end, np.where(pos, 0.05 * span_pos, np.maximum(u0, -12.0)),
+                      np.where(pos, 0.25 * span_pos, np.maximum(u0, 0.0)), kink], axis=1)
+        e = np.sort(np.clip(e, start[:, None], end[:, None]), axis=1)
+        total = np.zeros_like(u0)
+        for k in range(4):
+            lo, hi = e[:, k:k + 1], e[:, k + 1:k + 2]
+            x = (hi - lo) / 2.0 * _GL_X[None, :] + (hi + lo) / 2.0
+            f_pos = -np.expm1(-mu[:, None] * x) * np.exp(-(u0[:, None] * x + x * x / 2.0))
+            f_neg = -np.expm1(-mu[:, None] * (x - u0[:, None])) * np.exp(-x * x / 2.0)
+            f = np.where(pos[:, None], f_pos, f_neg)
+            total += np.where((hi > lo)[:, 0], (hi - lo)[:, 0] / 2.0 * (f @ _GL_W), 0.0)
+        scale = np.where(pos, -u0 * u0 / 2.0, 0.0)
+        log_d = scale - _LOG_SQRT_2PI + np.log(total)
+        u0_err = 4 * U * (eps / mu + mu / 2.0)
+        out = log_d + _GAUSS_REL + 16 * U * (np.abs(scale) + np.abs(log_d) + 1.0) + 2.0 * u0_err * (np.abs(u0) + span + 1.0)
+        out = np.where(total > 0, out, np.where(u0 > 40.0, -np.inf, 0.0))
+        out = np.where(np.isnan(u0), 0.0, np.where(u0 == np.inf, -np.inf, out))
+    return np.minimum(out, 0.0)
+
+
+def gaussian_epsilons(delta: float, mus) -> np.ndarray:
+    """:func:`gaussian_epsilon` for many mu at once: bisection over the floats' bit patterns,
+    vectorised, to within 64 floats of the least eps whose delta (an upper bound) is <= delta;
+    the feasible end is returned. +inf where no finite eps exists."""
+    mus = np.asarray(mus, dtype=float)
+    if delta >= 1.0:
+        return np.zeros_like(mus)
+    if delta <= 0.0:
+        return np.full_like(mus, np.inf)
+    if mus.size <= 4:  # the scalar search (false position) takes fewer evaluations
+        return np.array([_eps_or_inf(delta, float(m)) for m in mus])
+    log_target = math.log(delta)
+
+    def feasible(e: np.ndarray, m: np.ndarray) -> np.ndarray:
+        return gaussian_log_delta_many(e, m) <= log_target
+
+    with np.errstate(over="ignore"):
+        hi_val = np.minimum(2.0 * (mus * mus / 2.0 + mus * math.sqrt(2.0 * -math.log(delta))) + 1e-300, MAX_FLOAT)
+    ok = feasible(hi_val, mus)
+    for _ in range(64):  # grow the upper end until feasible (never needed for the zCDP bound)
+        if ok.all():
+            break
+        with np.errstate(over="ignore"):
+            hi_val = np.where(ok, hi_val, np.minimum(hi_val * 16.0, MAX_FLOAT))
+        ok = ok | feasible(hi_val, mus)
+        if np.all(hi_val[~ok] >= MAX_FLOAT):
+            break
+    out = np.full_like(mus, np.inf)
+    zero = feasible(np.zeros_like(mus), mus)
+    out[zero] = 0.0
+    act = ok & ~zero
+    if act.any():
+        lo = np.zeros(int(act.sum()), dtype=np.int64)
+        hi = hi_val[act].view(np.int64).copy()
+        m = mus[act]
+        while True:
+            open_ = hi - lo > FLOAT_TOL
+            if not open_.any():
+                break
+            mid = lo + (hi - lo) // 2
+            good = feasible(np.where(open_, mid, hi).view(np.float64), m)
+            hi = np.where(open_ & good, mid, hi)
+            lo = np.where(open_ & ~good, mid, lo)
+        out[act] = hi.view(np.float64)
+    return out
+
+
+def _eps_or_inf(delta: float, mu: float) -> float:
+    try:
+        return gaussian_epsilon(delta, mu)
+    except NumericalError:
+        return math.inf
 
 
 def gaussian_mu_for(epsilon: float, delta: float) -> float:
