@@ -119,7 +119,7 @@ def gaussian_log_delta(eps: float, mu: float) -> float:
                 f = -np.expm1(-mu * x) * np.exp(-(u0 * x + x * x / 2.0))
             else:
                 f = -np.expm1(-mu * (x - u0)) * np.exp(-x * x / 2.0)
-        total += (hi - lo) / 2.0 * float(np.dot(_GL_W, f))
+        total += (hi - lo) / 2.0 * float(np.sum(f * _GL_W))
     if not total > 0:
         # nothing resolved: far in the tail (delta ~ 0) only when u0 is large; otherwise delta <= 1
         return -math.inf if u0 > 40.0 else 0.0
@@ -180,7 +180,7 @@ def gaussian_log_delta_many(eps: np.ndarray, mu: np.ndarray) -> np.ndarray:
             f_pos = -np.expm1(-mu[:, None] * x) * np.exp(-(u0[:, None] * x + x * x / 2.0))
             f_neg = -np.expm1(-mu[:, None] * (x - u0[:, None])) * np.exp(-x * x / 2.0)
             f = np.where(pos[:, None], f_pos, f_neg)
-            total += np.where((hi > lo)[:, 0], (hi - lo)[:, 0] / 2.0 * (f @ _GL_W), 0.0)
+            total += np.where((hi > lo)[:, 0], (hi - lo)[:, 0] / 2.0 * np.sum(f * _GL_W, axis=1), 0.0)
         scale = np.where(pos, -u0 * u0 / 2.0, 0.0)
         log_d = scale - _LOG_SQRT_2PI + np.log(total)
         u0_err = 4 * U * (eps / mu + mu / 2.0)
@@ -191,9 +191,10 @@ def gaussian_log_delta_many(eps: np.ndarray, mu: np.ndarray) -> np.ndarray:
 
 
 def gaussian_epsilons(delta: float, mus) -> np.ndarray:
-    """:func:`gaussian_epsilon` for many mu at once: bisection over the floats' bit patterns,
-    vectorised, to within 64 floats of the least eps whose delta (an upper bound) is <= delta;
-    the feasible end is returned. +inf where no finite eps exists."""
+    """:func:`gaussian_epsilon` for many mu at once: the root-finder's search over the floats' bit
+    patterns (false position, Illinois, periodic bisection), vectorised, to within 64 floats of
+    the least eps whose delta (an upper bound) is <= delta; the feasible end is returned. +inf
+    where no finite eps exists."""
     mus = np.asarray(mus, dtype=float)
     if delta >= 1.0:
         return np.zeros_like(mus)
@@ -218,21 +219,44 @@ def gaussian_epsilons(delta: float, mus) -> np.ndarray:
         if np.all(hi_val[~ok] >= MAX_FLOAT):
             break
     out = np.full_like(mus, np.inf)
-    zero = feasible(np.zeros_like(mus), mus)
+    g0 = gaussian_log_delta_many(np.zeros_like(mus), mus) - log_target
+    zero = g0 <= 0
     out[zero] = 0.0
-    act = ok & ~zero
-    if act.any():
-        lo = np.zeros(int(act.sum()), dtype=np.int64)
-        hi = hi_val[act].view(np.int64).copy()
+    act = np.flatnonzero(ok & ~zero)
+    if act.size:
         m = mus[act]
+        lo = np.zeros(act.size, dtype=np.int64)
+        hi = hi_val[act].view(np.int64).copy()
+        flo = np.minimum(g0[act], 700.0)
+        fhi = np.maximum(gaussian_log_delta_many(hi.view(np.float64), m) - log_target, -700.0)
+        side = np.zeros(act.size, dtype=np.int8)
+        it = 0
+        # false position with the Illinois modification, every third step a bisection (the same
+        # scheme as rootfind.least_feasible, element-wise); the feasible end is kept
         while True:
-            open_ = hi - lo > FLOAT_TOL
-            if not open_.any():
+            open_ = np.flatnonzero(hi - lo > FLOAT_TOL)
+            if not open_.size:
                 break
-            mid = lo + (hi - lo) // 2
-            good = feasible(np.where(open_, mid, hi).view(np.float64), m)
-            hi = np.where(open_ & good, mid, hi)
-            lo = np.where(open_ & ~good, mid, lo)
+            lo_o, hi_o = lo[open_], hi[open_]
+            width = hi_o - lo_o
+            if it % 3 == 2:
+                mid = lo_o + width // 2
+            else:
+                frac = flo[open_] / (flo[open_] - fhi[open_])
+                off = np.rint(width.astype(np.float64) * frac).astype(np.int64)
+                mid = np.clip(lo_o + off, lo_o + 1, hi_o - 1)
+            g = gaussian_log_delta_many(mid.view(np.float64), m[open_]) - log_target
+            good = g <= 0
+            gi, bi = open_[good], open_[~good]
+            hi[gi] = mid[good]
+            fhi[gi] = np.maximum(g[good], -700.0)
+            flo[gi] = np.where(side[gi] == 1, flo[gi] * 0.5, flo[gi])
+            side[gi] = 1
+            lo[bi] = mid[~good]
+            flo[bi] = np.minimum(g[~good], 700.0)
+            fhi[bi] = np.where(side[bi] == -1, fhi[bi] * 0.5, fhi[bi])
+            side[bi] = -1
+            it += 1
         out[act] = hi.view(np.float64)
     return out
 
