@@ -22,7 +22,7 @@ import numpy as np
 from scipy import special
 
 from ..errors import NumericalError
-from .rootfind import FLOAT_TOL, greatest_float, least_float
+from .rootfind import FLOAT_TOL, greatest_float, least_feasible_many, least_float
 
 U = 2.0**-53  # unit roundoff of a double
 MAX_FLOAT = 1.7976931348623157e308
@@ -191,10 +191,9 @@ def gaussian_log_delta_many(eps: np.ndarray, mu: np.ndarray) -> np.ndarray:
 
 
 def gaussian_epsilons(delta: float, mus) -> np.ndarray:
-    """:func:`gaussian_epsilon` for many mu at once: the root-finder's search over the floats' bit
-    patterns (false position, Illinois, periodic bisection), vectorised, to within 64 floats of
-    the least eps whose delta (an upper bound) is <= delta; the feasible end is returned. +inf
-    where no finite eps exists."""
+    """:func:`gaussian_epsilon` for many mu at once (:func:`rootfind.least_feasible_many` over
+    the floats' bit patterns), to within 64 floats of the least eps whose delta (an upper bound)
+    is <= delta; the feasible end is returned. +inf where no finite eps exists."""
     mus = np.asarray(mus, dtype=float)
     if delta >= 1.0:
         return np.zeros_like(mus)
@@ -227,36 +226,12 @@ def gaussian_epsilons(delta: float, mus) -> np.ndarray:
         m = mus[act]
         lo = np.zeros(act.size, dtype=np.int64)
         hi = hi_val[act].view(np.int64).copy()
-        flo = np.minimum(g0[act], 700.0)
-        fhi = np.maximum(gaussian_log_delta_many(hi.view(np.float64), m) - log_target, -700.0)
-        side = np.zeros(act.size, dtype=np.int8)
-        it = 0
-        # false position with the Illinois modification, every third step a bisection (the same
-        # scheme as rootfind.least_feasible, element-wise); the feasible end is kept
-        while True:
-            open_ = np.flatnonzero(hi - lo > FLOAT_TOL)
-            if not open_.size:
-                break
-            lo_o, hi_o = lo[open_], hi[open_]
-            width = hi_o - lo_o
-            if it % 3 == 2:
-                mid = lo_o + width // 2
-            else:
-                frac = flo[open_] / (flo[open_] - fhi[open_])
-                off = np.rint(width.astype(np.float64) * frac).astype(np.int64)
-                mid = np.clip(lo_o + off, lo_o + 1, hi_o - 1)
-            g = gaussian_log_delta_many(mid.view(np.float64), m[open_]) - log_target
-            good = g <= 0
-            gi, bi = open_[good], open_[~good]
-            hi[gi] = mid[good]
-            fhi[gi] = np.maximum(g[good], -700.0)
-            flo[gi] = np.where(side[gi] == 1, flo[gi] * 0.5, flo[gi])
-            side[gi] = 1
-            lo[bi] = mid[~good]
-            flo[bi] = np.minimum(g[~good], 700.0)
-            fhi[bi] = np.where(side[bi] == -1, fhi[bi] * 0.5, fhi[bi])
-            side[bi] = -1
-            it += 1
+        ghi = gaussian_log_delta_many(hi.view(np.float64), m) - log_target
+
+        def gap(points, which):
+            return gaussian_log_delta_many(points.view(np.float64), m[which]) - log_target
+
+        hi = least_feasible_many(gap, lo, hi, g0[act], ghi, tol=FLOAT_TOL)
         out[act] = hi.view(np.float64)
     return out
 

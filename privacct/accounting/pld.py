@@ -9,18 +9,20 @@ explicit sensitivity.
   infinity mass). dp_accounting's own ``self_compose`` first computes ``size ** count`` as an
   exact integer, which for count = 1e9 runs for most of an hour.
 * The discretisation interval is 1e-4 * 2^j, the least such that the log's loss range (below)
-  spans at most 5e4 intervals. Grids for different logs are nested (powers of two) and the
+  spans at most 1e5 intervals. Grids for different logs are nested (powers of two) and the
   interval only grows with the loss range, so a log with more releases or less noise never
   gets a finer grid than a smaller log: a coarser nested pessimistic grid never lowers epsilon
   (connect-the-dots interpolates the convex privacy profile, and a chord over a sub-grid lies
-  above the finer one), which keeps PLD monotone (docs/accounting.md, "PLD grid").
+  above the finer one). In dp_accounting's implementation a coarser nested grid can still give
+  up to one fine interval less (tail truncation), so every figure is raised by one interval
+  (:data:`PLD.GRID_MARGIN`), which keeps PLD monotone (docs/accounting.md, "PLD grid").
 
 Not applicable (with the reason), each condition monotone (a log with more releases or less noise
 is refused whenever a smaller one is, so the tightest figure stays monotone): delta = 0; a loss
 range above :data:`PLD.MAX_LOSS_RANGE`; more Laplace releases than the grid can carry (each
 composed release may shift the pessimistic PLD by up to one interval: the total bound above
 MAX_LOSS_RANGE makes the figure useless, and its grids huge); an estimated work (compositions x
-grid points, where the grid-point count is min(5e4, range / 1e-4), monotone in the range) above
+grid points, where the grid-point count is min(1e5, range / 1e-4), monotone in the range) above
 :data:`PLD.MAX_WORK`, measured in benchmarks/README.md so that one figure stays well under a
 second; a figure dp_accounting cannot represent (inf, refused as NumericalError).
 """
@@ -73,7 +75,7 @@ class PLD(Accountant):
     citation = "dp_accounting 0.6.0 privacy_loss_distribution (pessimistic connect-the-dots; Doroshenko et al. 2022)"
 
     BASE_INTERVAL = 1e-4
-    GRID_POINTS = 5e4
+    GRID_POINTS = 1e5
     MAX_LOSS_RANGE = 1e4
     # Work bound: compositions x grid points (benchmarks/README.md: one evaluation stays under
     # ~0.6 s on the project machine at this bound).
@@ -143,10 +145,18 @@ class PLD(Accountant):
     # dp_accounting's PLD arithmetic (FFT convolutions, float sums of probabilities) is rounded
     # outward by this relative margin on epsilon and delta.
     REL_MARGIN = 1e-9
+    # Epsilon is raised by this many grid intervals h: a grid twice as coarse can give an epsilon
+    # up to one fine interval lower (measured: exactly one interval, at epsilon in the hundreds,
+    # where the tail truncation lands on grid points). Over nested grids h_f < h_c = 2^k h_f the
+    # drops add up to at most h_c - h_f, and the margins differ by h_c - h_f, so a log whose grid
+    # is coarser never reports less (docs/accounting.md, "PLD grid").
+    GRID_MARGIN = 1
 
     def _epsilon(self, rel, delta):
         e = float(self._pld(rel).get_epsilon_for_delta(delta))
-        return F.up(e, self.REL_MARGIN * abs(e)) if math.isfinite(e) else e
+        if not math.isfinite(e):
+            return e
+        return F.up(e + self.GRID_MARGIN * self.interval(rel), self.REL_MARGIN * abs(e))
 
     def delta(self, log, *, epsilon):
         from .base import quiet_numerics
@@ -154,8 +164,9 @@ class PLD(Accountant):
         epsilon = check_positive("epsilon", epsilon)
         if self.why_not(log, delta=0.5) is not None:
             return 1.0
-        with quiet_numerics():
-            d = float(self._pld(releases(log)).get_delta_for_epsilon(epsilon))
+        rel = releases(log)
+        with quiet_numerics():  # the same grid margin as epsilon: delta at epsilon - 1 interval
+            d = float(self._pld(rel).get_delta_for_epsilon(max(0.0, epsilon - self.GRID_MARGIN * self.interval(rel))))
         if not math.isfinite(d):
             return 1.0
         return min(1.0, F.up(d, self.REL_MARGIN * d + 1e-15))

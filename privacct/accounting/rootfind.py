@@ -127,6 +127,46 @@ def least_feasible(gap: Callable[[int], float], *, lower: int, upper: int, start
     return hi
 
 
+def least_feasible_many(gap: Callable, lo, hi, glo, ghi, *, tol: int = 1):
+    """:func:`least_feasible` element-wise over arrays of brackets already found (numpy int64
+    indices ``lo`` infeasible with gaps ``glo`` > 0, ``hi`` feasible with ``ghi`` <= 0): the same
+    false position with the Illinois modification, a bisection every third step, and the feasible
+    end kept. ``gap(points, which)`` evaluates the elements ``which`` at the int64 ``points``.
+    Returns the ``hi`` array (each within ``tol`` of its least feasible point)."""
+    import numpy as np
+
+    lo, hi = lo.copy(), hi.copy()
+    flo = np.minimum(glo, 700.0)
+    fhi = np.maximum(ghi, -700.0)
+    side = np.zeros(lo.size, dtype=np.int8)
+    it = 0
+    while True:
+        open_ = np.flatnonzero(hi - lo > max(1, int(tol)))
+        if not open_.size:
+            return hi
+        lo_o, hi_o = lo[open_], hi[open_]
+        width = hi_o - lo_o
+        if it % 3 == 2:
+            mid = lo_o + width // 2
+        else:
+            frac = flo[open_] / (flo[open_] - fhi[open_])
+            off = np.rint(width.astype(np.float64) * frac).astype(np.int64)  # an offset: indices exceed 2**53
+            mid = np.clip(lo_o + off, lo_o + 1, hi_o - 1)
+        g = np.asarray(gap(mid, open_), dtype=float)
+        g = np.where(np.isnan(g), np.inf, g)
+        good = g <= 0
+        gi, bi = open_[good], open_[~good]
+        hi[gi] = mid[good]
+        fhi[gi] = np.maximum(g[good], -700.0)
+        flo[gi] = np.where(side[gi] == 1, flo[gi] * 0.5, flo[gi])
+        side[gi] = 1
+        lo[bi] = mid[~good]
+        flo[bi] = np.minimum(g[~good], 700.0)
+        fhi[bi] = np.where(side[bi] == -1, fhi[bi] * 0.5, fhi[bi])
+        side[bi] = -1
+        it += 1
+
+
 def least_float(gap: Callable[[float], float], *, lo: float = 0.0, hi: float = 1.7976931348623157e308,
                 start: float | None = None) -> float | None:
     """Least float x in [lo, hi] (both >= 0) with ``gap(x) <= 0`` (monotone); None if none."""

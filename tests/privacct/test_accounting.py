@@ -69,7 +69,9 @@ class TestAccountantContract:
         acc, log = get_accountant(name), LOGS[which]
         if not get_accountant("pld").supports(log, delta=1e-6):
             return
-        ref = get_accountant("pld").epsilon(log, delta=1e-6)
+        from privacct.accounting import releases
+
+        ref = get_accountant("pld").epsilon(log, delta=1e-6) - get_accountant("pld").interval(releases(log))  # its grid margin
         assert acc.epsilon(log, delta=1e-6) >= ref - 2e-3
 
     def test_delta_inverts_epsilon(self, name, which):
@@ -113,7 +115,7 @@ def test_golden_gaussian_1000_compositions():
     """Notes 1.4: 1000 x Gaussian(z=10), delta=1e-6: exact 19.423656, RDP 20.551992, BS16 21.622581."""
     e = all_epsilons(GAUSS, delta=1e-6)
     assert e["analytic-gaussian"] == pytest.approx(19.423656, abs=2e-6)
-    assert e["pld"] == pytest.approx(19.423656, abs=1e-4)
+    assert 19.423656 <= e["pld"] <= 19.423656 + 1e-3  # + one grid interval (pld.GRID_MARGIN)
     assert e["pld"] >= e["analytic-gaussian"] - 1e-9  # pessimistic
     assert e["rdp"] == pytest.approx(20.551992, abs=1e-5)
     assert e["zcdp"] == pytest.approx(20.551949, abs=1e-4)
@@ -147,7 +149,7 @@ def test_golden_laplace_profile_and_advanced():
     # KOV optimal, exact between the theorem's grid points: 4.7746 (the grid point is 4.80, at
     # which delta is 8.05e-7; an mpmath check of the exact curve is in test_reference_mpmath.py)
     assert e["advanced"] == pytest.approx(4.774567588, abs=1e-8)
-    assert e["pld"] == pytest.approx(4.69267, abs=1e-4)
+    assert 4.69267 <= e["pld"] <= 4.69267 + 5e-4  # + one grid interval (pld.GRID_MARGIN)
     assert e["rdp"] == pytest.approx(4.98417, abs=1e-4)
     assert F.drv_epsilon([0.1], [100], 1e-6) == pytest.approx(6.308, abs=1e-3)
     assert F.kov_closed_form_epsilon([0.1], [100], 1e-6) == pytest.approx(5.756, abs=1e-3)

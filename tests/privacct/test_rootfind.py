@@ -55,3 +55,20 @@ def test_few_evaluations_on_a_smooth_gap():
 
     assert least_feasible(gap, lower=-2**30, upper=2**30, start=0, step=2**14) == lattice_index_at_or_above(2**3.3)
     assert n[0] <= 20
+
+
+@settings(max_examples=50)
+@given(ts=st.lists(st.integers(1, 10**6), min_size=1, max_size=30), slope=st.sampled_from([1.0, 1e-6, 1e6]))
+def test_the_vectorised_search_is_exact_elementwise(ts, slope):
+    import numpy as np
+
+    from privacct.accounting.rootfind import least_feasible_many
+
+    t = np.array(ts, dtype=np.int64)
+    lo, hi = np.zeros_like(t), np.full_like(t, 2 * 10**6)
+
+    def gap(points, which):
+        return slope * (t[which] - points).astype(float) + np.where(points < t[which], 0.5, 0.0)
+
+    got = least_feasible_many(gap, lo, hi, gap(lo, np.arange(t.size)), gap(hi, np.arange(t.size)))
+    assert np.array_equal(got, t)
