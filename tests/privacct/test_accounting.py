@@ -298,3 +298,25 @@ def test_kov_optimal_is_at_most_basic_and_closed_form(b, k):
     assert opt <= k * eps0 + 1e-12
     assert opt <= F.kov_closed_form_epsilon([eps0], [k], 1e-6) + 1e-9
     assert opt >= 0
+
+
+@pytest.mark.parametrize("groups,delta", [
+    ([("gaussian", 5.042443362055623e-117, 1.8372585663099429e179, 170447239)], 0.5),
+    ([("laplace", 2.7698350747170273e87, 2.223349065999598e271, 427)], 0.5),
+    ([("laplace", 8.585376905748365e-11, 8.777017678068266e167, 46)], 1e-06),
+    ([("gaussian", 9.338688776114911e-299, 4.363799164617636e-72, 39)], 1e-06),
+])
+def test_extreme_logs_print_nothing(groups, delta, capfd):
+    """Logs on which numpy warns (overflow in exp, invalid value in add) inside the formulas or
+    dp_accounting: nothing may reach stderr, and every accountant answers or says why not."""
+    import warnings
+
+    log = mk(*[ReleaseGroup(f"g{i}", m, b, Sensitivity("l1" if m == "laplace" else "l2", s), Structure.repeated(k))
+               for i, (m, b, s, k) in enumerate(groups)])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        errs = {}
+        figures = all_epsilons(log, delta=delta, errors=errs)
+    assert set(figures) | set(errs) == set(ACCOUNTANTS)
+    assert all(math.isfinite(v) and v >= 0 for v in figures.values())
+    assert caught == [] and capfd.readouterr().err == ""
