@@ -138,6 +138,9 @@ def calibration_factor(log: MechanismLog, *, epsilon: float, delta: float, accou
     m = least_feasible(lambda m: gap_at(lattice_point(m) * s0), lower=lower, upper=upper,
                        start=start if start is not None else 0, step=_LATTICE_STEP)
     if m is None:
+        reason = acc.why_not(log.scaled_noise(lattice_point(upper) * s0), delta=delta)
+        if reason is not None:
+            raise UnsupportedLogError(f"accountant {accountant!r} cannot account this log at any noise scale: {reason}")
         raise NumericalError(f"calibration under {accountant!r}: no finite noise scale meets epsilon={epsilon!r}, delta={delta!r}")
     if m == lower:
         raise NumericalError(f"calibration under {accountant!r}: the budget is met at vanishing noise; check the log")

@@ -70,7 +70,7 @@ def malformed_logs(draw) -> bytes:
             break
         path = draw(st.sampled_from(paths))
         if op == "set":
-            _set(doc, path, draw(NASTY))
+            _set(doc, path, copy.deepcopy(draw(NASTY)))
         elif op == "delete":
             _delete(doc, path)
         elif op == "add":
@@ -78,7 +78,7 @@ def malformed_logs(draw) -> bytes:
             for k in path[:-1]:
                 parent = parent[k]
             if isinstance(parent, dict):
-                parent[draw(st.sampled_from(["extra", "Name", "nam\u0065", "name "]))] = draw(NASTY)
+                parent[draw(st.sampled_from(["extra", "Name", "nam\u0065", "name "]))] = copy.deepcopy(draw(NASTY))
         elif raw is None:
             raw = draw(st.sampled_from(RAW_TOKENS))
             _set(doc, path, RAW)

@@ -104,7 +104,7 @@ def _check_monotone(name, small, big, d_small, d_big):
         assert b >= a * (1 - FLOAT_NOISE.get(name, 0.0)), (name, a, b)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(data=st.data(), delta=st.sampled_from([1e-3, 1e-6, 1e-10]))
 def test_cheap_accountants_are_monotone_in_every_argument(data, delta):
     small = data.draw(logs())
@@ -117,7 +117,7 @@ def test_cheap_accountants_are_monotone_in_every_argument(data, delta):
         _check_monotone(name, small, small, delta, d2)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(data=st.data(), delta=st.sampled_from([1e-3, 1e-6]))
 def test_pld_and_the_tightest_figure_are_monotone(data, delta):
     small = data.draw(logs(max_groups=2, max_count_exp=4))
@@ -138,7 +138,7 @@ def test_pld_is_monotone_in_noise_across_grid_changes(sigma, k, shrink):
 
 
 @settings(max_examples=12, deadline=None)
-@given(log=logs(max_groups=3, max_count_exp=3), j=st.integers(0, 5), delta=st.sampled_from([1e-3, 1e-9]))
+@given(log=logs(max_groups=2, max_count_exp=2), j=st.integers(0, 5), delta=st.sampled_from([1e-3, 1e-9]))
 def test_a_coarser_nested_pld_grid_never_lowers_epsilon(log, j, delta):
     """A non-nested, noise-dependent grid let PLD drop with less noise (the issue: up to 0.1 %);
     dp_accounting itself gives up to one fine interval less on a nested coarser grid (at large
@@ -235,8 +235,8 @@ def test_pld_calibration_starts_from_noise_it_can_account(k, eps, mech):
     assert again == pytest.approx(1.0, abs=2e-6)
 
 
-@settings(max_examples=40, deadline=None)
-@given(eps=st.floats(0.01, 20.0), sens=st.floats(0.01, 100.0), k=counts(9), scale=st.sampled_from([1000.0, 3.0, 1e-3, 2.0**-10]),
+@settings(max_examples=20, deadline=None)
+@given(eps=st.floats(0.01, 20.0), sens=st.floats(0.01, 100.0), k=counts(6), scale=st.sampled_from([1000.0, 3.0, 1e-3, 2.0**-10]),
        mech=st.sampled_from(["laplace", "gaussian"]), acc=st.sampled_from([None, "basic", "zcdp", "rdp", "advanced"]))
 def test_calibration_is_scale_invariant(eps, sens, k, scale, mech, acc):
     delta = 0.0 if mech == "laplace" and acc in (None, "basic") else 1e-6
