@@ -4,9 +4,10 @@ Core subcommands: ``account``, ``calibrate``, ``verify``, ``schema``. Other pack
 (``run``, ``reproduce``, ``audit``, ``mutants``, ``report``) through the ``privacct.commands``
 entry-point group, so privacct never imports them (DESIGN.md: dependencies point one way).
 
-Exit codes: 0 success (for ``verify``: the claim holds), 1 the claim does not hold, 2 bad input
-(one line on stderr naming the argument or field and its allowed range; no traceback; nothing
-written), 3 an internal error (one line on stderr; a bug to report; ``PRIVACCT_DEBUG=1``
+Exit codes (every command): 0 success (``verify``: the claim holds; ``audit``: passes), 1 the claim
+does not hold (``audit``: fails), 2 bad input (one line on stderr naming the argument or field and
+its allowed range; no traceback; nothing written), 3 inconclusive (``audit`` only: too few trials to
+see a violation), 4 an internal error (one line on stderr; a bug to report; ``PRIVACCT_DEBUG=1``
 re-raises it with its traceback).
 
 Output safety: everything is written through :func:`write`, which encodes for the stream's
@@ -29,6 +30,10 @@ from typing import TextIO
 from .accounting import ACCOUNTANT_NAMES
 from .errors import PrivacctError, check_count, check_delta, check_positive, printable, shown
 from .log import Structure
+
+#: Exit status of an unexpected exception (a bug): distinct from 0/1 (verdict), 2 (bad input) and
+#: 3 (an inconclusive audit).
+EXIT_INTERNAL = 4
 
 EXAMPLES = Path(__file__).parent / "examples"
 DEFAULT_EXAMPLE = EXAMPLES / "seed002-ucbvi-jdp-paper.json"
@@ -242,7 +247,7 @@ def _dispatch(args) -> int:
         if os.environ.get("PRIVACCT_DEBUG"):
             raise
         write(sys.stderr, f"{command}: internal error (please report it): {e.__class__.__name__}: {printable(e)[:300]}\n")
-        return 3
+        return EXIT_INTERNAL
 
 
 def main(argv: list[str] | None = None) -> int:

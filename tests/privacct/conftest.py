@@ -4,7 +4,7 @@
   stdout and stderr as byte streams of a chosen encoding (``ascii`` reproduces a ``LANG=C``
   terminal), and returns the exit code, both texts and the files that appeared in the cwd.
 * :func:`run_cli_subprocess` runs the installed ``privacct`` console script the same way.
-* :func:`assert_cli_contract` checks what every command promises: exit code 0, 1 or 2 (3 is an
+* :func:`assert_cli_contract` checks what every command promises: exit code 0, 1 or 2 (4 is an
   internal error and always fails), no traceback anywhere, nothing written in the cwd, and for
   exit 2 exactly one line on stderr and nothing on stdout.
 
