@@ -1,0 +1,99 @@
+"""SIGINT and SIGTERM for commands: stop cleanly, one line, exit 130 (SIGINT) or 143 (SIGTERM).
+
+:func:`handled` installs, for the duration of a command (main thread only), a handler that raises
+:class:`Interrupted` (a ``KeyboardInterrupt``) in the command's process, so every ``with`` block
+unwinds: an :class:`privacct.outputs.OutputSet` discards its staged files and releases its lock.
+The dispatcher (:func:`privacct.cli.run`) prints one line and returns ``128 + signal``.
+
+Worker processes forked while the handler is installed (the audit's process pool) inherit it; in
+them it exits at once and quietly (``os._exit``), so a Ctrl-C that reaches the whole process group
+prints no worker tracebacks. When only the command's own process is signalled, the handler first
+terminates its worker processes, so that the pool's shutdown does not wait for queued work.
+
+Other signals keep their default behaviour; SIGKILL cannot be handled (the output set's staging
+directory and lock are then cleaned by the next command on the same directory).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+
+HANDLED = (signal.SIGINT, signal.SIGTERM)
+
+
+class Interrupted(KeyboardInterrupt):
+    """The command received ``signum`` (SIGINT or SIGTERM)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + int(self.signum)
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signum).name
+
+
+#: The signal received during the current command (also when a worker's death surfaced first).
+_received: list[int] = []
+
+
+def received() -> int | None:
+    """The signal number received during the current :func:`handled` block, or None."""
+    return _received[-1] if _received else None
+
+
+def _terminate_children() -> None:
+    try:
+        import multiprocessing
+
+        for child in multiprocessing.active_children():
+            try:
+                child.terminate()
+            except Exception:  # noqa: BLE001 - best effort while stopping
+                pass
+    except Exception:  # noqa: BLE001
+        pass
+
+
+@contextlib.contextmanager
+def handled():
+    """Within the block, SIGINT/SIGTERM raise :class:`Interrupted` in this process (module docstring)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield   # signal handlers can only be installed from the main thread
+        return
+    owner = os.getpid()
+
+    def handler(signum, frame):
+        if os.getpid() != owner:   # a forked worker: leave quietly
+            os._exit(128 + signum)
+        if _received:
+            return  # already stopping: a second Ctrl-C must not interrupt the clean-up
+        _received.append(signum)
+        _terminate_children()
+        raise Interrupted(signum)
+
+    old = {}
+    try:
+        for s in HANDLED:
+            old[s] = signal.signal(s, handler)
+    except (ValueError, OSError):  # pragma: no cover - unusual embedding
+        for s, h in old.items():
+            signal.signal(s, h)
+        yield
+        return
+    _received.clear()
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+__all__ = ["HANDLED", "Interrupted", "handled", "received"]
