@@ -8,15 +8,19 @@ into exit status 2 (argparse's own errors also exit 2).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import json
 import sys
 from typing import Any
 
+from privacct.cli import add_quiet, emit, emit_json, integer_arg, number_arg, write
 from privacct.errors import PrivacctError, check_count, check_delta, check_positive
+from privacct.outputs import Outputs
 
 from .base import CALIBRATIONS, PRIVACY_CHOICES, RunConfig
-from .registry import FAMILY_MODULES, family_reproduce_module, learners
+from .defaults import DEFAULT_CALIBRATION, DEFAULT_EPSILON, check_privacy, default_delta, refuse_inapplicable
+from .registry import FAMILY_MODULES, family_reproduce_module, get_learner, learners
 
 
 def _option(text: str) -> tuple[str, Any]:
@@ -43,45 +47,40 @@ def register_run(subparsers) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("algorithm", choices=names, metavar="ALGORITHM", help="one of: " + ", ".join(names))
     p.add_argument("--privacy", choices=PRIVACY_CHOICES, default="none", help="none | jdp | ldp (default none)")
-    p.add_argument("--epsilon", type=float, default=1.0, help="claimed epsilon > 0 (default 1)")
-    p.add_argument("--delta", type=float, default=None,
-                   help="claimed privacy delta in [0, 1) (default: the delta of the learner's paper setting for "
-                        "this privacy model, else 0)")
-    p.add_argument("--calibration", choices=CALIBRATIONS, default="paper",
-                   help="paper: printed noise constants; tight: corrected sensitivities + calibrator (default paper)")
-    p.add_argument("--episodes", type=int, default=1000, help="K >= 1 episodes (default 1000)")
-    p.add_argument("--seeds", type=int, default=1, help="N >= 1 seeds run as one batch (default 1)")
-    p.add_argument("--seed", type=int, default=0, help="root seed >= 0; run i uses SeedSequence(seed).spawn(N)[i]")
+    p.add_argument("--epsilon", type=number_arg("--epsilon"), default=None,
+                   help=f"claimed epsilon, a finite number > 0 (private runs only; default {DEFAULT_EPSILON:g})")
+    p.add_argument("--delta", type=number_arg("--delta"), default=None,
+                   help="claimed delta in [0, 1) (private runs only; default: the delta of the learner's paper setting "
+                        "for this privacy model, the same default as `privacct audit`)")
+    p.add_argument("--calibration", choices=CALIBRATIONS, default=None,
+                   help="paper: printed noise constants; tight: corrected sensitivities + calibrator (private runs only; "
+                        f"default {DEFAULT_CALIBRATION}, as `privacct audit`)")
+    p.add_argument("--episodes", type=integer_arg("--episodes"), default=1000, help="K >= 1 episodes (default 1000)")
+    p.add_argument("--seeds", type=integer_arg("--seeds"), default=1, help="N >= 1 seeds run as one batch (default 1)")
+    p.add_argument("--seed", type=integer_arg("--seed"), default=0,
+                   help="root seed >= 0; run i uses SeedSequence(seed).spawn(N)[i] (default 0)")
     p.add_argument("--env", default=None, help="environment (default: the learner's, e.g. riverswim)")
-    p.add_argument("--horizon", type=int, default=None, help="H >= 1 (default: the environment's)")
-    p.add_argument("--bonus-scale", type=float, default=1.0, help="multiplier on the bonus width (tunable, default 1)")
+    p.add_argument("--horizon", type=integer_arg("--horizon"), default=None, help="H >= 1 (default: the environment's)")
+    p.add_argument("--bonus-scale", type=number_arg("--bonus-scale"), default=1.0,
+                   help="multiplier on the bonus width, a finite number >= 0 (tunable, default 1)")
     p.add_argument("--option", type=_option, action="append", default=[], metavar="KEY=VALUE",
                    help="learner option, repeatable (tabular: e_scale, confidence_delta, eta, canary, observe)")
-    p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--json", action="store_true", help="print one JSON summary object on stdout")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--out", required=True,
+                   help="output directory: new, empty, or one `privacct run` wrote before (its files are replaced as a "
+                        "complete set)")
+    p.add_argument("--json", action="store_true", help="print one strict JSON summary object on stdout instead of text")
+    add_quiet(p)
     p.set_defaults(func=cmd_run)
     return p
 
 
-def default_delta(algorithm: str, privacy: str) -> float:
-    """The delta of the learner's first paper setting with this privacy model (0 if none)."""
-    from .registry import learners
-
-    spec = learners().get(algorithm)
-    for setting in (spec.paper_settings if spec is not None else ()):
-        if setting.get("privacy") == privacy:
-            return float(setting.get("delta", 0.0))
-    return 0.0
-
-
-def cmd_run(args) -> int:
-    from .runner import run_experiment
-
-    check_positive("--epsilon", args.epsilon)
-    if args.delta is None:
-        args.delta = default_delta(args.algorithm, args.privacy)
-    check_delta("--delta", args.delta, allow_zero=True)
+def run_config(args) -> RunConfig:
+    """The validated RunConfig of ``privacct run``'s arguments (one PrivacctError line for any bad one)."""
+    check_privacy(args.algorithm, args.privacy)
+    refuse_inapplicable(args.privacy, {"--epsilon": args.epsilon, "--delta": args.delta,
+                                       "--calibration": args.calibration})
+    epsilon = DEFAULT_EPSILON if args.epsilon is None else check_positive("--epsilon", args.epsilon)
+    calibration = args.calibration or DEFAULT_CALIBRATION
     check_count("--episodes", args.episodes)
     check_count("--seeds", args.seeds)
     check_count("--seed", args.seed, minimum=0)
@@ -89,39 +88,83 @@ def cmd_run(args) -> int:
         check_count("--horizon", args.horizon)
     if not args.bonus_scale >= 0 or args.bonus_scale == float("inf"):
         raise PrivacctError(f"--bonus-scale must be a finite number >= 0, got {args.bonus_scale!r}")
-    config = RunConfig(algorithm=args.algorithm, privacy=args.privacy, epsilon=args.epsilon, delta=args.delta,
-                       calibration=args.calibration, episodes=args.episodes, env=args.env, horizon=args.horizon,
+    config = RunConfig(algorithm=args.algorithm, privacy=args.privacy, epsilon=epsilon, delta=0.0,
+                       calibration=calibration, episodes=args.episodes, env=args.env, horizon=args.horizon,
                        bonus_scale=args.bonus_scale, options=tuple(args.option))
+    delta = default_delta(args.algorithm, args.privacy, config) if args.delta is None else args.delta
+    check_delta("--delta", delta, allow_zero=True)
+    return dataclasses.replace(config, delta=float(delta))
+
+
+def cmd_run(args) -> int:
+    from privacct.outputs import check_out, wrote_line
+
+    from .runner import RUN_OUTPUTS, check_run_memory, run_experiment
+
+    config = run_config(args)
+    check_out(args.out, RUN_OUTPUTS)
+    check_run_memory(config, args.seeds)
+    get_learner(args.algorithm).build_log(config)  # the family validates env, options and the claim
     summary = run_experiment(config, n_seeds=args.seeds, seed=args.seed, out_dir=args.out,
-                             progress=False if args.no_progress else None)
+                             progress=False if args.quiet else None)
     if args.json:
-        print(json.dumps(summary, default=str))
+        emit_json({k: v for k, v in summary.items() if k != "written"})
+        write(sys.stderr, wrote_line(summary["out"], summary["written"]) + "\n")   # stdout holds only the JSON
     else:
         acc = summary["accounted_epsilon"]
-        print(f"{args.algorithm} privacy={args.privacy} K={args.episodes} seeds={args.seeds}: "
-              f"final regret {summary['final_regret_mean']:.4g} +- {summary['final_regret_std']:.3g}, "
-              f"{summary['episodes_per_second']:,.0f} episodes/s"
-              + ("" if acc is None else f", claimed eps {summary['claimed_epsilon']:g}, accounted eps {acc:.4g} "
-                                        f"({summary['accountant']})")
-              + f" -> {args.out}")
+        emit(f"{args.algorithm} privacy={args.privacy} K={args.episodes} seeds={args.seeds}: "
+             f"final regret {summary['final_regret_mean']:.4g} +- {summary['final_regret_std']:.3g}, "
+             f"{summary['episodes_per_second']:,.0f} episodes/s"
+             + ("" if acc is None else f", claimed eps {summary['claimed_epsilon']:g}, accounted eps {acc:.4g} "
+                                       f"({summary['accountant']})"))
+        emit(wrote_line(summary["out"], summary["written"]))
     return 0
+
+
+#: What ``privacct reproduce`` writes: only files its own manifest lists count as its own (the families
+#: write different sets), so an existing --out must be empty or a previous reproduction.
+REPRODUCE_OUTPUTS = Outputs("privacct reproduce", ())
 
 
 def register_reproduce(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "reproduce", help="reproduce a paper's regret figure (reduced scale unless --full)",
-        description="Reproduce a family's paper figure. Without --full: reduced K and seeds (labelled as such).")
+        description="Reproduce a family's paper figure. Without --full: reduced K and seeds (labelled as such). "
+                    "The files appear in --out as one complete set (manifest.json last) or not at all.")
     p.add_argument("family", choices=list(FAMILY_MODULES), help=", ".join(FAMILY_MODULES))
-    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--out", required=True,
+                   help="output directory: new, empty, or one `privacct reproduce` wrote before")
     p.add_argument("--full", action="store_true", help="the paper's full scale (slow)")
-    p.add_argument("--seeds", type=int, default=None, help="override the number of seeds (>= 1)")
-    p.add_argument("--episodes", type=int, default=None, help="override K (>= 1)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--seeds", type=integer_arg("--seeds"), default=None, help="override the number of seeds (>= 1)")
+    p.add_argument("--episodes", type=integer_arg("--episodes"), default=None, help="override K (>= 1)")
+    add_quiet(p)
     p.set_defaults(func=cmd_reproduce)
     return p
 
 
+def check_reproduce_memory(family: str, seeds: int | None, episodes: int | None) -> None:
+    """Refuse overrides whose largest run would not fit (the shipped scales do)."""
+    if seeds is None and episodes is None:
+        return
+    from privacct.resources import check_memory
+
+    from .memory import run_estimate
+
+    K = episodes if episodes is not None else 10_000
+    N = seeds if seeds is not None else 10
+    worst = 0
+    for spec in learners().values():
+        if spec.family == family:
+            for privacy in spec.privacy_models:
+                cfg = RunConfig(spec.name, privacy=privacy, episodes=K)
+                worst = max(worst, run_estimate(family, cfg, N, default_env=spec.default_env).total)
+    named = " x ".join(f"{flag} {v}" for flag, v in (("--episodes", episodes), ("--seeds", seeds)) if v is not None)
+    check_memory(worst, args=named, what="the largest run of the reproduction", lower=" or ".join(flag for flag, v in (("--episodes", episodes), ("--seeds", seeds)) if v is not None))
+
+
 def cmd_reproduce(args) -> int:
+    from privacct.outputs import OutputSet, check_out, wrote_line
+
     if args.seeds is not None:
         check_count("--seeds", args.seeds)
     if args.episodes is not None:
@@ -133,6 +176,10 @@ def cmd_reproduce(args) -> int:
         if e.name is not None and module.startswith(e.name):
             raise PrivacctError(f"family {args.family!r} has no reproduce module yet ({module})") from None
         raise
-    mod.reproduce(args.out, full=args.full, seeds=args.seeds, episodes=args.episodes,
-                  progress=not args.no_progress and sys.stderr.isatty())
+    check_out(args.out, REPRODUCE_OUTPUTS)
+    check_reproduce_memory(args.family, args.seeds, args.episodes)
+    with OutputSet(args.out, REPRODUCE_OUTPUTS) as o:
+        mod.reproduce(o.staging, full=args.full, seeds=args.seeds, episodes=args.episodes, progress=not args.quiet)
+        files = o.commit()
+    emit(wrote_line(o.final, files))
     return 0

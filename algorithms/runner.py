@@ -1,6 +1,7 @@
 """Run one :class:`~privacct.algorithms.base.RunConfig` over N seeds in one batch and write its outputs.
 
-Files written to ``out_dir`` (created if needed):
+Files written to ``out_dir`` (created if needed) as one complete set or not at all
+(:class:`privacct.outputs.OutputSet`: staged, then renamed into place, ``manifest.json`` last):
 
 * ``curves.npz``  -- ``regret`` (N, K) exact per-episode regret, ``cumulative`` (N, K);
 * ``curves.csv``  -- episode, mean, std, min, max of cumulative regret over seeds;
@@ -8,60 +9,63 @@ Files written to ``out_dir`` (created if needed):
 * ``privacy_report.json`` -- :func:`privacct.report.privacy_report` of that log, plus the
   declared-vs-executed ledger check (private runs only);
 * ``regret.png`` -- cumulative regret, mean and a +-1 std band over seeds;
-* ``summary.json`` -- what :func:`run_experiment` returns.
+* ``summary.json`` -- what :func:`run_experiment` returns, without the timings: the same seed gives
+  the same bytes (every file but ``timing.json`` is byte-reproducible, :mod:`privacct.atomic`);
+* ``timing.json`` -- ``elapsed_seconds`` and ``episodes_per_second`` (aggregate: seeds x K /
+  wall-clock seconds of the learner's run);
+* ``manifest.json`` -- every file with its size and SHA-256 (written last).
 
-``episodes_per_second`` is aggregate: seeds x K / wall-clock seconds of the learner's run.
+Before anything is built, ``out_dir`` is checked (:func:`privacct.outputs.check_out`) and the
+run's memory is estimated (:func:`privacct.algorithms.memory.run_estimate`) and refused with one
+line above the limit (:func:`privacct.resources.check_memory`).
 """
 
 from __future__ import annotations
 
-import json
-import sys
+import contextlib
+import io
 import time
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
+from privacct import atomic
 from privacct.errors import PrivacctError, check_count
+from privacct.outputs import Outputs, OutputSet, check_out
+from privacct.progress import Progress
+from privacct.resources import check_memory
 from privacct.rng import spawn_sequences
 
 from .base import RunConfig, RunResult
+from .memory import run_estimate
 from .registry import get_learner
+
+#: What ``privacct run`` writes (:class:`privacct.outputs.Outputs`).
+RUN_OUTPUTS = Outputs("privacct run", ("curves.npz", "curves.csv", "mechanism_log.json", "privacy_report.json",
+                                       "regret.png", "summary.json", "timing.json"))
+#: Fields of the summary that are timings: written to ``timing.json``, not ``summary.json``.
+TIMING_FIELDS = ("elapsed_seconds", "episodes_per_second")
 
 
 class ProgressBar:
-    """A one-line text progress bar on ``stream`` (stderr), drawn only when it is a terminal."""
+    """Episode progress of one batched run, in the one convention of :mod:`privacct.progress` (a tqdm
+    bar on a terminal, a line every few seconds otherwise); ``enabled=False``: nothing."""
 
     def __init__(self, total: int, label: str = "", stream=None, enabled: bool | None = None, unit_scale: int = 1):
         self.total = max(1, int(total))
-        self.label = label
-        self.stream = sys.stderr if stream is None else stream
-        self.enabled = (hasattr(self.stream, "isatty") and self.stream.isatty()) if enabled is None else enabled
-        self.unit_scale = unit_scale
-        self.t0 = time.perf_counter()
-        self._last = -1.0
+        self._p = Progress(self.total, label, unit="episodes", scale=unit_scale, quiet=enabled is False, stream=stream)
 
     def __call__(self, done: int) -> None:
-        if not self.enabled:
-            return
-        now = time.perf_counter()
-        if done < self.total and now - self._last < 0.2:
-            return
-        self._last = now
-        frac = min(1.0, done / self.total)
-        width = 30
-        fill = int(round(frac * width))
-        rate = done * self.unit_scale / max(now - self.t0, 1e-9)
-        self.stream.write(f"\r{self.label} [{'#' * fill}{'.' * (width - fill)}] {done}/{self.total} "
-                          f"episodes, {rate:,.0f} episodes/s ")
+        self._p.update(done)
         if done >= self.total:
-            self.stream.write("\n")
-        self.stream.flush()
+            self._p.close()
+
+    def close(self) -> None:
+        self._p.close()
 
 
-def plot_cumulative(curves: dict[str, np.ndarray], path: str | Path, *, title: str = "") -> None:
-    """PNG of cumulative regret: for each label, the mean over seeds and a +-1 std band."""
+def _figure(curves: dict[str, np.ndarray], *, title: str = ""):
     import matplotlib
 
     matplotlib.use("Agg")
@@ -81,18 +85,42 @@ def plot_cumulative(curves: dict[str, np.ndarray], path: str | Path, *, title: s
         ax.set_title(title)
     ax.legend(loc="upper left", fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    return fig, plt
+
+
+def plot_cumulative(curves: dict[str, np.ndarray], path: str | Path, *, title: str = "") -> None:
+    """PNG of cumulative regret (for each label, the mean over seeds and a +-1 std band), written
+    atomically with fixed metadata (:func:`privacct.atomic.write_png`): same curves, same bytes."""
+    fig, plt = _figure(curves, title=title)
+    try:
+        atomic.write_png(path, fig)
+    finally:
+        plt.close(fig)
 
 
 def write_curves(regret: np.ndarray, out_dir: Path) -> None:
+    """``curves.npz`` and ``curves.csv`` (module docstring), each written atomically, reproducible bytes."""
     cum = np.cumsum(regret, axis=1)
-    np.savez_compressed(out_dir / "curves.npz", regret=regret, cumulative=cum)
+    atomic.write_npz(out_dir / "curves.npz", {"regret": regret, "cumulative": cum})
     ep = np.arange(1, cum.shape[1] + 1)
     table = np.column_stack([ep, cum.mean(0), cum.std(0), cum.min(0), cum.max(0)])
-    np.savetxt(out_dir / "curves.csv", table, delimiter=",", fmt=["%d", "%.6g", "%.6g", "%.6g", "%.6g"],
+    buf = io.StringIO()
+    np.savetxt(buf, table, delimiter=",", fmt=["%d", "%.6g", "%.6g", "%.6g", "%.6g"],
                header="episode,cumulative_regret_mean,cumulative_regret_std,cumulative_regret_min,cumulative_regret_max",
                comments="")
+    atomic.write_text(out_dir / "curves.csv", buf.getvalue())
+
+
+def check_run_memory(config: RunConfig, n_seeds: int) -> None:
+    """Refuse (one line, exit 2) a run whose arrays would not fit in memory, before anything is allocated."""
+    spec = get_learner(config.algorithm)
+    est = run_estimate(spec.family, config, n_seeds, default_env=spec.default_env)
+    named = f"--episodes {config.episodes} x --seeds {n_seeds}"
+    lower = "--episodes or --seeds"
+    if config.horizon is not None:
+        named += f" x --horizon {config.horizon}"
+        lower = "--episodes, --seeds or --horizon"
+    check_memory(est.total, args=named, what=est.main_terms(), lower=lower)
 
 
 def privacy_summary(result: RunResult) -> dict[str, Any]:
@@ -122,69 +150,78 @@ def run_experiment(config: RunConfig, *, n_seeds: int, seed: int = 0, out_dir: s
                    progress: bool | Callable[[int], None] | None = None) -> dict[str, Any]:
     """Run ``config`` for ``n_seeds`` seeds (spawned from ``seed``) in one batch; write outputs.
 
-    ``progress``: True/None = a bar on stderr when it is a terminal, False = none, or a callable
-    taking the number of episodes done. Returns the summary dict (also ``summary.json``).
+    ``progress``: True/None = :class:`ProgressBar` on stderr, False = none, or a callable taking the
+    number of episodes done. Returns the summary dict (``summary.json`` plus the timings; with
+    ``out_dir``, also ``out`` (the absolute directory) and ``written`` (the files, manifest included)).
+    ``out_dir`` is checked, the memory estimated and the directory locked before the learner runs.
     """
     n_seeds = check_count("seeds", n_seeds)
     spec = get_learner(config.algorithm)
+    if out_dir is not None:
+        check_out(out_dir, RUN_OUTPUTS)
+    check_run_memory(config, n_seeds)
     spec.build_log(config)  # validates the configuration before anything runs
     seeds = spawn_sequences(seed, n_seeds)
-    if callable(progress):
-        cb = progress
-    elif progress is False:
-        cb = None
-    else:
-        cb = ProgressBar(config.episodes, label=f"{config.algorithm}/{config.privacy}", unit_scale=n_seeds)
-    t0 = time.perf_counter()
-    result = spec.run(config, seeds, progress=cb)
-    elapsed = time.perf_counter() - t0
-    regret = np.asarray(result.regret, dtype=float)
-    if regret.shape != (n_seeds, config.episodes):
-        raise PrivacctError(f"learner {config.algorithm!r} returned regret of shape {regret.shape}, "
-                            f"expected {(n_seeds, config.episodes)}")
-    final = regret.sum(axis=1)
-    priv = privacy_summary(result)
-    summary: dict[str, Any] = {
-        "algorithm": config.algorithm,
-        "family": spec.family,
-        "privacy": config.privacy,
-        "calibration": config.calibration,
-        "epsilon": config.epsilon,
-        "delta": config.delta,
-        "episodes": config.episodes,
-        "seeds": n_seeds,
-        "seed": seed,
-        "env": config.env or spec.default_env,
-        "horizon": config.horizon,
-        "bonus_scale": config.bonus_scale,
-        "options": {k: v for k, v in config.options},
-        "final_regret_mean": float(final.mean()),
-        "final_regret_std": float(final.std()),
-        "episodes_per_second": n_seeds * config.episodes / max(elapsed, 1e-12),
-        "elapsed_seconds": elapsed,
-        "claimed_epsilon": priv["claimed_epsilon"],
-        "accounted_epsilon": priv["accounted_epsilon"],
-        "accountant": priv["accountant"],
-        "claim_holds": None if priv["report"] is None else priv["report"].get("holds"),
-        "ledger_ok": None if priv["ledger_check"] is None else priv["ledger_check"]["ok"],
-    }
-    if out_dir is not None:
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
+    with contextlib.ExitStack() as stack:
+        outputs = stack.enter_context(OutputSet(out_dir, RUN_OUTPUTS)) if out_dir is not None else None
+        if callable(progress):
+            cb = progress
+        elif progress is False:
+            cb = None
+        else:
+            cb = ProgressBar(config.episodes, label=f"run {config.algorithm}/{config.privacy}", unit_scale=n_seeds)
+            stack.callback(cb.close)
+        t0 = time.perf_counter()
+        result = spec.run(config, seeds, progress=cb)
+        elapsed = time.perf_counter() - t0
+        regret = np.asarray(result.regret, dtype=float)
+        if regret.shape != (n_seeds, config.episodes):
+            raise PrivacctError(f"learner {config.algorithm!r} returned regret of shape {regret.shape}, "
+                                f"expected {(n_seeds, config.episodes)}")
+        final = regret.sum(axis=1)
+        priv = privacy_summary(result)
+        summary: dict[str, Any] = {
+            "algorithm": config.algorithm,
+            "family": spec.family,
+            "privacy": config.privacy,
+            "calibration": config.calibration,
+            "epsilon": config.epsilon,
+            "delta": config.delta,
+            "episodes": config.episodes,
+            "seeds": n_seeds,
+            "seed": seed,
+            "env": config.env or spec.default_env,
+            "horizon": config.horizon,
+            "bonus_scale": config.bonus_scale,
+            "options": {k: v for k, v in config.options},
+            "final_regret_mean": float(final.mean()),
+            "final_regret_std": float(final.std()),
+            "claimed_epsilon": priv["claimed_epsilon"],
+            "accounted_epsilon": priv["accounted_epsilon"],
+            "accountant": priv["accountant"],
+            "claim_holds": None if priv["report"] is None else priv["report"].get("holds"),
+            "ledger_ok": None if priv["ledger_check"] is None else priv["ledger_check"]["ok"],
+        }
+        timing = {"elapsed_seconds": elapsed, "episodes_per_second": n_seeds * config.episodes / max(elapsed, 1e-12)}
+        if outputs is None:
+            return {**summary, **timing}
+        out = outputs.staging
         write_curves(regret, out)
-        files = ["curves.npz", "curves.csv", "regret.png", "summary.json"]
+        files = ["curves.npz", "curves.csv", "regret.png", "summary.json", "timing.json"]
         if result.log is not None:
-            result.log.save(out / "mechanism_log.json")
-            (out / "privacy_report.json").write_text(json.dumps(
-                {"report": priv["report"], "ledger_check": priv["ledger_check"]}, indent=2, default=_jsonable) + "\n")
+            atomic.write_text(out / "mechanism_log.json", result.log.to_json() + "\n")
+            atomic.write_json(out / "privacy_report.json", {"report": priv["report"], "ledger_check": priv["ledger_check"]},
+                              default=_jsonable)
             files += ["mechanism_log.json", "privacy_report.json"]
         label = config.privacy if config.privacy == "none" else (
             f"{config.privacy.upper()} (claimed eps={config.epsilon:g}, accounted {priv['accounted_epsilon']:.3g})")
         plot_cumulative({label: regret}, out / "regret.png",
                         title=f"{config.algorithm} on {summary['env']}, {n_seeds} seeds")
         summary["files"] = sorted(files)
-        (out / "summary.json").write_text(json.dumps(summary, indent=2, default=_jsonable) + "\n")
-    return summary
+        atomic.write_json(out / "summary.json", summary, default=_jsonable)
+        atomic.write_json(out / "timing.json", timing)
+        written = outputs.commit()
+        return {**summary, **timing, "out": str(outputs.final), "written": written}
 
 
 def _jsonable(x: Any) -> Any:

@@ -24,10 +24,11 @@ mutant is caught by at least one check (and, with ``--controls``, no correct con
 from __future__ import annotations
 
 import argparse
-import json
+import dataclasses
+import os
 
-from privacct.cli import integer_arg, number_arg
-from privacct.errors import check_count
+from privacct.cli import add_quiet, emit, emit_json, integer_arg, number_arg
+from privacct.errors import PrivacctError, check_count, check_delta, check_positive
 
 EXIT_CODES = {"passes": 0, "fails": 1, "inconclusive": 3}
 AUDIT_EXIT_HELP = ("exit status: 0 passes (eps lower bound <= claim and the audit had the power to see a violation: "
@@ -45,9 +46,13 @@ def register_audit(subparsers) -> argparse.ArgumentParser:
                               epilog=AUDIT_EXIT_HELP)
     p.add_argument("algorithm", metavar="ALGORITHM", help="a learner name (see `privacct run --help`)")
     p.add_argument("--privacy", choices=["jdp", "ldp"], required=True, help="privacy model of the claim")
-    p.add_argument("--epsilon", type=number_arg("--epsilon"), default=1.0, help="claimed epsilon > 0 (default 1)")
-    p.add_argument("--delta", type=number_arg("--delta"), default=0.0, help="claimed delta in [0, 1) (default 0)")
-    p.add_argument("--calibration", choices=["paper", "tight"], default="tight", help="noise calibration (default tight)")
+    p.add_argument("--epsilon", type=number_arg("--epsilon"), default=1.0, help="claimed epsilon > 0 (default 1, as `privacct run`)")
+    p.add_argument("--delta", type=number_arg("--delta"), default=None,
+                   help="claimed delta in [0, 1) (default: the delta of the learner's paper setting for this privacy "
+                        "model, as `privacct run`)")
+    p.add_argument("--calibration", choices=["paper", "tight"], default=None,
+                   help="paper: printed noise constants; tight: corrected sensitivities + calibrator (default paper, "
+                        "as `privacct run`)")
     p.add_argument("--episodes", type=integer_arg("--episodes"), default=32, help="K >= 1 episodes (default 32)")
     p.add_argument("--horizon", type=integer_arg("--horizon"), default=None, help="H >= 1 (default: the environment's)")
     p.add_argument("--env", default=None, help="environment (default: the learner's)")
@@ -61,26 +66,85 @@ def register_audit(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--confidence", type=number_arg("--confidence"), default=0.95, help="in (0, 1) (default 0.95)")
     p.add_argument("--seed", type=integer_arg("--seed"), default=0, help="root seed >= 0 (default 0)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS", help="Dask scheduler address (default: local processes)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--json", action="store_true", help="print one strict JSON object (the result and its settings) "
+                                                       "instead of the text summary")
+    add_quiet(p)
     p.set_defaults(func=cmd_audit)
     return p
 
 
+def audit_arguments(args):
+    """Validate every argument of ``privacct audit`` (one PrivacctError line naming it) and return the
+    learner's configuration, with the defaults ``privacct run`` uses (:mod:`privacct.algorithms.defaults`)."""
+    from privacct.algorithms.defaults import DEFAULT_CALIBRATION, default_delta, private_models
+    from privacct.algorithms.registry import get_learner, learners
+
+    from .learner import learner_config
+
+    spec = get_learner(args.algorithm)
+    if not private_models(args.algorithm):
+        private = sorted(n for n, s in learners().items() if any(p != "none" for p in s.privacy_models))
+        raise PrivacctError(f"ALGORITHM {args.algorithm} is not private (privacy none only): nothing to audit; "
+                            f"private learners: {', '.join(private)}")
+    if args.privacy not in spec.privacy_models:
+        raise PrivacctError(f"--privacy must be one of {', '.join(private_models(args.algorithm))} for "
+                            f"{args.algorithm}, got {args.privacy!r}")
+    check_positive("--epsilon", args.epsilon)
+    check_count("--episodes", args.episodes)
+    if args.horizon is not None:
+        check_count("--horizon", args.horizon)
+    check_count("--trials", args.trials, minimum=10)
+    check_count("--seed", args.seed, minimum=0)
+    if not 0.0 < args.confidence < 1.0:
+        raise PrivacctError(f"--confidence must be in (0, 1), got {args.confidence!r}")
+    if args.fresh_users and args.episodes < 2:
+        raise PrivacctError("--fresh-users needs --episodes >= 2 (with K = 1 there are no users 2..K to draw)")
+    if args.observe == "actions" and args.episodes < 2:
+        raise PrivacctError("--observe actions needs --episodes >= 2 (the actions sent to users 2..K)")
+    calibration = args.calibration or DEFAULT_CALIBRATION
+    cfg = learner_config(args.algorithm, privacy=args.privacy, epsilon=args.epsilon, delta=0.0, calibration=calibration,
+                         episodes=args.episodes, horizon=args.horizon, env=args.env)
+    delta = default_delta(args.algorithm, args.privacy, cfg) if args.delta is None else args.delta
+    check_delta("--delta", delta, allow_zero=True)
+    return dataclasses.replace(cfg, delta=float(delta))
+
+
+def check_audit_memory(cfg, args) -> None:
+    """Refuse an audit whose samples and learner batches would not fit, before anything is allocated."""
+    from privacct.algorithms.memory import audit_estimate
+    from privacct.algorithms.registry import get_learner
+    from privacct.resources import check_memory
+
+    spec = get_learner(cfg.algorithm)
+    workers = 1 if args.scheduler is not None else (os.cpu_count() or 1)
+    est = audit_estimate(spec.family, cfg, args.trials, args.observe, workers, default_env=spec.default_env)
+    named = f"--trials {args.trials} x --episodes {args.episodes}" + (
+        "" if args.horizon is None else f" x --horizon {args.horizon}")
+    lower = "--trials or --episodes" + ("" if args.horizon is None else " or --horizon")
+    check_memory(est.total, args=named, what=est.main_terms(), lower=lower)
+
+
 def cmd_audit(args) -> int:
+    from privacct.progress import heartbeat
+
     from .learner import audit_learner
 
-    r = audit_learner(args.algorithm, privacy=args.privacy, epsilon=args.epsilon, delta=args.delta,
-                      calibration=args.calibration, episodes=args.episodes, horizon=args.horizon, env=args.env,
-                      observe=args.observe, fixed_users=not args.fresh_users, trials=args.trials,
-                      confidence=args.confidence, seed=args.seed,
-                      scheduler=args.scheduler)
+    cfg = audit_arguments(args)
+    check_audit_memory(cfg, args)
+    with heartbeat(f"audit {args.algorithm}/{args.privacy}", quiet=args.quiet):
+        r = audit_learner(args.algorithm, privacy=args.privacy, epsilon=args.epsilon, delta=cfg.delta,
+                          calibration=cfg.calibration, episodes=args.episodes, horizon=args.horizon, env=args.env,
+                          observe=args.observe, fixed_users=not args.fresh_users, trials=args.trials,
+                          confidence=args.confidence, seed=args.seed,
+                          scheduler=args.scheduler)
     if args.json:
         d = r.to_dict()
-        d.update({"algorithm": args.algorithm, "privacy": args.privacy, "calibration": args.calibration,
-                  "episodes": args.episodes, "observe": args.observe, "fixed_users": not args.fresh_users})
-        print(json.dumps(d, indent=2))
+        d.update({"algorithm": args.algorithm, "privacy": args.privacy, "calibration": cfg.calibration,
+                  "delta": cfg.delta, "episodes": args.episodes, "observe": args.observe,
+                  "fixed_users": not args.fresh_users})
+        emit_json(d)
     else:
-        print(r.summary())
+        emit(r.summary())
     return EXIT_CODES[r.verdict]
 
 
@@ -89,7 +153,8 @@ def register_mutants(subparsers) -> argparse.ArgumentParser:
                               description="Planted bugs (privacct.audits.mutants): which check catches each one. The "
                                           "audit catches a mutant only when its verdict is 'fails' (an inconclusive "
                                           "audit catches nothing).")
-    p.add_argument("--json", action="store_true", help="print a JSON list of {name, caught_by, epsilons, ...}")
+    p.add_argument("--json", action="store_true",
+                   help="print one strict JSON list of {name, caught_by, epsilons, ...} instead of the table")
     p.add_argument("--trials", type=integer_arg("--trials"), default=None,
                    help="audit trials per side (default: each mutant's own, 1e5 for most)")
     p.add_argument("--seed", type=integer_arg("--seed"), default=0, help="root seed >= 0 (default 0)")
@@ -98,34 +163,46 @@ def register_mutants(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--learners", action="store_true",
                    help="also check the tabular learners with the papers' printed constants (calibration paper; "
                         "reported, not counted in the exit status)")
+    add_quiet(p)
     p.set_defaults(func=cmd_mutants)
     return p
 
 
 def cmd_mutants(args) -> int:
-    from .mutants import CONTROLS, check_all
+    from privacct.algorithms.memory import samples_lower_bound
+    from privacct.progress import heartbeat
+    from privacct.resources import check_memory
+
+    from .mutants import CONTROLS, MUTANTS, check_all
 
     if args.trials is not None:
         check_count("--trials", args.trials, minimum=10)
-    reports = check_all(args.only, trials=args.trials, seed=args.seed)
-    controls = check_all(None, controls=True, trials=args.trials, seed=args.seed) if args.controls else []
+        check_memory(samples_lower_bound(args.trials), args=f"--trials {args.trials}",
+                     what="at least one sample per trial and side", lower="--trials")
+    check_count("--seed", args.seed, minimum=0)
+    for name in args.only or ():
+        if name not in MUTANTS:
+            raise PrivacctError(f"--only must name mutants among {', '.join(MUTANTS)}, got {name!r}")
+    with heartbeat("mutants", quiet=args.quiet):
+        reports = check_all(args.only, trials=args.trials, seed=args.seed)
+        controls = check_all(None, controls=True, trials=args.trials, seed=args.seed) if args.controls else []
+        printed = []
+        if args.learners:
+            from .suite import check_learner, paper_constants
+            printed = [check_learner(a, trials=args.trials or 1000, seed=args.seed) for a in paper_constants()]
     ok = all(r.caught_by for r in reports) and not any(r.caught_by for r in controls)
-    printed = []
-    if args.learners:
-        from .suite import check_learner, paper_constants
-        printed = [check_learner(a, trials=args.trials or 1000, seed=args.seed) for a in paper_constants()]
     if args.json:
         out = [r.to_dict() for r in reports] + [dict(r.to_dict(), control=True) for r in controls] + \
               [dict(r.to_dict(), learner=True) for r in printed]
         for d in out:
             d.pop("audit", None)
-        print(json.dumps(out, indent=2))
+        emit_json(out)
     else:
-        print(f"{'mutant':<30} {'caught_by':<26} {'accountant':>10} {'ledger':>8} {'audit':>8}  (claimed eps)")
+        emit(f"{'mutant':<30} {'caught_by':<26} {'accountant':>10} {'ledger':>8} {'audit':>8}  (claimed eps)")
         for r in reports + controls + printed:
             tag = " (control)" if r.name in CONTROLS else ""
             fmt = lambda v: "refused" if v is None else f"{v:.3f}"  # noqa: E731
-            print(f"{r.name + tag:<30} {','.join(r.caught_by) or '-':<26} {fmt(r.accountant_epsilon):>10} "
+            emit(f"{r.name + tag:<30} {','.join(r.caught_by) or '-':<26} {fmt(r.accountant_epsilon):>10} "
                   f"{fmt(r.ledger_epsilon):>8} {fmt(r.audit_epsilon_lower_bound):>8}  ({r.claimed_epsilon:g})")
-        print("every mutant caught" if ok else "SOME MUTANT WAS NOT CAUGHT (or a control was flagged)")
+        emit("every mutant caught" if ok else "SOME MUTANT WAS NOT CAUGHT (or a control was flagged)")
     return 0 if ok else 1

@@ -38,6 +38,7 @@ import numpy as np
 
 from privacct.errors import PrivacctError, check_count
 from privacct.log import MechanismLog
+from privacct.outputs import Outputs
 from privacct.report import privacy_report
 from privacct.rng import spawn_sequences
 
@@ -455,33 +456,47 @@ def make_report(out_dir: str | Path, *, scale: ReportScale, scale_name: str = "d
 
 
 # --------------------------------------------------------------------------- command line
+#: What ``privacct report`` writes: only files its own manifest lists count as its own.
+REPORT_OUTPUTS = Outputs("privacct report", ())
+
+
 def register_report(subparsers) -> argparse.ArgumentParser:
+    from privacct.cli import add_quiet, integer_arg
+
     p = subparsers.add_parser("report", help="verify every seed algorithm's claim, side by side with its regret")
-    p.add_argument("--out", default="privacct-report", help="output directory (default: privacct-report)")
+    p.add_argument("--out", default="privacct-report",
+                   help="output directory: new, empty, or one `privacct report` wrote before (default: privacct-report)")
     p.add_argument("--full", action="store_true", help="the papers' K and seed counts (hours), not the default minutes")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=integer_arg("--seed"), default=0,
+                   help="root seed >= 0 of every run and audit (default 0); the same seed gives the same report.json")
     p.add_argument("--only", nargs="+", metavar="ALGORITHM", help="only these learners")
-    p.add_argument("--json", action="store_true", help="print report.json's rows instead of the table")
+    p.add_argument("--json", action="store_true", help="print report.json's rows as strict JSON instead of the table")
+    add_quiet(p)
     p.set_defaults(func=cmd_report)
     return p
 
 
 def cmd_report(args) -> int:
+    from privacct.outputs import OutputSet, check_out, wrote_line
+    from privacct.progress import note
+
     check_count("--seed", args.seed, minimum=0)
     scale = ReportScale.full() if args.full else ReportScale.default()
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise PrivacctError(f"--out must be a directory, got the file {str(out)!r}")
     configs = paper_configs(args.only)  # validate --only before anything is written
     if not configs:
         raise PrivacctError("no private learner is registered")
-    out.mkdir(parents=True, exist_ok=True)
+    check_out(args.out, REPORT_OUTPUTS)
     command = "privacct report " + " ".join(a for a in sys.argv[2:]) if sys.argv[1:2] == ["report"] else "privacct report"
-    doc = make_report(out, scale=scale, scale_name="full" if args.full else "default", seed=args.seed,
-                      only=args.only, command=command.strip(), progress=lambda m: print(m, file=sys.stderr, flush=True))
+    with OutputSet(args.out, REPORT_OUTPUTS) as o:
+        doc = make_report(o.staging, scale=scale, scale_name="full" if args.full else "default", seed=args.seed,
+                          only=args.only, command=command.strip(), progress=lambda m: note(m, quiet=args.quiet))
+        files = o.commit()
+    from privacct.cli import emit, emit_json, write
+
     if args.json:
-        print(json.dumps(doc["rows"], indent=2))
+        emit_json(doc["rows"])
+        write(sys.stderr, wrote_line(o.final, files) + "\n")   # stdout holds only the JSON
     else:
-        print(terminal_table(doc["rows"]))
-        print(f"\nwrote {out / 'report.md'}, {out / 'report.html'}, {out / 'report.json'}")
+        emit(terminal_table(doc["rows"]))
+        emit(wrote_line(o.final, files))
     return 0

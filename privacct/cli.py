@@ -10,6 +10,10 @@ its allowed range; no traceback; nothing written), 3 inconclusive (``audit`` onl
 see a violation), 4 an internal error (one line on stderr; a bug to report; ``PRIVACCT_DEBUG=1``
 re-raises it with its traceback).
 
+Interruption: SIGINT or SIGTERM stops a command with one line on stderr and exit 130 (143 for
+SIGTERM); a command writing into ``--out`` leaves the previous complete files or none
+(:mod:`privacct.outputs`).
+
 Output safety: everything is written through :func:`write`, which encodes for the stream's
 encoding with backslash escapes (no UnicodeEncodeError on an ASCII terminal); text reports escape
 every string a log carries (:func:`privacct.errors.printable`), and ``--json`` prints strict JSON
@@ -39,6 +43,17 @@ EXAMPLES = Path(__file__).parent / "examples"
 DEFAULT_EXAMPLE = EXAMPLES / "seed002-ucbvi-jdp-paper.json"
 
 JSON_HELP = "print one strict JSON object (ASCII, no NaN or Infinity) instead of text"
+QUIET_HELP = ("no progress on stderr (default: a bar on a terminal, otherwise a line every few seconds); "
+              "results and the closing 'wrote ...' line still go to stdout")
+#: The exit statuses, for every command's --help.
+EXIT_HELP = ("exit status: 0 success (verify: the claim holds; audit: passes), 1 the claim does not hold (audit: "
+             "fails), 2 bad input (one line naming the argument), 3 inconclusive audit, 4 internal error, "
+             "130 interrupted (SIGINT)")
+
+
+def add_quiet(p: argparse.ArgumentParser) -> None:
+    """``--quiet`` (and its older spelling ``--no-progress``): the one progress switch of long commands."""
+    p.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true", help=QUIET_HELP)
 
 
 def write(stream: TextIO, text: str) -> None:
@@ -224,6 +239,10 @@ def build_parser(*, plugins: bool = True) -> argparse.ArgumentParser:
                     continue
                 raise
             register(sub)
+    parser.epilog = EXIT_HELP
+    for p in sub.choices.values():
+        if not p.epilog:
+            p.epilog = EXIT_HELP
     return parser
 
 
@@ -235,12 +254,21 @@ def _command_entry_points():
 
 
 def _dispatch(args) -> int:
+    from . import progress, signals
+
     command = f"privacct {args.command}"
+    progress.reset()
     try:
-        return int(args.func(args) or 0)
+        with signals.handled():
+            return int(args.func(args) or 0)
     except PrivacctError as e:
         write(sys.stderr, f"{command}: error: {printable(e)}\n")
         return 2
+    except KeyboardInterrupt as e:   # signals.Interrupted (SIGINT/SIGTERM), or a bare Ctrl-C outside the handler
+        signum = e.signum if isinstance(e, signals.Interrupted) else 2
+        name = e.name if isinstance(e, signals.Interrupted) else "SIGINT"
+        write(sys.stderr, f"{command}: interrupted ({name}); stopped, no partial file was left in place\n")
+        return 128 + signum
     except BrokenPipeError:  # pragma: no cover
         return 0
     except Exception as e:  # noqa: BLE001 - a bug: one line, never a traceback on a user's terminal

@@ -136,15 +136,20 @@ def test_runner_progress_callback_and_summary(tmp_path):
     assert s["ledger_ok"] is True and math.isfinite(s["episodes_per_second"])
 
 
-def test_progress_bar_draws_only_when_enabled():
+def test_progress_bar_follows_the_one_convention(monkeypatch):
+    """Not a terminal: a plain line when the interval has passed (none within it); disabled: nothing."""
     import io
 
     buf = io.StringIO()
-    ProgressBar(4, label="x", stream=buf)(4)  # StringIO is not a terminal: nothing drawn
+    ProgressBar(4, label="x", stream=buf)(4)  # within the interval: nothing
     assert buf.getvalue() == ""
-    bar = ProgressBar(4, label="x", stream=buf, enabled=True)
+    monkeypatch.setenv("PRIVACCT_PROGRESS_INTERVAL", "0")
+    bar = ProgressBar(4, label="run x", stream=buf)
     bar(4)
-    assert "4/4" in buf.getvalue() and buf.getvalue().endswith("\n")
+    assert buf.getvalue().startswith("run x: 4/4 episodes (100%)") and buf.getvalue().endswith("\n")
+    quiet = io.StringIO()
+    ProgressBar(4, label="x", stream=quiet, enabled=False)(4)
+    assert quiet.getvalue() == ""
 
 
 def test_registry_skips_only_missing_family(monkeypatch):
