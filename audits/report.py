@@ -468,7 +468,7 @@ def register_report(subparsers) -> argparse.ArgumentParser:
                    help="output directory: new, empty, or one `privacct report` wrote before (default: privacct-report)")
     p.add_argument("--full", action="store_true", help="the papers' K and seed counts (hours), not the default minutes")
     p.add_argument("--seed", type=integer_arg("--seed"), default=0,
-                   help="root seed >= 0 of every run and audit (default 0); the same seed gives the same report.json")
+                   help="root seed >= 0 of every run and audit (default 0); the same seed gives the same rows")
     p.add_argument("--only", nargs="+", metavar="ALGORITHM", help="only these learners")
     p.add_argument("--json", action="store_true", help="print report.json's rows as strict JSON instead of the table")
     add_quiet(p)

@@ -280,7 +280,12 @@ def _dispatch(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """The console script: parse (argparse exits 0 for --help, 2 for a usage error) and run."""
-    return _dispatch(build_parser().parse_args(argv))
+    try:
+        args = build_parser().parse_args(argv)
+    except KeyboardInterrupt:   # Ctrl-C while the commands load: one line, not a traceback
+        write(sys.stderr, "privacct: interrupted (SIGINT); nothing was written\n")
+        return 130
+    return _dispatch(args)
 
 
 def run(argv: list[str] | None = None, *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:

@@ -130,10 +130,15 @@ def acquire(directory: str | Path, command: str) -> Lock:
                     raise Busy(me, h[2]) from None
                 path.unlink()   # stale: its holder is dead, or it was left half-written by a killed holder
                 continue
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump({"pid": me, "start": _start_time(me), "command": command}, f)
-                f.flush()
-                os.fsync(f.fileno())
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    json.dump({"pid": me, "start": _start_time(me), "command": command}, f)
+                    f.flush()
+                    os.fsync(f.fileno())
+            except BaseException:   # a full disk, an interruption: leave no lock file behind
+                with contextlib.suppress(OSError):
+                    path.unlink()
+                raise
             return Lock(path, me)
     raise OSError(f"could not create the lock file {path}")  # pragma: no cover - three stale files in a row
 

@@ -33,6 +33,7 @@ commands are removed by the next command on the same ``--out``.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fnmatch
 import hashlib
@@ -299,39 +300,51 @@ class OutputSet:
         (manifest included), sorted."""
         if self.committed:
             return list(self.files)
+        moved = 0
+        old_manifest: bytes | None = None
+        manifest = self.final / MANIFEST
         try:
             with _Deferred():
                 staged = sorted(rel for rel in _entries(self.staging) if rel is not None)
-                for rel in staged:
+                listing = {}
+                for rel in staged:   # hashes and the manifest first: nothing in --out changes until they exist
                     atomic.fsync_file(self.staging / rel)
+                    if rel in self.outputs.volatile:
+                        listing[rel] = {"volatile": True}
+                    else:
+                        listing[rel] = {"bytes": (self.staging / rel).stat().st_size, "sha256": _sha256(self.staging / rel)}
+                staged_manifest = self.staging / f".{MANIFEST}.tmp-commit"   # inside staging: internal if left
+                atomic.write_json(staged_manifest, {"command": self.outputs.command, "complete": True, "files": listing})
                 previous = _manifest_files(self.final, self.outputs.command)
-                manifest = self.final / MANIFEST
                 if manifest.exists():
+                    old_manifest = manifest.read_bytes()
                     manifest.unlink()
                     atomic.fsync_dir(self.final)
                 for rel in staged:
                     target = self.final / rel
                     target.parent.mkdir(parents=True, exist_ok=True)
                     os.replace(self.staging / rel, target)
+                    moved += 1
                 new = set(staged)
                 for rel in sorted(_entries(self.final), key=str):
                     if rel is None or _internal(rel) or rel in new or rel == MANIFEST:
                         continue
                     if rel in previous or self.outputs.owns(rel):
                         (self.final / rel).unlink()
-                listing = {}
-                for rel in staged:
-                    target = self.final / rel
-                    if rel in self.outputs.volatile:
-                        listing[rel] = {"volatile": True}
-                    else:
-                        listing[rel] = {"bytes": target.stat().st_size, "sha256": _sha256(target)}
                 for d in {str(Path(rel).parent) for rel in staged} - {"."}:
                     atomic.fsync_dir(self.final / d)
+                os.replace(staged_manifest, manifest)   # last: the set is complete
                 atomic.fsync_dir(self.final)
-                atomic.write_json(manifest, {"command": self.outputs.command, "complete": True, "files": listing})
                 shutil.rmtree(self.staging, ignore_errors=True)
         except OSError as e:
+            with contextlib.suppress(OSError, NameError):
+                staged_manifest.unlink()
+            if moved == 0:
+                if old_manifest is not None and not manifest.exists():
+                    with contextlib.suppress(OSError):
+                        atomic.write_bytes(manifest, old_manifest)   # nothing moved: the previous set is whole again
+                raise OutputError(f"{self.arg} {_where(str(self.final))}: cannot write its files: "
+                                  f"{printable(e.strerror or e)}; nothing was changed in it") from None
             raise OutputError(f"{self.arg} {_where(str(self.final))}: cannot write its files: "
                               f"{printable(e.strerror or e)}; the set there is incomplete (no {MANIFEST})") from None
         self.committed = True
