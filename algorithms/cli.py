@@ -8,6 +8,7 @@ into exit status 2 (argparse's own errors also exit 2).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import importlib
 import json
@@ -164,6 +165,7 @@ def check_reproduce_memory(family: str, seeds: int | None, episodes: int | None)
 
 def cmd_reproduce(args) -> int:
     from privacct.outputs import OutputSet, check_out, wrote_line
+    from privacct.progress import heartbeat
 
     if args.seeds is not None:
         check_count("--seeds", args.seeds)
@@ -178,8 +180,12 @@ def cmd_reproduce(args) -> int:
         raise
     check_out(args.out, REPRODUCE_OUTPUTS)
     check_reproduce_memory(args.family, args.seeds, args.episodes)
+    # One progress convention (privacct.progress): the tabular family shows a bar per run; the others say
+    # what they finished (notes) under a heartbeat that shows the time elapsed.
+    beat = contextlib.nullcontext() if args.family == "tabular" else heartbeat(f"reproduce {args.family}", quiet=args.quiet)
     with OutputSet(args.out, REPRODUCE_OUTPUTS) as o:
-        mod.reproduce(o.staging, full=args.full, seeds=args.seeds, episodes=args.episodes, progress=not args.quiet)
+        with beat:
+            mod.reproduce(o.staging, full=args.full, seeds=args.seeds, episodes=args.episodes, progress=not args.quiet)
         files = o.commit()
     emit(wrote_line(o.final, files))
     return 0

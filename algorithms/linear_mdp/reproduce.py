@@ -24,7 +24,6 @@ eps in {0.5, 1, 2, 5, 10, 20}. ``seeds`` / ``episodes`` override.
 from __future__ import annotations
 
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,7 @@ import numpy as np
 
 from privacct.errors import PrivacctError, check_count
 from privacct.report import privacy_report
+from privacct.progress import note
 from privacct.rng import spawn_sequences
 
 from ..base import RunConfig
@@ -46,7 +46,7 @@ PRIVATE = ("private-lsvi-ucb", "batched-jdp-lsvi-ucb")
 
 def _say(progress: bool, msg: str) -> None:
     if progress:
-        print(msg, file=sys.stderr, flush=True)
+        note(msg)
 
 
 def reproduce(out_dir, *, full: bool = False, seeds: int | None = None, episodes: int | None = None,

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import csv
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -35,6 +34,7 @@ import numpy as np
 from privacct.accounting import epsilon as account
 from privacct.accounting import tightest_epsilon
 from privacct.errors import UnsupportedLogError, check_count
+from privacct.progress import note
 from privacct.rng import spawn_sequences
 
 from ..base import RunConfig
@@ -66,7 +66,7 @@ def _tune(make, grid, k_tune: int, tune_seeds, progress: bool, label: str) -> tu
         scores[c] = float(res.cumulative_regret[:, -1].mean())
     best = min(scores, key=lambda c: (scores[c], c))
     if progress:
-        print(f"[linear-mixture] tune {label}: {scores} -> c={best:g}", file=sys.stderr, flush=True)
+        note(f"[linear-mixture] tune {label}: {scores} -> c={best:g}")
     return best, {str(c): v for c, v in scores.items()}
 
 
@@ -82,8 +82,8 @@ def _run(config: RunConfig, seeds, progress: bool, label: str) -> dict:
         cert_small = _certify(res.log, SMALL_DELTA)[1]
     cum = res.cumulative_regret
     if progress:
-        print(f"[linear-mixture] {label}: {dt:.1f}s, final cumulative regret {cum[:, -1].mean():.3f}"
-              + (f", certified eps {cert:.4g} ({acc})" if cert is not None else ""), file=sys.stderr, flush=True)
+        note(f"[linear-mixture] {label}: {dt:.1f}s, final cumulative regret {cum[:, -1].mean():.3f}"
+             + (f", certified eps {cert:.4g} ({acc})" if cert is not None else ""))
     return {"label": label, "algorithm": config.algorithm, "privacy": config.privacy, "calibration": config.calibration,
             "epsilon_claim": config.epsilon if config.privacy != "none" else None, "delta": config.delta,
             "certified_epsilon": cert, "accountant": acc, f"certified_epsilon_at_{SMALL_DELTA:g}": cert_small, "bonus_scale": config.bonus_scale,
