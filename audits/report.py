@@ -140,7 +140,9 @@ def _noise_ratios(paper_log: MechanismLog, tight_log: MechanismLog) -> dict[str,
 
 
 def _run_regret(spec, cfg, seeds: int, seed: int) -> np.ndarray:
-    res = spec.run(cfg, spawn_sequences(seed, seeds))
+    from privacct.algorithms.scaleout import run_seeds   # local, or seed chunks on the --scheduler cluster
+
+    res = run_seeds(spec, cfg, spawn_sequences(seed, seeds))
     return np.cumsum(np.asarray(res.regret, dtype=float), axis=1)
 
 
@@ -165,8 +167,9 @@ def _command(cfg, *, what: str, episodes: int, seeds: int = 0, trials: int = 0, 
 
 
 def build_row(spec, cfg, scale: ReportScale, *, seed: int, out_dir: Path,
-              say: Callable[[str], None]) -> dict[str, Any]:
-    """One row of the report (see the module docstring)."""
+              say: Callable[[str], None], shown_dir: Path | None = None) -> dict[str, Any]:
+    """One row of the report (see the module docstring); ``shown_dir``: where the reader finds the files
+    (default ``out_dir``; differs when the command writes into a staging directory first)."""
     from .suite import audit_setting, suggest_trials
 
     t0 = time.perf_counter()
@@ -194,7 +197,9 @@ def build_row(spec, cfg, scale: ReportScale, *, seed: int, out_dir: Path,
     a_trials = suggest_trials(audit_cfg, low=scale.audit_trials, high=scale.max_audit_trials)
     say(f"{tag}: audit at its audit configuration (K={audit_cfg.episodes}, H={audit_cfg.horizon}), {a_trials} trials "
         "per side, other users fixed, every release of user 1 observed")
-    audit = audit_cfg.run(trials=a_trials, seed=seed, executor="inline")   # raises if eps_lb > accounted (same config)
+    from privacct.algorithms.scaleout import audit_executor   # inline, or on the --scheduler cluster: same result
+
+    audit = audit_cfg.run(trials=a_trials, seed=seed, **audit_executor())   # raises if eps_lb > accounted (same config)
     eps_lb = float(audit.epsilon_lower_bound)
     if rep.holds is False:
         verdict = "FAILS (accountant+audit)" if audit.verdict == "fails" else "FAILS (accountant)"
@@ -240,7 +245,7 @@ def build_row(spec, cfg, scale: ReportScale, *, seed: int, out_dir: Path,
         "assumptions": [f"{g.name}: sensitivity {g.sensitivity.value:g} ({g.sensitivity.norm}) - {g.sensitivity.derivation}"
                         for g in paper_log.release_groups],
         "commands": {
-            "verify": f"privacct verify {(logs_dir / (tag + '-paper.json')).as_posix()}",
+            "verify": f"privacct verify {(Path(shown_dir or out_dir) / 'logs' / (tag + '-paper.json')).as_posix()}",
             "run": _command(cfg, what="run", episodes=k_run, seeds=scale.seeds, horizon=cfg.horizon),
             "audit": _command(cfg, what="audit", episodes=audit_cfg.episodes, trials=a_trials, audit=audit_cfg),
         },
@@ -418,8 +423,10 @@ def terminal_table(rows: list[dict]) -> str:
 
 def make_report(out_dir: str | Path, *, scale: ReportScale, scale_name: str = "default", seed: int = 0,
                 only: list[str] | None = None, command: str = "privacct report",
-                progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Build every row, write report.json / report.md / report.html and the figures; return the document."""
+                progress: Callable[[str], None] | None = None, shown_dir: str | Path | None = None) -> dict[str, Any]:
+    """Build every row, write report.json / report.md / report.html and the figures; return the document.
+    ``shown_dir``: the directory named in the documents (default ``out_dir``; the command writes into a
+    staging directory that is renamed into ``--out``)."""
     out = Path(out_dir)
     configs = paper_configs(only)
     if not configs:
@@ -428,7 +435,8 @@ def make_report(out_dir: str | Path, *, scale: ReportScale, scale_name: str = "d
     rows = []
     for i, (spec, cfg) in enumerate(configs, 1):
         say = (lambda msg, i=i: progress(f"[{i}/{len(configs)}] {msg}")) if progress else (lambda msg: None)
-        rows.append(build_row(spec, cfg, scale, seed=seed, out_dir=out, say=say))
+        rows.append(build_row(spec, cfg, scale, seed=seed, out_dir=out, say=say,
+                              shown_dir=None if shown_dir is None else Path(shown_dir)))
     figures = []
     for family in sorted({r["family"] for r in rows}):
         name = f"regret-{family}.png"
@@ -471,12 +479,16 @@ def register_report(subparsers) -> argparse.ArgumentParser:
                    help="root seed >= 0 of every run and audit (default 0); the same seed gives the same rows")
     p.add_argument("--only", nargs="+", metavar="ALGORITHM", help="only these learners")
     p.add_argument("--json", action="store_true", help="print report.json's rows as strict JSON instead of the table")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="Dask scheduler address (e.g. tcp://10.0.0.5:8786): run the rows' seed chunks and audits on "
+                        "that cluster, with the same results as locally (needs pip install 'privacct[dask]')")
     add_quiet(p)
     p.set_defaults(func=cmd_report)
     return p
 
 
 def cmd_report(args) -> int:
+    from privacct.algorithms.scaleout import check_scheduler, connect
     from privacct.outputs import OutputSet, check_out, wrote_line
     from privacct.progress import note
 
@@ -486,10 +498,13 @@ def cmd_report(args) -> int:
     if not configs:
         raise PrivacctError("no private learner is registered")
     check_out(args.out, REPORT_OUTPUTS)
+    if args.scheduler is not None:
+        check_scheduler(args.scheduler)
     command = "privacct report " + " ".join(a for a in sys.argv[2:]) if sys.argv[1:2] == ["report"] else "privacct report"
-    with OutputSet(args.out, REPORT_OUTPUTS) as o:
+    with connect(args.scheduler), OutputSet(args.out, REPORT_OUTPUTS) as o:
         doc = make_report(o.staging, scale=scale, scale_name="full" if args.full else "default", seed=args.seed,
-                          only=args.only, command=command.strip(), progress=lambda m: note(m, quiet=args.quiet))
+                          only=args.only, command=command.strip(), progress=lambda m: note(m, quiet=args.quiet),
+                          shown_dir=args.out)
         files = o.commit()
     from privacct.cli import emit, emit_json, write
 

@@ -30,6 +30,7 @@ from privacct.errors import check_count
 from privacct.rng import spawn_sequences
 
 from ..base import RunConfig
+from ..scaleout import run_seeds
 from . import LEARNERS, TUNED
 
 FULL = {"episodes": 20000, "seeds": 20}
@@ -84,7 +85,7 @@ def reproduce(out_dir, *, full: bool = False, seeds: int | None = None, episodes
                     regret, log = cache[key], None
                 else:
                     cb = _bar(f"{calibration} {alg} {privacy} {eps or ''}", K, N) if progress else None
-                    res = LEARNERS[alg].run(cfg, seq, progress=cb)
+                    res = run_seeds(LEARNERS[alg], cfg, seq, progress=cb)
                     regret, log = res.regret, res.log
                     if key is not None:
                         cache[key] = regret
@@ -129,7 +130,7 @@ def _eps_sweep(K: int, n: int, cache: dict, seq, progress: bool) -> list[dict[st
             for eps in SWEEP_EPSILONS:
                 cfg = _config(alg, privacy, eps, "paper", K)
                 cb = _bar(f"sweep {alg} {privacy} {eps:g}", K, n) if progress else None
-                res = LEARNERS[alg].run(cfg, seq[:n], progress=cb)
+                res = run_seeds(LEARNERS[alg], cfg, seq[:n], progress=cb)
                 fin = res.regret.sum(axis=1)
                 rows.append({"algorithm": alg, "privacy": privacy, "claimed_epsilon": eps,
                              "accounted_epsilon": tightest_epsilon(res.log, delta=0.0)[1],

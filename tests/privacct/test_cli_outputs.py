@@ -188,3 +188,14 @@ def test_a_failed_rename_inside_the_commit_keeps_the_previous_set(cli, cli_contr
     assert r.code == 2 and "nothing was changed" in r.err
     assert snapshot(tmp_path / "o") == before
     assert_complete_set(tmp_path / "o")
+
+
+def test_no_document_names_the_staging_directory(cli, tmp_path):
+    tmp_path = tmp_path / "cwd"
+    r = cli(["report", "--only", "ucb-vi", "--out", "rep", "--quiet"])
+    assert r.code == 0, r.err
+    assert_complete_set(tmp_path / "rep")
+    for rel in visible(tmp_path / "rep"):
+        if rel.endswith((".json", ".md", ".html")):
+            assert STAGING_PREFIX not in (tmp_path / "rep" / rel).read_text(), rel
+    assert "privacct verify rep/logs/" in (tmp_path / "rep" / "report.json").read_text()

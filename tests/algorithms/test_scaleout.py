@@ -1,0 +1,109 @@
+"""privacct.algorithms.scaleout: seed-chunk tasks give bitwise the regret of one batch; `reproduce` and
+`report` on a loopback Dask cluster write the same bytes as locally."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from privacct.algorithms import scaleout
+from privacct.algorithms.base import RunConfig
+from privacct.algorithms.registry import learners
+from privacct.errors import PrivacctError
+from privacct.rng import spawn_sequences
+
+CASES = [("ucb-vi", "jdp", 0.0), ("ucb-po", "ldp", 0.0), ("pp-ucrl-vtr", "jdp", 1e-5), ("ldp-ucrl-vtr", "ldp", 0.1),
+         ("private-lsvi-ucb", "jdp", 1e-5), ("batched-jdp-lsvi-ucb", "jdp", 1e-5)]
+
+
+def test_chunks_cover_the_seeds_in_order():
+    assert scaleout.chunks(5, 2) == [(0, 3), (3, 5)]
+    assert scaleout.chunks(3, 8) == [(0, 1), (1, 2), (2, 3)]
+    assert scaleout.chunks(4, 1) == [(0, 4)]
+
+
+@pytest.mark.parametrize("name, privacy, delta", CASES)
+def test_seed_chunks_give_bitwise_the_regret_of_one_batch(name, privacy, delta):
+    cfg = RunConfig(name, privacy, delta=delta, episodes=12)
+    seeds = spawn_sequences(9, 5)
+    whole = learners()[name].run(cfg, seeds)
+    parts = [scaleout._run_chunk(cfg, seeds[a:b]) for a, b in scaleout.chunks(5, 3)]
+    assert np.concatenate([r for r, _ in parts]).tobytes() == np.asarray(whole.regret, dtype=float).tobytes()
+    assert all(log.to_json() == whole.log.to_json() for _, log in parts)
+
+
+def test_run_seeds_is_the_local_run_without_a_cluster():
+    cfg = RunConfig("ucb-vi", "jdp", episodes=6)
+    seeds = spawn_sequences(1, 2)
+    a = scaleout.run_seeds(learners()["ucb-vi"], cfg, seeds)
+    assert np.array_equal(a.regret, learners()["ucb-vi"].run(cfg, seeds).regret) and a.ledger is not None
+
+
+@pytest.mark.parametrize("address", ["", "not an address", "tcp://host", "http://x:1", "tcp://a:1\nverdict: holds"])
+def test_bad_scheduler_addresses_are_refused(address):
+    with pytest.raises(PrivacctError, match="--scheduler"):
+        scaleout.check_scheduler(address)
+
+
+def without_timings(obj):
+    if isinstance(obj, dict):
+        return {k: without_timings(v) for k, v in obj.items() if k not in ("seconds", "generated")}
+    if isinstance(obj, list):
+        return [without_timings(v) for v in obj]
+    return obj
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp://",
+                                  host="127.0.0.1", dashboard_address=None) as c:
+        yield c.scheduler_address
+
+
+def test_reproduce_on_a_cluster_writes_the_bytes_of_a_local_run(cluster, cli_tmp):
+    from privacct.cli import run
+
+    argv = ["reproduce", "tabular", "--seeds", "3", "--episodes", "4", "--quiet"]
+    assert run(argv + ["--out", str(cli_tmp / "local")]) == 0
+    assert run(argv + ["--out", str(cli_tmp / "dask"), "--scheduler", cluster]) == 0
+    local, dask = cli_tmp / "local", cli_tmp / "dask"
+    names = sorted(p.name for p in local.iterdir())
+    assert names == sorted(p.name for p in dask.iterdir()) and "results.json" in names
+    for name in names:
+        if name in ("results.json", "manifest.json", "README.md"):
+            continue
+        assert (local / name).read_bytes() == (dask / name).read_bytes(), name
+    timing = re.compile(r"\d+ s in all")   # the README's only wall-clock figure
+    assert [timing.sub("", line) for line in (local / "README.md").read_text().splitlines()] == \
+        [timing.sub("", line) for line in (dask / "README.md").read_text().splitlines()]
+    a, b = (json.loads((d / "results.json").read_text()) for d in (local, dask))
+    assert without_timings(a) == without_timings(b)
+
+
+def test_report_rows_on_a_cluster_equal_local_rows(cluster, cli_tmp):
+    from privacct.audits.report import ReportScale, make_report
+
+    only = ["ucb-vi"]
+    local = make_report(cli_tmp / "r-local", scale=ReportScale.tiny(), only=only, shown_dir="rep")
+    with scaleout.connect(cluster):
+        dask = make_report(cli_tmp / "r-dask", scale=ReportScale.tiny(), only=only, shown_dir="rep")
+    assert scaleout.active_client() is None
+    assert without_timings(local["rows"]) == without_timings(dask["rows"])
+    assert any(r["audit"]["trials"] > 0 for r in dask["rows"])
+
+
+def test_scheduler_is_refused_where_it_does_not_apply(cli_tmp):
+    from privacct.cli import run
+
+    assert run(["reproduce", "linear-mdp", "--out", str(cli_tmp / "x"), "--scheduler", "tcp://127.0.0.1:8786"]) == 2
+    assert not (cli_tmp / "x").exists()
+
+
+@pytest.fixture
+def cli_tmp(tmp_path) -> Path:
+    return tmp_path
