@@ -65,7 +65,8 @@ def register_run(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--bonus-scale", type=number_arg("--bonus-scale"), default=1.0,
                    help="multiplier on the bonus width, a finite number >= 0 (tunable, default 1)")
     p.add_argument("--option", type=_option, action="append", default=[], metavar="KEY=VALUE",
-                   help="learner option, repeatable (tabular: e_scale, confidence_delta, eta, canary, observe)")
+                   help="learner option, repeatable; an unknown KEY is refused with the learner's allowed keys (tabular: e_scale, "
+                        "confidence_delta, eta)")
     p.add_argument("--out", required=True,
                    help="output directory: new, empty, or one `privacct run` wrote before (its files are replaced as a "
                         "complete set)")

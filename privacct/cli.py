@@ -267,7 +267,9 @@ def _dispatch(args) -> int:
     except KeyboardInterrupt as e:   # signals.Interrupted (SIGINT/SIGTERM), or a bare Ctrl-C outside the handler
         signum = e.signum if isinstance(e, signals.Interrupted) else 2
         name = e.name if isinstance(e, signals.Interrupted) else "SIGINT"
-        write(sys.stderr, f"{command}: interrupted ({name}); stopped, no partial file was left in place\n")
+        out = getattr(args, "out", None)
+        kept = "" if out is None else f"; --out {shown(str(out))} holds its previous complete files or none"
+        write(sys.stderr, f"{command}: interrupted ({name}){kept}\n")
         return 128 + signum
     except BrokenPipeError:  # pragma: no cover
         return 0

@@ -10,6 +10,9 @@ them it exits at once and quietly (``os._exit``), so a Ctrl-C that reaches the w
 prints no worker tracebacks. When only the command's own process is signalled, the handler first
 terminates its worker processes, so that the pool's shutdown does not wait for queued work.
 
+While stopping, exceptions of helper threads (e.g. a process pool's manager thread noticing its
+terminated workers) are not printed: the command's one line says what happened.
+
 Other signals keep their default behaviour; SIGKILL cannot be handled (the output set's staging
 directory and lock are then cleaned by the next command on the same directory).
 """
@@ -79,6 +82,13 @@ def handled():
         _terminate_children()
         raise Interrupted(signum)
 
+    old_hook = threading.excepthook
+
+    def quiet_hook(args):   # a worker pool's helper thread failing while we stop prints no traceback
+        if _received or args.exc_type is KeyboardInterrupt:
+            return
+        old_hook(args)
+
     old = {}
     try:
         for s in HANDLED:
@@ -89,11 +99,14 @@ def handled():
         yield
         return
     _received.clear()
+    threading.excepthook = quiet_hook
     try:
         yield
     finally:
         for s, h in old.items():
             signal.signal(s, h)
+        if not _received:   # once stopping, helper threads may still fail until the process exits
+            threading.excepthook = old_hook
 
 
 __all__ = ["HANDLED", "Interrupted", "handled", "received"]
