@@ -126,10 +126,6 @@ def cmd_run(args) -> int:
 #: What ``privacct reproduce`` writes: only files its own manifest lists count as its own (the families
 #: write different sets), so an existing --out must be empty or a previous reproduction.
 REPRODUCE_OUTPUTS = Outputs("privacct reproduce", ())
-#: Families whose reproduction runs its learners through :func:`privacct.algorithms.scaleout.run_seeds`
-#: (regret and logs only). The linear families read per-seed diagnostics of every run (``info``), which
-#: seed chunks do not gather yet: --scheduler is refused for them rather than ignored.
-SCHEDULER_FAMILIES = ("tabular",)
 
 
 def register_reproduce(subparsers) -> argparse.ArgumentParser:
@@ -145,8 +141,7 @@ def register_reproduce(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--episodes", type=integer_arg("--episodes"), default=None, help="override K (>= 1)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="Dask scheduler address (e.g. tcp://10.0.0.5:8786): run each setting's seed chunks on that "
-                        f"cluster, with the same bytes as locally (families: {', '.join(SCHEDULER_FAMILIES)}; needs "
-                        "pip install 'privacct[dask]')")
+                        "cluster, with the same bytes as locally (needs pip install 'privacct[dask]')")
     add_quiet(p)
     p.set_defaults(func=cmd_reproduce)
     return p
@@ -190,9 +185,6 @@ def cmd_reproduce(args) -> int:
             raise PrivacctError(f"family {args.family!r} has no reproduce module yet ({module})") from None
         raise
     if args.scheduler is not None:
-        if args.family not in SCHEDULER_FAMILIES:
-            raise PrivacctError(f"--scheduler applies to the {', '.join(SCHEDULER_FAMILIES)} family only (yet), not "
-                                f"{args.family}: its reproduction reads per-seed diagnostics that seed chunks do not gather")
         check_scheduler(args.scheduler)
     check_out(args.out, REPRODUCE_OUTPUTS)
     check_reproduce_memory(args.family, args.seeds, args.episodes)

@@ -8,7 +8,9 @@ regret of seed i does not depend on which other seeds share its batch: the resul
 regret of one local batch (``tests/algorithms/test_scaleout.py`` checks it per family), and a
 reproduction writes the same bytes with or without a cluster, whatever the chunking. What crosses
 the network: the frozen :class:`~privacct.algorithms.base.RunConfig` and the SeedSequences; back:
-the regret and the declared log (equal for every chunk: it depends on the configuration only).
+the regret, the declared log (equal for every chunk: it depends on the configuration only) and the
+entries of the learner's ``info`` the caller names -- per-seed diagnostics, concatenated in seed
+order, and configuration-level figures, checked equal across chunks (:func:`merge`).
 
 Without ``--scheduler`` (or outside :func:`connect`) :func:`run_seeds` is the plain local run.
 ``distributed`` is an optional dependency (``pip install 'privacct[dask]'``).
@@ -79,37 +81,68 @@ def chunks(n: int, parts: int) -> list[tuple[int, int]]:
     return [(a, min(a + size, n)) for a in range(0, n, size)]
 
 
-def _run_chunk(config: RunConfig, seeds: list) -> tuple[np.ndarray, Any]:
-    """One task on a worker: the batched run of ``seeds`` (regret and declared log only)."""
+def _run_chunk(config: RunConfig, seeds: list, keys: tuple[str, ...] = ()) -> tuple[np.ndarray, Any, dict]:
+    """One task on a worker: the batched run of ``seeds`` (regret, declared log and the ``keys`` of its info)."""
     from .registry import get_learner
 
     res = get_learner(config.algorithm).run(config, seeds)
-    return np.asarray(res.regret, dtype=float), res.log
+    return np.asarray(res.regret, dtype=float), res.log, {k: res.info[k] for k in keys if k in res.info}
 
 
-def run_seeds(spec: LearnerSpec, config: RunConfig, seeds: list, *,
-              progress: Callable[[int], None] | None = None) -> RunResult:
+def _same(values: list) -> bool:
+    import json
+
+    first = json.dumps(values[0], sort_keys=True, default=repr)
+    return all(json.dumps(v, sort_keys=True, default=repr) == first for v in values[1:])
+
+
+def merge(config: RunConfig, parts: list, *, per_seed: tuple[str, ...] = (), shared: tuple[str, ...] = (),
+          info: dict | None = None) -> RunResult:
+    """One RunResult from seed-chunk results ``(regret, log, info)`` in seed order: regret rows and the
+    ``per_seed`` info entries (one value per seed) concatenated, the log and the ``shared`` entries (set by
+    the configuration) checked equal across chunks; nothing else of ``info`` is kept."""
+    logs = [log for _, log, _ in parts]
+    if any((log is None) != (logs[0] is None) or (log is not None and log.to_json() != logs[0].to_json())
+           for log in logs):
+        raise PrivacctError(f"learner {config.algorithm!r} declared different logs for different seed chunks")
+    merged: dict[str, Any] = dict(info or {})
+    for key in per_seed:
+        values = [p[2][key] for p in parts if key in p[2]]
+        if len(values) == len(parts):
+            merged[key] = (np.concatenate([np.asarray(v) for v in values]) if isinstance(values[0], np.ndarray)
+                           else [x for v in values for x in v])
+    for key in shared:
+        values = [p[2][key] for p in parts if key in p[2]]
+        if len(values) == len(parts):
+            if not _same(values):
+                raise PrivacctError(f"learner {config.algorithm!r}: info[{key!r}] differs between seed chunks; it is "
+                                    "not set by the configuration alone")
+            merged[key] = values[0]
+    regret = np.concatenate([r for r, _, _ in parts], axis=0)
+    return RunResult(config=config, regret=regret, log=logs[0], ledger=None, info=merged)
+
+
+def run_seeds(spec: LearnerSpec, config: RunConfig, seeds: list, *, progress: Callable[[int], None] | None = None,
+              per_seed: tuple[str, ...] = (), shared: tuple[str, ...] = ()) -> RunResult:
     """``spec.run(config, seeds)`` locally, or as seed-chunk tasks on the connected cluster (module docstring).
 
-    On the cluster the result holds the regret and the log; ``ledger`` is None and ``info`` names the
-    scheduler and the chunks (diagnostics of the learners are not gathered)."""
+    On the cluster the result holds the regret, the log and the named entries of ``info`` (:func:`merge`:
+    ``per_seed`` diagnostics concatenated in seed order, ``shared`` ones set by the configuration);
+    ``ledger`` is None and ``info`` also names the scheduler and the chunks."""
     client = active_client()
     if client is None:
         return spec.run(config, seeds, progress=progress)
     seeds = list(seeds)
     workers = max(1, len(client.scheduler_info().get("workers", {})))
     ranges = chunks(len(seeds), workers)
-    futures = client.map(_run_chunk, [config] * len(ranges), [seeds[a:b] for a, b in ranges], pure=False)
-    parts = client.gather(futures)
-    logs = [log for _, log in parts]
-    if any((log is None) != (logs[0] is None) or (log is not None and log.to_json() != logs[0].to_json())
-           for log in logs):
-        raise PrivacctError(f"learner {config.algorithm!r} declared different logs for different seed chunks")
-    regret = np.concatenate([r for r, _ in parts], axis=0)
+    keys = tuple(per_seed) + tuple(shared)
+    futures = client.map(_run_chunk, [config] * len(ranges), [seeds[a:b] for a, b in ranges], [keys] * len(ranges),
+                         pure=False)
+    result = merge(config, client.gather(futures), per_seed=per_seed, shared=shared,
+                   info={"scheduler": _state["address"], "chunks": ranges})
     if progress is not None:
         progress(config.episodes)
-    return RunResult(config=config, regret=regret, log=logs[0], ledger=None,
-                     info={"scheduler": _state["address"], "chunks": ranges})
+    return result
 
 
 def audit_executor() -> dict[str, Any]:
@@ -119,4 +152,4 @@ def audit_executor() -> dict[str, Any]:
     return {"executor": "inline"} if client is None else {"scheduler": client}
 
 
-__all__ = ["ADDRESS", "active_client", "audit_executor", "check_scheduler", "chunks", "connect", "run_seeds"]
+__all__ = ["ADDRESS", "active_client", "audit_executor", "check_scheduler", "chunks", "connect", "merge", "run_seeds"]

@@ -31,11 +31,12 @@ from typing import Any
 import numpy as np
 
 from privacct.errors import PrivacctError, check_count
-from privacct.report import privacy_report
 from privacct.progress import note
+from privacct.report import privacy_report
 from privacct.rng import spawn_sequences
 
 from ..base import RunConfig
+from ..scaleout import run_seeds
 from . import LEARNERS
 
 LABEL = "toolkit's own experiment (the papers print no experiments)"
@@ -83,7 +84,7 @@ def reproduce(out_dir, *, full: bool = False, seeds: int | None = None, episodes
     curves: dict[tuple, np.ndarray] = {}
     t0 = time.perf_counter()
     base = RunConfig("lsvi-ucb", privacy="none", episodes=K, env=ENV, options=(("beta", beta),))
-    res = LEARNERS["lsvi-ucb"].run(base, seed_seqs)
+    res = run_seeds(LEARNERS["lsvi-ucb"], base, seed_seqs)   # local, or seed chunks on --scheduler
     curves[("lsvi-ucb", "none", None)] = res.cumulative_regret
     summary["runs"].append({"algorithm": "lsvi-ucb", "calibration": "none", "epsilon": None,
                             "final_regret_mean": float(res.cumulative_regret[:, -1].mean())})
@@ -97,7 +98,8 @@ def reproduce(out_dir, *, full: bool = False, seeds: int | None = None, episodes
                 log = spec.build_log(cfg)
                 log.save(out / "logs" / f"{name}_{cal}_eps{eps:g}.json")
                 rep = privacy_report(log)
-                res = spec.run(cfg, seed_seqs)
+                res = run_seeds(spec, cfg, seed_seqs, per_seed=("n_updates", "floor_events"),
+                                shared=("cap", "switching_bound_thm11", "lam_tilde", "rho"))
                 curves[(name, cal, eps)] = res.cumulative_regret
                 row = {"algorithm": name, "calibration": cal, "epsilon": eps,
                        "certified_epsilon": rep.tightest_epsilon, "accountant": rep.tightest, "verdict": rep.verdict,

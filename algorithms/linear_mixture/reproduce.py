@@ -38,6 +38,7 @@ from privacct.progress import note
 from privacct.rng import spawn_sequences
 
 from ..base import RunConfig
+from ..scaleout import run_seeds
 from . import LEARNERS
 
 EPS_GRID = (0.1, 1.0, 10.0)
@@ -62,7 +63,7 @@ def _tune(make, grid, k_tune: int, tune_seeds, progress: bool, label: str) -> tu
     """The c in ``grid`` with the smallest mean final cumulative regret on the tuning seeds."""
     scores = {}
     for c in grid:
-        res = LEARNERS[make(c, k_tune).algorithm].run(make(c, k_tune), tune_seeds)
+        res = run_seeds(LEARNERS[make(c, k_tune).algorithm], make(c, k_tune), tune_seeds)
         scores[c] = float(res.cumulative_regret[:, -1].mean())
     best = min(scores, key=lambda c: (scores[c], c))
     if progress:
@@ -73,7 +74,7 @@ def _tune(make, grid, k_tune: int, tune_seeds, progress: bool, label: str) -> tu
 def _run(config: RunConfig, seeds, progress: bool, label: str) -> dict:
     spec = LEARNERS[config.algorithm]
     t = time.perf_counter()
-    res = spec.run(config, seeds)
+    res = run_seeds(spec, config, seeds, per_seed=("non_pd_events",), shared=("noise_scales", "design", "env"))
     dt = time.perf_counter() - t
     cert = cert_small = None
     acc = None

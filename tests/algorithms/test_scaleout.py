@@ -32,8 +32,8 @@ def test_seed_chunks_give_bitwise_the_regret_of_one_batch(name, privacy, delta):
     seeds = spawn_sequences(9, 5)
     whole = learners()[name].run(cfg, seeds)
     parts = [scaleout._run_chunk(cfg, seeds[a:b]) for a, b in scaleout.chunks(5, 3)]
-    assert np.concatenate([r for r, _ in parts]).tobytes() == np.asarray(whole.regret, dtype=float).tobytes()
-    assert all(log.to_json() == whole.log.to_json() for _, log in parts)
+    assert np.concatenate([r for r, _, _ in parts]).tobytes() == np.asarray(whole.regret, dtype=float).tobytes()
+    assert all(log.to_json() == whole.log.to_json() for _, log, _ in parts)
 
 
 def test_run_seeds_is_the_local_run_without_a_cluster():
@@ -51,7 +51,7 @@ def test_bad_scheduler_addresses_are_refused(address):
 
 def without_timings(obj):
     if isinstance(obj, dict):
-        return {k: without_timings(v) for k, v in obj.items() if k not in ("seconds", "generated")}
+        return {k: without_timings(v) for k, v in obj.items() if k not in ("seconds", "generated", "elapsed_s")}
     if isinstance(obj, list):
         return [without_timings(v) for v in obj]
     return obj
@@ -97,10 +97,48 @@ def test_report_rows_on_a_cluster_equal_local_rows(cluster, cli_tmp):
     assert any(r["audit"]["trials"] > 0 for r in dask["rows"])
 
 
-def test_scheduler_is_refused_where_it_does_not_apply(cli_tmp):
+@pytest.mark.parametrize("family, argv", [("linear-mdp", ["--seeds", "2", "--episodes", "16"]),
+                                          ("linear-mixture", ["--seeds", "2", "--episodes", "6"])])
+def test_linear_reproductions_on_a_cluster_write_the_bytes_of_a_local_run(family, argv, cluster, cli_tmp):
     from privacct.cli import run
 
-    assert run(["reproduce", "linear-mdp", "--out", str(cli_tmp / "x"), "--scheduler", "tcp://127.0.0.1:8786"]) == 2
+    assert run(["reproduce", family, "--quiet", "--out", str(cli_tmp / "local")] + argv) == 0
+    assert run(["reproduce", family, "--quiet", "--out", str(cli_tmp / "dask"), "--scheduler", cluster] + argv) == 0
+    local, dask = cli_tmp / "local", cli_tmp / "dask"
+    names = sorted(p.relative_to(local).as_posix() for p in local.rglob("*") if p.is_file())
+    assert names == sorted(p.relative_to(dask).as_posix() for p in dask.rglob("*") if p.is_file())
+    for name in names:
+        if name == "manifest.json":
+            continue
+        a, b = (local / name).read_bytes(), (dask / name).read_bytes()
+        if name.endswith(".json"):
+            assert without_timings(json.loads(a)) == without_timings(json.loads(b)), name
+        else:
+            assert a == b, name
+
+
+@pytest.mark.parametrize("name, privacy, delta, per_seed, shared", [
+    ("private-lsvi-ucb", "jdp", 1e-5, ("n_updates", "floor_events"), ("cap", "switching_bound_thm11", "lam_tilde", "rho")),
+    ("pp-ucrl-vtr", "jdp", 1e-5, ("non_pd_events",), ("noise_scales", "design", "env"))])
+def test_merged_diagnostics_equal_the_batch_ones(name, privacy, delta, per_seed, shared):
+    cfg = RunConfig(name, privacy, delta=delta, episodes=12)
+    seeds = spawn_sequences(4, 5)
+    whole = learners()[name].run(cfg, seeds)
+    parts = [scaleout._run_chunk(cfg, seeds[a:b], per_seed + shared) for a, b in scaleout.chunks(5, 2)]
+    merged = scaleout.merge(cfg, parts, per_seed=per_seed, shared=shared)
+    for key in per_seed:
+        assert np.array_equal(np.asarray(merged.info[key]), np.asarray(whole.info[key])), key
+    for key in shared:
+        assert json.dumps(merged.info[key], sort_keys=True, default=repr) == \
+            json.dumps(whole.info[key], sort_keys=True, default=repr), key
+    assert merged.regret.tobytes() == np.asarray(whole.regret, dtype=float).tobytes()
+
+
+def test_bad_scheduler_is_refused_before_any_work(cli_tmp):
+    from privacct.cli import run
+
+    assert run(["reproduce", "linear-mdp", "--out", str(cli_tmp / "x"), "--scheduler", "no address"]) == 2
+    assert run(["report", "--out", str(cli_tmp / "x"), "--scheduler", "tcp://"]) == 2
     assert not (cli_tmp / "x").exists()
 
 
