@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from privacct.errors import PrivacctError, shown
+from privacct.errors import PrivacctError, printable, shown
 
 from .base import LearnerSpec, RunConfig, RunResult
 
@@ -59,7 +59,8 @@ def connect(address: str | None, *, arg: str = "--scheduler"):
     try:
         client = Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
     except (OSError, TimeoutError) as e:
-        raise PrivacctError(f"{arg} {shown(address)}: cannot connect ({e.__class__.__name__})") from None
+        raise PrivacctError(f"{arg} {shown(address)}: cannot connect within {CONNECT_TIMEOUT} s "
+                            f"({e.__class__.__name__}: {printable(e)[:120]})") from None
     old = dict(_state)
     _state.update(client=client, address=address)
     try:

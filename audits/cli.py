@@ -65,7 +65,9 @@ def register_audit(subparsers) -> argparse.ArgumentParser:
                         "D and D' are two fixed neighbouring datasets; far more power)")
     p.add_argument("--confidence", type=number_arg("--confidence"), default=0.95, help="in (0, 1) (default 0.95)")
     p.add_argument("--seed", type=integer_arg("--seed"), default=0, help="root seed >= 0 (default 0)")
-    p.add_argument("--scheduler", default=None, metavar="ADDRESS", help="Dask scheduler address (default: local processes)")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="Dask scheduler address, e.g. tcp://10.0.0.5:8786 (default: local processes; the same result "
+                        "either way; needs pip install 'privacct[dask]')")
     p.add_argument("--json", action="store_true", help="print one strict JSON object (the result and its settings) "
                                                        "instead of the text summary")
     add_quiet(p)
@@ -99,6 +101,10 @@ def audit_arguments(args):
         raise PrivacctError(f"--confidence must be in (0, 1), got {args.confidence!r}")
     if args.fresh_users and args.episodes < 2:
         raise PrivacctError("--fresh-users needs --episodes >= 2 (with K = 1 there are no users 2..K to draw)")
+    if args.scheduler is not None:
+        from privacct.algorithms.scaleout import check_scheduler
+
+        check_scheduler(args.scheduler)
     if args.observe == "actions" and args.episodes < 2:
         raise PrivacctError("--observe actions needs --episodes >= 2 (the actions sent to users 2..K)")
     calibration = args.calibration or DEFAULT_CALIBRATION
