@@ -25,7 +25,6 @@ largest shipped sizes of their family.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -154,10 +153,6 @@ def audit_estimate(family: str, config, trials: int, observe: str, workers: int,
 def samples_lower_bound(trials: int) -> int:
     """The least an audit of ``trials`` per side can need: one float per trial and side."""
     return 2 * FLOAT * int(trials)
-
-
-def human_count(n: int) -> str:
-    return f"{n:,}" if n < 10**15 else f"about 10^{int(math.log10(n))}"
 
 
 __all__ = ["AUDIT_CHUNK", "MemoryEstimate", "audit_estimate", "family_sizes", "observation_width", "run_estimate",

@@ -202,14 +202,6 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-#: Output sets open in this process (the dispatcher names them when a command is interrupted).
-_ACTIVE: list["OutputSet"] = []
-
-
-def active() -> list["OutputSet"]:
-    return list(_ACTIVE)
-
-
 class _Deferred:
     """Block SIGINT and SIGTERM while a commit runs (main thread only): delivered right after it."""
 
@@ -292,7 +284,6 @@ class OutputSet:
             if isinstance(e, OSError):
                 raise self._fail("write in it", e) from None
             raise
-        _ACTIVE.append(self)
         return self
 
     def commit(self) -> list[str]:
@@ -369,8 +360,6 @@ class OutputSet:
             self._remove_created()
 
     def __exit__(self, exc_type, exc, tb) -> bool:
-        if self in _ACTIVE:
-            _ACTIVE.remove(self)
         self._release()
         if isinstance(exc, OSError) and not isinstance(exc, OutputError) and _about_writing(exc, self):
             raise OutputError(f"{self.arg} {_where(str(self.final))}: cannot write its files: "
@@ -396,4 +385,4 @@ def wrote_line(final: Path | str, files: list[str]) -> str:
     return f"wrote {printable(str(final))} (files: {', '.join(printable(t) for t in tops)})"
 
 
-__all__ = ["MANIFEST", "OutputError", "OutputSet", "Outputs", "active", "check_out", "wrote_line"]
+__all__ = ["MANIFEST", "OutputError", "OutputSet", "Outputs", "check_out", "wrote_line"]
