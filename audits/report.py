@@ -490,7 +490,7 @@ def register_report(subparsers) -> argparse.ArgumentParser:
 def cmd_report(args) -> int:
     from privacct.algorithms.scaleout import check_scheduler, connect
     from privacct.outputs import OutputSet, check_out, wrote_line
-    from privacct.progress import note
+    from privacct.progress import heartbeat, note
 
     check_count("--seed", args.seed, minimum=0)
     scale = ReportScale.full() if args.full else ReportScale.default()
@@ -501,7 +501,7 @@ def cmd_report(args) -> int:
     if args.scheduler is not None:
         check_scheduler(args.scheduler)
     command = "privacct report " + " ".join(a for a in sys.argv[2:]) if sys.argv[1:2] == ["report"] else "privacct report"
-    with connect(args.scheduler), OutputSet(args.out, REPORT_OUTPUTS) as o:
+    with connect(args.scheduler), OutputSet(args.out, REPORT_OUTPUTS) as o, heartbeat("report", quiet=args.quiet):
         doc = make_report(o.staging, scale=scale, scale_name="full" if args.full else "default", seed=args.seed,
                           only=args.only, command=command.strip(), progress=lambda m: note(m, quiet=args.quiet),
                           shown_dir=args.out)
