@@ -105,3 +105,28 @@ def test_concurrent_writers_never_interleave(tmp_path):
             assert err.count("\n") == 1 and "in use by another privacct command" in err, err
     assert any(code == 0 for code, _ in results)
     assert check_state(out, [new]) == "complete"
+
+
+def test_reproduce_killed_at_random_times_leaves_a_complete_set_or_none(tmp_path):
+    argv = ["reproduce", "tabular", "--seeds", "1", "--episodes", "20", "--quiet"]
+    rng = np.random.default_rng(np.random.SeedSequence(17))
+    for i, sig in enumerate([signal.SIGINT, signal.SIGKILL, signal.SIGINT]):
+        out = tmp_path / f"rep-{i}"
+        p = subprocess.Popen(command(argv + ["--out", str(out)]), env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(float(rng.uniform(0.5, 6.0)))
+        p.send_signal(sig)
+        _, stderr = p.communicate(timeout=300)
+        assert "Traceback" not in stderr.decode(), stderr
+        files = visible(out) if out.exists() else []
+        if "manifest.json" in files:
+            assert_complete_set(out)
+        else:   # nothing, or (killed inside the commit) complete files without their manifest
+            for rel in files:
+                data = (out / rel).read_bytes()
+                if rel.endswith(".json"):
+                    json.loads(data)
+                elif rel.endswith(".png"):
+                    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data.endswith(b"IEND\xaeB`\x82"), rel
+    r = subprocess.run(command(argv + ["--out", str(tmp_path / "rep-1")]), env=env(), capture_output=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert_complete_set(tmp_path / "rep-1")

@@ -190,8 +190,11 @@ def test_a_failed_rename_inside_the_commit_keeps_the_previous_set(cli, cli_contr
     assert_complete_set(tmp_path / "o")
 
 
-def test_no_document_names_the_staging_directory(cli, tmp_path):
+def test_no_document_names_the_staging_directory(cli, tmp_path, monkeypatch):
+    from privacct.audits.report import ReportScale
+
     tmp_path = tmp_path / "cwd"
+    monkeypatch.setattr(ReportScale, "default", classmethod(lambda cls: cls.tiny()))   # seconds, not minutes
     r = cli(["report", "--only", "ucb-vi", "--out", "rep", "--quiet"])
     assert r.code == 0, r.err
     assert_complete_set(tmp_path / "rep")
