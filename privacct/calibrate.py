@@ -116,10 +116,14 @@ def calibration_factor(log: MechanismLog, *, epsilon: float, delta: float, accou
     def gap_at(c: float) -> float:
         return _eps_or_inf(acc, log.scaled_noise(c), delta) - epsilon
 
-    # every scaled noise scale must stay a positive finite float
+    # every scaled noise scale c * b, and the factor c itself, must stay a positive finite (normal)
+    # float; the bounds are taken in log2 so that a tiny or huge b cannot overflow them
+    log2_max = math.log2(_MAX_FLOAT) - 1.0
     b_max = max(g.noise_scale for g in log.release_groups)
     b_min = min(g.noise_scale for g in log.release_groups)
-    c_hi, c_lo = _MAX_FLOAT / b_max / 2.0, 1e-300 / b_min
+    log2_hi = min(log2_max - math.log2(b_max), log2_max)
+    log2_lo = max(math.log2(1e-300) - math.log2(b_min), -1000.0)
+    c_hi, c_lo = 2.0 ** log2_hi, 2.0 ** log2_lo
 
     closed = _closed_form_factor(accountant, log, epsilon, delta)
     if closed is not None and math.isfinite(closed) and c_lo <= closed <= c_hi:
@@ -128,8 +132,14 @@ def calibration_factor(log: MechanismLog, *, epsilon: float, delta: float, accou
                 return c
 
     s0 = _unit_scale(log)
-    lower = math.ceil((math.log2(c_lo) - math.log2(s0)) * LATTICE) + 1
-    upper = math.floor((math.log2(c_hi) - math.log2(s0)) * LATTICE) - 1
+    lower = math.ceil((log2_lo - math.log2(s0)) * LATTICE) + 1
+    upper = math.floor((log2_hi - math.log2(s0)) * LATTICE) - 1
+    # the lattice point 2^(m / LATTICE) itself must be a finite normal float too
+    lower = max(lower, math.ceil(-1000.0 * LATTICE) + 1)
+    upper = min(upper, math.floor(log2_max * LATTICE) - 1)
+    if lower >= upper:
+        raise NumericalError(f"calibration under {accountant!r}: the noise scales of this log leave no room to "
+                             "rescale them within the floating-point range")
     guess = closed if closed is not None else _guess(accountant, log, epsilon, delta)
     start = None
     if guess is not None and math.isfinite(guess) and guess > 0:
