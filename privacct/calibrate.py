@@ -26,6 +26,7 @@ How (docs/accounting.md, "calibration"):
 
 from __future__ import annotations
 
+import functools
 import math
 
 from .accounting import ACCOUNTANT_NAMES, get_accountant, releases
@@ -169,11 +170,31 @@ def calibrate_log(log: MechanismLog, *, epsilon: float, delta: float, accountant
 
     ``accountant`` None: the accountant that allows the least noise among those that apply.
     With ``return_accountant=True`` returns ``(log, accountant_name)``.
+
+    This is the one calibration path of the toolkit (learners call it, then rebuild their
+    constants from the calibrated scales). Logs are frozen and hashable, so answers are cached per
+    (log, epsilon, delta, accountant): a learner planned once per seed chunk, an audit's pilot and its
+    trials, and a report's rows calibrate each distinct log once. Refusals are not cached.
     """
     epsilon = check_positive("epsilon", epsilon)
     delta = check_delta("delta", delta, allow_zero=True)
     if accountant is not None and accountant not in ACCOUNTANT_NAMES:
         get_accountant(accountant)  # raises the one-line error naming the choices
+    if not isinstance(log, MechanismLog):
+        raise PrivacctError(f"log must be a MechanismLog, got {type(log).__name__}")
+    try:
+        out, name = _calibrate_cached(log, epsilon, delta, accountant)
+    except TypeError:  # an unhashable parameter value: calibrate without the cache
+        out, name = _calibrate(log, epsilon, delta, accountant)
+    return (out, name) if return_accountant else out
+
+
+@functools.lru_cache(maxsize=256)
+def _calibrate_cached(log: MechanismLog, epsilon: float, delta: float, accountant: str | None):
+    return _calibrate(log, epsilon, delta, accountant)
+
+
+def _calibrate(log: MechanismLog, epsilon: float, delta: float, accountant: str | None):
     names = [accountant] if accountant is not None else list(ACCOUNTANT_NAMES)
     best: tuple[float, str] | None = None
     reasons = []
@@ -192,8 +213,7 @@ def calibrate_log(log: MechanismLog, *, epsilon: float, delta: float, accountant
             best = (c, name)
     if best is None:
         raise UnsupportedLogError("; ".join(reasons) or "no accountant applies")
-    out = log.scaled_noise(best[0])
-    return (out, best[1]) if return_accountant else out
+    return log.scaled_noise(best[0]), best[1]
 
 
 def single_group_log(*, mechanism: str, sensitivity: float, structure: Structure, noise_scale: float = 1.0,
