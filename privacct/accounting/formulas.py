@@ -499,7 +499,7 @@ def kov_optimal_epsilon(k: int, eps0: float, delta: float) -> float:
     A_j = sum_{l<j} P_l, B_j = sum_{l<j} Q_l (the maximum over the sets {l < j}), which equals
     KOV's delta*_i at eps = (k - 2i) eps0 and is exact in between. Hence the least eps >= 0 with
     delta(eps) <= delta is eps* = max(0, max_j ln((A_j - delta) / B_j)) over the j with A_j > delta,
-    monotone in k, eps0 and delta (docs/accounting.md, "advanced"). Logs of A_j, B_j are
+    monotone in k, eps0 and delta (docs/accounting.md#advanced). Logs of A_j, B_j are
     accumulated in double precision; the result is raised by a bound on that arithmetic's
     error (every term's log carries an absolute error of at most 8 u times its magnitude).
     """
