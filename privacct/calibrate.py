@@ -5,7 +5,7 @@ must be multiplied so that an accountant's epsilon is <= the budget; :func:`cali
 returns the scaled log (under the accountant allowing the least noise, by default), and
 :func:`calibrate_noise` does it for one release group (the ``privacct calibrate`` command).
 
-How (docs/accounting.md, "calibration"):
+How (docs/accounting.md#calibration):
 
 * Only the reasons that no noise can remove refuse a calibration
   (``Accountant.why_not_for_any_noise``); a log that an accountant cannot account at its current

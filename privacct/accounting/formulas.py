@@ -3,7 +3,7 @@
 Conventions: ``eps0`` is the per-release pure-DP level of a Laplace release (Delta_1 / b); ``mu``
 the Gaussian ratio Delta_2 / sigma; ``rho`` a zCDP parameter; ``count`` a number of releases.
 
-Outward rounding (docs/accounting.md, "outward rounding"): every function here returns a value
+Outward rounding (docs/accounting.md#conservative-numerics): every function here returns a value
 on the private side of the exact value of its formula. Sums of non-negative terms are rounded up
 by a relative bound on their float error; a formula whose terms cancel is rounded up by an
 absolute bound, the sum of the terms' magnitudes times a multiple of the unit roundoff
