@@ -1,39 +1,135 @@
-"""Learner runs on a Dask cluster: ``privacct reproduce`` and ``privacct report`` with ``--scheduler``.
+"""A learner's seeds run in chunks, inline or on a Dask cluster, with the same bytes as one batch.
 
-A run of ``config`` over N seeds becomes independent (algorithm, setting, seed-chunk) tasks: task
-i runs the learner's batched run on ``seeds[a_i:b_i]`` on a worker; the regret rows come back and
-are concatenated in seed order. Every random stream of a learner is spawned from its own seed's
-SeedSequence (:mod:`privacct.algorithms.base`, ``noise_generators`` / ``stream_generators``), so the
-regret of seed i does not depend on which other seeds share its batch: the result is bitwise the
-regret of one local batch (``tests/algorithms/test_scaleout.py`` checks it per family), and a
-reproduction writes the same bytes with or without a cluster, whatever the chunking. What crosses
-the network: the frozen :class:`~privacct.algorithms.base.RunConfig` and the SeedSequences; back:
-the regret, the declared log (equal for every chunk: it depends on the configuration only) and the
-entries of the learner's ``info`` the caller names -- per-seed diagnostics, concatenated in seed
-order, and configuration-level figures, checked equal across chunks (:func:`merge`).
+``run_seeds(spec, config, seeds, scheduler=ADDRESS)`` cuts ``seeds`` into chunks of consecutive
+seeds, runs ``spec.run(config, chunk)`` for each chunk on the cluster (:func:`privacct.executors.map_tasks`),
+and joins the chunks in seed order. Every learner draws each seed's randomness from that seed's own
+``SeedSequence`` (the contract of :mod:`privacct.algorithms.base`, tested for every registered learner
+in tests/algorithms/test_contract.py: a batch equals its seeds run one by one), so the joined regret
+is byte-identical to ``spec.run(config, seeds)`` for any chunking and any executor.
 
-Without ``--scheduler`` (or outside :func:`connect`) :func:`run_seeds` is the plain local run.
-``distributed`` is an optional dependency (``pip install 'privacct[dask]'``).
+The joined result keeps the log and the ledger of the first chunk after checking that every chunk
+declared the same log and executed the same per-group usage (the releases of a run do not depend on
+how many seeds share a batch); a chunk that differs is an error, never silently dropped.
+
+Without a scheduler the seeds run in this process in one batch, exactly as ``spec.run``.
+
+The commands (``privacct reproduce`` / ``report --scheduler ADDRESS``) do not thread the address through
+every family's code: they validate it (:func:`check_scheduler`, one line, before any work) and open
+one connection for the whole command (:func:`connect`); inside it, :func:`run_seeds` without an
+explicit ``scheduler`` uses that cluster, and :func:`audit_executor` sends audits there too.
+
+Diagnostics: the joined ``info`` is the first chunk's, plus the entries a caller names --
+``per_seed`` ones (one value per seed, e.g. a linear-MDP learner's ``n_updates``) concatenated in
+seed order, ``shared`` ones (set by the configuration) checked equal across chunks -- so a
+reproduction that reads them writes the same bytes on a cluster as locally.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import re
-from typing import Any, Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from privacct.errors import PrivacctError, printable, shown
+from privacct.errors import PrivacctError, shown
 
-from .base import LearnerSpec, RunConfig, RunResult
+from .base import LearnerSpec, RunConfig, RunResult, check_seeds
 
-#: ``[scheme://]host:port`` (tcp, tls, inproc, ucx, ws, wss), as ``distributed.Client`` accepts it.
+
+def seed_chunks(n_seeds: int, chunk_size: int) -> list[range]:
+    """Consecutive seed index ranges of at most ``chunk_size`` seeds."""
+    return [range(i, min(i + chunk_size, n_seeds)) for i in range(0, n_seeds, chunk_size)]
+
+
+def _run_chunk(algorithm: str, config: RunConfig, seeds: list[np.random.SeedSequence]) -> RunResult:
+    """One chunk on a worker (module level: picklable). The registry is looked up on the worker."""
+    from .registry import get_learner
+
+    return get_learner(algorithm).run(config, seeds)
+
+
+def _usage(result: RunResult) -> list | None:
+    return None if result.ledger is None else result.ledger.usage()
+
+
+def _same(values: list) -> bool:
+    first = json.dumps(values[0], sort_keys=True, default=repr)
+    return all(json.dumps(v, sort_keys=True, default=repr) == first for v in values[1:])
+
+
+def join(config: RunConfig, parts: Sequence[RunResult], *, per_seed: Sequence[str] = (),
+         shared: Sequence[str] = ()) -> RunResult:
+    """The chunks' results as one run (regret stacked in seed order); see the module docstring."""
+    if not parts:
+        raise PrivacctError("join needs at least one chunk")
+    first = parts[0]
+    for i, p in enumerate(parts[1:], 1):
+        if p.log != first.log:
+            raise PrivacctError(f"seed chunk {i} declared a different mechanism log than chunk 0")
+        if _usage(p) != _usage(first):
+            raise PrivacctError(f"seed chunk {i} executed different releases than chunk 0 (ledger usage differs)")
+    regret = np.concatenate([np.asarray(p.regret) for p in parts], axis=0)
+    info = dict(first.info)
+    for key in per_seed:
+        values = [p.info[key] for p in parts if key in p.info]
+        if len(values) == len(parts):
+            info[key] = (np.concatenate([np.asarray(v) for v in values]) if isinstance(values[0], np.ndarray)
+                         else [x for v in values for x in v])
+    for key in shared:
+        values = [p.info[key] for p in parts if key in p.info]
+        if len(values) == len(parts) and not _same(values):
+            raise PrivacctError(f"learner {config.algorithm!r}: info[{key!r}] differs between seed chunks; it is not "
+                                "set by the configuration alone")
+    info["seed_chunks"] = len(parts)
+    return RunResult(config, regret, first.log, first.ledger, info)
+
+
+def run_seeds(spec: LearnerSpec, config: RunConfig, seeds, *, scheduler: Any = None, chunk_size: int | None = None,
+              progress: Callable[[int], None] | None = None, executor: str | None = None,
+              per_seed: Sequence[str] = (), shared: Sequence[str] = ()) -> RunResult:
+    """``spec.run(config, seeds)``, on a Dask cluster in seed chunks when ``scheduler`` is given (default:
+    the cluster of the enclosing :func:`connect`, if any).
+
+    ``chunk_size``: seeds per task (default: enough tasks to keep every worker busy, at most 8 seeds a
+    task). ``progress`` receives the number of episodes done, as for ``spec.run`` (a chunk counts when
+    it finishes). ``executor`` overrides the choice (``inline`` / ``processes`` / ``dask``; tests).
+    ``per_seed`` / ``shared``: the ``info`` entries to join (:func:`join`).
+    """
+    seeds = check_seeds(seeds)
+    if scheduler is None:
+        scheduler = _state["client"]
+    if scheduler is None and executor in (None, "inline") and chunk_size is None:
+        return spec.run(config, seeds, progress=progress)
+    from privacct.executors import map_tasks, resolve
+
+    n = len(seeds)
+    if chunk_size is None:
+        chunk_size = max(1, min(8, math.ceil(n / 4)))
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+        raise PrivacctError(f"chunk_size must be an integer >= 1, got {chunk_size!r}")
+    chunks = seed_chunks(n, chunk_size)
+    how = resolve(executor or "auto", scheduler, len(chunks), spec.name, config, seeds[:1], min_tasks=2)
+    done = [0]
+
+    def on_done(i: int) -> None:
+        done[0] += len(chunks[i])
+        if progress is not None:
+            progress(config.episodes * done[0] // n)
+
+    tasks = [(spec.name, config, [seeds[j] for j in c]) for c in chunks]
+    parts = map_tasks(_run_chunk, tasks, how, scheduler, on_done=on_done)
+    return join(config, parts, per_seed=per_seed, shared=shared)
+
+
+# --------------------------------------------------------------------------- the commands' --scheduler
+#: ``[scheme://]host:port`` (tcp, tls, ucx, ws, wss), or ``inproc://...``, as ``distributed.Client`` accepts it.
 ADDRESS = re.compile(r"^(?:(?:tcp|tls|ucx|ws|wss)://)?[A-Za-z0-9.\-\[\]:]+:\d{1,5}$|^inproc://[\w.\-/:]+$")
-CONNECT_TIMEOUT = 30
 
-_state: dict[str, Any] = {"client": None, "address": None}
+_state: dict[str, Any] = {"client": None}
 
 
 def check_scheduler(address: object, *, arg: str = "--scheduler") -> str:
@@ -49,108 +145,33 @@ def check_scheduler(address: object, *, arg: str = "--scheduler") -> str:
 
 @contextlib.contextmanager
 def connect(address: str | None, *, arg: str = "--scheduler"):
-    """Within the block, :func:`run_seeds` runs its seed chunks on the cluster at ``address`` (None: locally)."""
+    """Within the block, :func:`run_seeds` and :func:`audit_executor` use the cluster at ``address`` (one
+    connection for the whole command); ``None``: everything runs locally."""
     if address is None:
         yield None
         return
-    from distributed import Client
+    from privacct.executors import dask_client
 
     check_scheduler(address, arg=arg)
-    try:
-        client = Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
-    except (OSError, TimeoutError) as e:
-        raise PrivacctError(f"{arg} {shown(address)}: cannot connect within {CONNECT_TIMEOUT} s "
-                            f"({e.__class__.__name__}: {printable(e)[:120]})") from None
-    old = dict(_state)
-    _state.update(client=client, address=address)
+    client, _ = dask_client(address)
+    old = _state["client"]
+    _state["client"] = client
     try:
         yield client
     finally:
-        _state.update(old)
+        _state["client"] = old
         client.close()
 
 
 def active_client():
-    """The connected ``distributed.Client`` inside :func:`connect`, else None."""
+    """The ``distributed.Client`` of the enclosing :func:`connect`, else None."""
     return _state["client"]
 
 
-def chunks(n: int, parts: int) -> list[tuple[int, int]]:
-    """``parts`` contiguous seed ranges covering ``range(n)`` (at most n of them, sizes differing by <= 1)."""
-    parts = max(1, min(int(parts), int(n)))
-    size = math.ceil(n / parts)
-    return [(a, min(a + size, n)) for a in range(0, n, size)]
-
-
-def _run_chunk(config: RunConfig, seeds: list, keys: tuple[str, ...] = ()) -> tuple[np.ndarray, Any, dict]:
-    """One task on a worker: the batched run of ``seeds`` (regret, declared log and the ``keys`` of its info)."""
-    from .registry import get_learner
-
-    res = get_learner(config.algorithm).run(config, seeds)
-    return np.asarray(res.regret, dtype=float), res.log, {k: res.info[k] for k in keys if k in res.info}
-
-
-def _same(values: list) -> bool:
-    import json
-
-    first = json.dumps(values[0], sort_keys=True, default=repr)
-    return all(json.dumps(v, sort_keys=True, default=repr) == first for v in values[1:])
-
-
-def merge(config: RunConfig, parts: list, *, per_seed: tuple[str, ...] = (), shared: tuple[str, ...] = (),
-          info: dict | None = None) -> RunResult:
-    """One RunResult from seed-chunk results ``(regret, log, info)`` in seed order: regret rows and the
-    ``per_seed`` info entries (one value per seed) concatenated, the log and the ``shared`` entries (set by
-    the configuration) checked equal across chunks; nothing else of ``info`` is kept."""
-    logs = [log for _, log, _ in parts]
-    if any((log is None) != (logs[0] is None) or (log is not None and log.to_json() != logs[0].to_json())
-           for log in logs):
-        raise PrivacctError(f"learner {config.algorithm!r} declared different logs for different seed chunks")
-    merged: dict[str, Any] = dict(info or {})
-    for key in per_seed:
-        values = [p[2][key] for p in parts if key in p[2]]
-        if len(values) == len(parts):
-            merged[key] = (np.concatenate([np.asarray(v) for v in values]) if isinstance(values[0], np.ndarray)
-                           else [x for v in values for x in v])
-    for key in shared:
-        values = [p[2][key] for p in parts if key in p[2]]
-        if len(values) == len(parts):
-            if not _same(values):
-                raise PrivacctError(f"learner {config.algorithm!r}: info[{key!r}] differs between seed chunks; it is "
-                                    "not set by the configuration alone")
-            merged[key] = values[0]
-    regret = np.concatenate([r for r, _, _ in parts], axis=0)
-    return RunResult(config=config, regret=regret, log=logs[0], ledger=None, info=merged)
-
-
-def run_seeds(spec: LearnerSpec, config: RunConfig, seeds: list, *, progress: Callable[[int], None] | None = None,
-              per_seed: tuple[str, ...] = (), shared: tuple[str, ...] = ()) -> RunResult:
-    """``spec.run(config, seeds)`` locally, or as seed-chunk tasks on the connected cluster (module docstring).
-
-    On the cluster the result holds the regret, the log and the named entries of ``info`` (:func:`merge`:
-    ``per_seed`` diagnostics concatenated in seed order, ``shared`` ones set by the configuration);
-    ``ledger`` is None and ``info`` also names the scheduler and the chunks."""
-    client = active_client()
-    if client is None:
-        return spec.run(config, seeds, progress=progress)
-    seeds = list(seeds)
-    workers = max(1, len(client.scheduler_info().get("workers", {})))
-    ranges = chunks(len(seeds), workers)
-    keys = tuple(per_seed) + tuple(shared)
-    futures = client.map(_run_chunk, [config] * len(ranges), [seeds[a:b] for a, b in ranges], [keys] * len(ranges),
-                         pure=False)
-    result = merge(config, client.gather(futures), per_seed=per_seed, shared=shared,
-                   info={"scheduler": _state["address"], "chunks": ranges})
-    if progress is not None:
-        progress(config.episodes)
-    return result
-
-
 def audit_executor() -> dict[str, Any]:
-    """Keyword arguments for an audit run: on the connected cluster, else inline (the same result either way,
-    :mod:`privacct.audits.sampling`)."""
-    client = active_client()
+    """Keyword arguments for an audit: on the connected cluster, else inline (the same result either way)."""
+    client = _state["client"]
     return {"executor": "inline"} if client is None else {"scheduler": client}
 
 
-__all__ = ["ADDRESS", "active_client", "audit_executor", "check_scheduler", "chunks", "connect", "merge", "run_seeds"]
+__all__ = ["ADDRESS", "active_client", "audit_executor", "check_scheduler", "connect", "join", "run_seeds", "seed_chunks"]

@@ -1,39 +1,80 @@
-"""privacct.algorithms.scaleout: seed-chunk tasks give bitwise the regret of one batch; `reproduce` and
-`report` on a loopback Dask cluster write the same bytes as locally."""
-
-from __future__ import annotations
+"""Seed chunks on any executor give the bytes of one batch (privacct.algorithms.scaleout); `reproduce`
+and `report` on a loopback Dask cluster write the same bytes as locally."""
 
 import json
 import re
 from pathlib import Path
 
+import distributed
 import numpy as np
 import pytest
 
 from privacct.algorithms import scaleout
 from privacct.algorithms.base import RunConfig
-from privacct.algorithms.registry import learners
+from privacct.algorithms.registry import get_learner, learners
+from privacct.algorithms.scaleout import join, run_seeds, seed_chunks
 from privacct.errors import PrivacctError
 from privacct.rng import spawn_sequences
 
-CASES = [("ucb-vi", "jdp", 0.0), ("ucb-po", "ldp", 0.0), ("pp-ucrl-vtr", "jdp", 1e-5), ("ldp-ucrl-vtr", "ldp", 0.1),
+SEEDS = np.random.SeedSequence(3).spawn(5)
+CASES = [("ucb-vi", "jdp"), ("ldp-ucrl-vtr", "ldp"), ("private-lsvi-ucb", "jdp")]
+
+
+def _cfg(name, privacy, K=10):
+    return RunConfig(name, privacy=privacy, epsilon=1.0, delta=1e-5, episodes=K)
+
+
+def test_seed_chunks_cover_the_seeds_in_order():
+    assert [list(r) for r in seed_chunks(5, 2)] == [[0, 1], [2, 3], [4]]
+    assert [list(r) for r in seed_chunks(3, 8)] == [[0, 1, 2]]
+
+
+@pytest.mark.parametrize("name,privacy", CASES)
+def test_chunks_inline_equal_one_batch(name, privacy):
+    spec, cfg = get_learner(name), _cfg(name, privacy)
+    batch = spec.run(cfg, SEEDS)
+    done = []
+    chunked = run_seeds(spec, cfg, SEEDS, chunk_size=2, executor="inline", progress=done.append)
+    assert chunked.regret.tobytes() == batch.regret.tobytes()
+    assert chunked.log == batch.log and chunked.info["seed_chunks"] == 3
+    assert done[-1] == cfg.episodes and done == sorted(done)
+
+
+def test_chunks_on_a_loopback_dask_cluster_equal_one_batch():
+    spec, cfg = get_learner("ucb-vi"), _cfg("ucb-vi", "jdp")
+    batch = spec.run(cfg, SEEDS)
+    with distributed.LocalCluster(n_workers=2, processes=False, protocol="tcp://", host="127.0.0.1",
+                                  dashboard_address=None) as cluster:
+        remote = run_seeds(spec, cfg, SEEDS, scheduler=cluster.scheduler_address, chunk_size=2)
+    assert remote.regret.tobytes() == batch.regret.tobytes()
+
+
+def test_join_refuses_chunks_that_ran_different_mechanisms():
+    a = get_learner("ucb-vi").run(_cfg("ucb-vi", "jdp"), SEEDS[:1])
+    b = get_learner("ucb-vi").run(_cfg("ucb-vi", "jdp", K=12), SEEDS[1:2])
+    with pytest.raises(PrivacctError, match="different mechanism log"):
+        join(a.config, [a, b])
+
+
+def test_bad_chunk_size_and_scheduler_are_one_line_errors():
+    spec, cfg = get_learner("ucb-vi"), _cfg("ucb-vi", "jdp")
+    with pytest.raises(PrivacctError, match="chunk_size must be an integer >= 1"):
+        run_seeds(spec, cfg, SEEDS, chunk_size=0, executor="inline")
+    with pytest.raises(PrivacctError, match="scheduler"):
+        run_seeds(spec, cfg, SEEDS, scheduler=42)
+
+
+BATCH_CASES = [("ucb-vi", "jdp", 0.0), ("ucb-po", "ldp", 0.0), ("pp-ucrl-vtr", "jdp", 1e-5), ("ldp-ucrl-vtr", "ldp", 0.1),
          ("private-lsvi-ucb", "jdp", 1e-5), ("batched-jdp-lsvi-ucb", "jdp", 1e-5)]
 
 
-def test_chunks_cover_the_seeds_in_order():
-    assert scaleout.chunks(5, 2) == [(0, 3), (3, 5)]
-    assert scaleout.chunks(3, 8) == [(0, 1), (1, 2), (2, 3)]
-    assert scaleout.chunks(4, 1) == [(0, 4)]
-
-
-@pytest.mark.parametrize("name, privacy, delta", CASES)
-def test_seed_chunks_give_bitwise_the_regret_of_one_batch(name, privacy, delta):
+@pytest.mark.parametrize("name, privacy, delta", BATCH_CASES)
+def test_seed_chunks_give_bitwise_the_regret_of_one_batch_for_every_family(name, privacy, delta):
     cfg = RunConfig(name, privacy, delta=delta, episodes=12)
     seeds = spawn_sequences(9, 5)
     whole = learners()[name].run(cfg, seeds)
-    parts = [scaleout._run_chunk(cfg, seeds[a:b]) for a, b in scaleout.chunks(5, 3)]
-    assert np.concatenate([r for r, _, _ in parts]).tobytes() == np.asarray(whole.regret, dtype=float).tobytes()
-    assert all(log.to_json() == whole.log.to_json() for _, log, _ in parts)
+    chunked = scaleout.run_seeds(learners()[name], cfg, seeds, chunk_size=2, executor="inline")
+    assert chunked.regret.tobytes() == np.asarray(whole.regret).tobytes() and chunked.log == whole.log
 
 
 def test_run_seeds_is_the_local_run_without_a_cluster():
@@ -59,7 +100,6 @@ def without_timings(obj):
 
 @pytest.fixture(scope="module")
 def cluster():
-    distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp://",
                                   host="127.0.0.1", dashboard_address=None) as c:
         yield c.scheduler_address
@@ -124,8 +164,9 @@ def test_merged_diagnostics_equal_the_batch_ones(name, privacy, delta, per_seed,
     cfg = RunConfig(name, privacy, delta=delta, episodes=12)
     seeds = spawn_sequences(4, 5)
     whole = learners()[name].run(cfg, seeds)
-    parts = [scaleout._run_chunk(cfg, seeds[a:b], per_seed + shared) for a, b in scaleout.chunks(5, 2)]
-    merged = scaleout.merge(cfg, parts, per_seed=per_seed, shared=shared)
+    merged = scaleout.run_seeds(learners()[name], cfg, seeds, chunk_size=2, executor="inline", per_seed=per_seed,
+                                shared=shared)
+    assert merged.info["seed_chunks"] == 3
     for key in per_seed:
         assert np.array_equal(np.asarray(merged.info[key]), np.asarray(whole.info[key])), key
     for key in shared:
