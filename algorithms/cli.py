@@ -3,6 +3,11 @@
 argparse subparsers object and sets ``func(args) -> exit code``. Bad input raises
 :class:`privacct.errors.PrivacctError`, which ``privacct.cli.main`` prints as one line and turns
 into exit status 2 (argparse's own errors also exit 2).
+
+Order of work: every argument is validated, then ``--out`` (:func:`privacct.outputs.check_out`), then
+the memory the run needs (:mod:`privacct.algorithms.memory`), and only then is anything created; the
+files appear as one complete set (:class:`privacct.outputs.OutputSet`) and the command ends with a
+``wrote DIR (files: ...)`` line. Defaults shared with ``privacct audit``: :mod:`privacct.algorithms.defaults`.
 """
 
 from __future__ import annotations

@@ -1,8 +1,10 @@
 """``privacct audit`` and ``privacct mutants`` (registered through the ``privacct.commands`` entry points).
 
-``privacct audit ALGORITHM --privacy jdp|ldp --epsilon E [--delta D] --calibration paper|tight
+``privacct audit ALGORITHM --privacy jdp|ldp [--epsilon E] [--delta D] [--calibration paper|tight]
 --episodes K [--horizon H] --trials N --observe released|actions [--fresh-users] [--json] [--seed S]
-[--confidence C] [--scheduler ADDRESS]``: audit a learner's claim on canary A vs B
+[--confidence C] [--scheduler ADDRESS] [--quiet]``: audit a learner's claim on canary A vs B; the claim's
+defaults are ``privacct run``'s (:mod:`privacct.algorithms.defaults`: epsilon 1, the paper setting's
+delta, calibration paper), every argument is checked and the memory estimated before anything runs
 (:func:`privacct.audits.learner.audit_learner`). ``released`` (the default) observes every release
 that contains user 1 (white-box, with its exact likelihood ratio); other users are fixed (users
 2..K report a fixed response function, so D and D' are two fixed neighbouring datasets) unless
