@@ -265,19 +265,27 @@ def _dispatch(args) -> int:
         write(sys.stderr, f"{command}: error: {printable(e)}\n")
         return 2
     except KeyboardInterrupt as e:   # signals.Interrupted (SIGINT/SIGTERM), or a bare Ctrl-C outside the handler
-        signum = e.signum if isinstance(e, signals.Interrupted) else 2
-        name = e.name if isinstance(e, signals.Interrupted) else "SIGINT"
-        out = getattr(args, "out", None)
-        kept = "" if out is None else f"; --out {shown(str(out))} holds its previous complete files or none"
-        write(sys.stderr, f"{command}: interrupted ({name}){kept}\n")
-        return 128 + signum
+        return _interrupted(command, args, e.signum if isinstance(e, signals.Interrupted) else 2)
     except BrokenPipeError:  # pragma: no cover
         return 0
     except Exception as e:  # noqa: BLE001 - a bug: one line, never a traceback on a user's terminal
+        if signals.received() is not None:
+            # the signal surfaced as another exception: a KeyboardInterrupt raised inside a C extension's
+            # initialisation (numpy turns it into "ImportError: initialization failed"), or a worker's death
+            return _interrupted(command, args, signals.received())
         if os.environ.get("PRIVACCT_DEBUG"):
             raise
         write(sys.stderr, f"{command}: internal error (please report it): {e.__class__.__name__}: {printable(e)[:300]}\n")
         return EXIT_INTERNAL
+
+
+def _interrupted(command: str, args, signum: int) -> int:
+    import signal
+
+    out = getattr(args, "out", None)
+    kept = "" if out is None else f"; --out {shown(str(out))} holds its previous complete files or none"
+    write(sys.stderr, f"{command}: interrupted ({signal.Signals(signum).name}){kept}\n")
+    return 128 + signum
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -33,3 +33,23 @@ def test_cli_interrupted_command_is_one_line_exit_130(monkeypatch, cli):
     monkeypatch.setattr(cli_module, "cmd_schema", interrupted)
     r = cli(["schema"])
     assert r.code == 130 and r.out == "" and r.err == "privacct schema: interrupted (SIGINT)\n"
+
+
+def test_a_signal_that_surfaces_as_another_exception_is_still_an_interruption(monkeypatch, cli):
+    """A Ctrl-C that lands inside a C extension's initialisation reaches us as ImportError
+    ("initialization failed", numpy): the command still ends with the one interruption line and 130,
+    not as an internal error."""
+    import privacct.cli as cli_module
+
+    def import_interrupted(args):
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(10**6):
+                pass
+        except KeyboardInterrupt:
+            raise ImportError("initialization failed") from None
+        return 0
+
+    monkeypatch.setattr(cli_module, "cmd_schema", import_interrupted)
+    r = cli(["schema"])
+    assert r.code == 130 and r.err == "privacct schema: interrupted (SIGINT)\n"
