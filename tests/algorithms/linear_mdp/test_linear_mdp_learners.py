@@ -19,7 +19,7 @@ from privacct.log import tree_depth
 from privacct.report import privacy_report
 from privacct.rng import spawn_sequences
 
-PRIVATE = ("batched-jdp-lsvi-ucb", "private-lsvi-ucb")
+PRIVATE = ("batched-jdp-lsvi-ucb", "batched-jdp-lsvi-ucb-laplace", "private-lsvi-ucb")
 
 
 def cfg(name, **kw):
@@ -32,7 +32,7 @@ def cfg(name, **kw):
 
 
 def test_registry_contents():
-    assert set(LEARNERS) == {"lsvi-ucb", "batched-jdp-lsvi-ucb", "private-lsvi-ucb"}
+    assert set(LEARNERS) == {"lsvi-ucb", "batched-jdp-lsvi-ucb", "batched-jdp-lsvi-ucb-laplace", "private-lsvi-ucb"}
     for name, spec in LEARNERS.items():
         assert spec.name == name and spec.family == "linear-mdp" and spec.default_env == "linear-two-state"
 
