@@ -373,6 +373,48 @@ def laplace_matrix_width(d: int, log_term: float) -> float:
     return 2 * d + 2 * math.sqrt(d * log_term) + log_term
 
 
+def printed_alg1(K: int, H: int, d: int, eps: float, delta: float, p: float, privacy: str, noise: str,
+                 vs: float | None = None) -> dict[str, float]:
+    """Seed 003 Alg. 1's printed noise scale and Upsilon (:func:`pp_ucrl_vtr`; vs = r_max H, default H).
+
+    Gaussian: Cor. 5 (JDP) / Cor. 6 (LDP). Laplace: the pure-DP reading of Rem. 1 / App. C.4
+    (docs/seed-003-linear-representation.md#pure-dp-variants)."""
+    vs = float(H) if vs is None else vs
+    K0 = math.ceil(math.log2(K) + 1)
+    if noise == "gaussian":
+        if privacy == "jdp":
+            sigma = (32 * vs**2 / eps) * math.sqrt(2 * H * K0 * math.log(8 * H / delta) * math.log(4 / delta)
+                                                   * math.log(16 * H * K0 / delta))
+            ups = sigma * math.sqrt(K0) * (4 * math.sqrt(d) + 2 * math.log(6 * K * H / p))
+        else:
+            sigma = (4 * H * vs**2 / eps) * math.sqrt(2 * math.log(4 * H / delta))
+            ups = sigma * math.sqrt(K) * (4 * math.sqrt(d) + 2 * math.log(6 * K * H / p))
+    else:
+        width = laplace_matrix_width(d, math.log(6 * K * H * d / p))
+        if privacy == "jdp":
+            sigma = 2 * vs**2 * 2 * H * K0 / eps
+            ups = sigma * K0 * width
+        else:
+            sigma = 2 * vs**2 * 2 * H / eps
+            ups = sigma * math.sqrt(K) * width
+    return {"K0": K0, "sigma": sigma, "upsilon": ups}
+
+
+def printed_alg3(K: int, H: int, d: int, eps: float, delta: float, p: float, privacy: str,
+                 vs: float | None = None) -> dict[str, float]:
+    """Seed 003 Alg. 3's printed noise scales and Upsilons (Cor. 10 JDP / Cor. 11 LDP; :func:`pp_ucrl_vtr_plus`)."""
+    vs = float(H) if vs is None else vs
+    K0 = math.ceil(math.log2(K) + 1)
+    if privacy == "jdp":
+        c = math.sqrt(2 * H * K0 * math.log(16 * H / delta) * math.log(8 / delta) * math.log(32 * H * K0 / delta))
+        sig1, sig2, root = 64 * d / eps * c, 64 * vs**4 / eps * c, math.sqrt(K0)
+    else:
+        g = math.sqrt(2 * math.log(8 * H / delta))
+        sig1, sig2, root = 8 * d * H / eps * g, 8 * H * vs**4 / eps * g, math.sqrt(K)
+    width = 4 * math.sqrt(d) + 2 * math.log(24 * K * H / p)
+    return {"K0": K0, "sigma1": sig1, "sigma2": sig2, "upsilon1": sig1 * root * width, "upsilon2": sig2 * root * width}
+
+
 def pp_ucrl_vtr(env: LinearMixtureMDP, K: int, eps: float, delta: float, alpha: float, privacy: str,
                 shift_scale: float, noise_factor: float = 1.0, noise: str = "gaussian") -> Design:
     """Seed 003 Alg. 1. lambda = vs^2 (printed H^2, Alg. 1 Initialize). Paper per-leaf Delta = 2 vs^2
@@ -424,29 +466,21 @@ def pp_ucrl_vtr(env: LinearMixtureMDP, K: int, eps: float, delta: float, alpha: 
         _check_claim(eps, delta, name)
     else:
         _check_pure(eps, delta, name)
-    K0 = math.ceil(math.log2(K) + 1)
+    pc = printed_alg1(K, H, d, eps, delta, alpha, privacy, noise, vs)
+    K0, sigma = pc["K0"], pc["sigma"]
+    ups = noise_factor * pc["upsilon"]   # Upsilon follows the sigma that runs (tight: calibrated)
     if noise == "gaussian":
         if privacy == "jdp":
-            sigma = (32 * vs**2 / eps) * math.sqrt(2 * H * K0 * math.log(8 * H / delta) * math.log(4 / delta)
-                                                   * math.log(16 * H * K0 / delta))
-            ups = noise_factor * sigma * math.sqrt(K0) * (4 * math.sqrt(d) + 2 * math.log(6 * K * H / alpha))
             count, eq, mech = float(K0), "seed 003 Cor. 5 / App. C.2", "tree"
         else:
-            sigma = (4 * H * vs**2 / eps) * math.sqrt(2 * math.log(4 * H / delta))
-            ups = noise_factor * sigma * math.sqrt(K) * (4 * math.sqrt(d) + 2 * math.log(6 * K * H / alpha))
             count, eq, mech = 1.0, "seed 003 Cor. 6 / App. C.3", "local"
     else:
-        width = laplace_matrix_width(d, math.log(6 * K * H * d / alpha))
         if privacy == "jdp":
-            sigma = pdelta * 2 * H * K0 / eps
-            ups = noise_factor * sigma * K0 * width
             count = float(K0)
             eq = ("seed 003 Rem. 1 / App. C.4 with Cor. 5's chain, simple composition (F.5) and the Laplace mechanism "
                   "(F.2): Lap(2H^2 * 2 H K0 / eps) per node, Delta_1 = 2H^2 as printed (App. C.2)")
             mech = "tree"
         else:
-            sigma = pdelta * 2 * H / eps
-            ups = noise_factor * sigma * math.sqrt(K) * width
             count, mech = 1.0, "local"
             eq = ("seed 003 Rem. 1 / App. C.4 with Cor. 6's chain (2H messages, simple composition) and the Laplace "
                   "mechanism (F.2): Lap(2H^2 * 2H / eps) per message, Delta_1 = 2H^2 as printed (App. C.3)")
@@ -514,20 +548,14 @@ def pp_ucrl_vtr_plus(env: LinearMixtureMDP, K: int, eps: float, delta: float, al
         mech, sig1, sig2, count, eq = "none", 0.0, 0.0, 0.0, ""
     else:
         _check_claim(eps, delta, name)
+        pc = printed_alg3(K, H, d, eps, delta, alpha, privacy, vs)
+        sig1, sig2 = pc["sigma1"], pc["sigma2"]
         if privacy == "jdp":
-            K0 = math.ceil(math.log2(K) + 1)
-            c = math.sqrt(2 * H * K0 * math.log(16 * H / delta) * math.log(8 / delta) * math.log(32 * H * K0 / delta))
-            sig1, sig2 = 64 * d / eps * c, 64 * vs**4 / eps * c
-            root = math.sqrt(K0)
-            count, eq, mech = float(K0), "seed 003 Cor. 10 / App. D.3 (privacy analysis)", "tree"
+            count, eq, mech = float(pc["K0"]), "seed 003 Cor. 10 / App. D.3 (privacy analysis)", "tree"
         else:
-            g = math.sqrt(2 * math.log(8 * H / delta))
-            sig1, sig2 = 8 * d * H / eps * g, 8 * H * vs**4 / eps * g
-            root = math.sqrt(K)
             count, eq, mech = 1.0, "seed 003 Cor. 11 / App. D.4 (privacy analysis)", "local"
-        width = 4 * math.sqrt(d) + 2 * math.log(24 * K * H / alpha)
-        ups1 = noise_factor * sig1 * root * width
-        ups2 = noise_factor * sig2 * root * width
+        ups1 = noise_factor * pc["upsilon1"]   # the Upsilons follow the sigmas that run (tight: calibrated)
+        ups2 = noise_factor * pc["upsilon2"]
     des = Design(name, SOURCES["003"], privacy, mech, env, K, lam, False, "greedy", cap="horizon",
                  variance_aware=True)
     if privacy != "none":
@@ -650,4 +678,5 @@ def private_linopt(env: LinearMixtureMDP, K: int, eps: float, delta: float, alph
 
 
 __all__ = ["Design", "GroupSpec", "RELATIONS", "SHARED_START", "laplace_matrix_width", "ldp_ucrl_vtr",
-           "mixture_neighbours", "pair_bound", "pp_ucrl_vtr", "pp_ucrl_vtr_plus", "private_linopt", "ucrl_vtr"]
+           "mixture_neighbours", "pair_bound", "pp_ucrl_vtr", "pp_ucrl_vtr_plus", "printed_alg1", "printed_alg3",
+           "private_linopt", "ucrl_vtr"]

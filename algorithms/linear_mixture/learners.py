@@ -83,6 +83,8 @@ def _validate(config: RunConfig, spec_privacy: tuple[str, ...]) -> dict[str, Any
         "eta": None if o.get("eta") is None else check_positive("option eta", o["eta"]),
         "on_non_pd": o.get("on_non_pd", "floor"),
     }
+    if out["eta"] is not None and config.algorithm != "private-linopt-po":
+        raise PrivacctError(f"option eta exists only for private-linopt-po, not {config.algorithm}")
     if out["radius"] not in ("theory", "paper-experiment"):
         raise PrivacctError(f"option radius must be 'theory' or 'paper-experiment', got {out['radius']!r}")
     if out["on_non_pd"] not in ("floor", "error"):
@@ -96,8 +98,6 @@ def design_for(name: str, config: RunConfig, default_env: str, noise_factor: flo
     env = make_env(config, default_env)
     o = _validate(config, SPECS_PRIVACY[name])
     K, eps, delta = config.episodes, config.epsilon, config.delta
-    if o["eta"] is not None and name != "private-linopt-po":
-        raise PrivacctError(f"option eta exists only for private-linopt-po, not {name}")
     if name == "ucrl-vtr":
         return D.ucrl_vtr(env, K)
     if name == "ldp-ucrl-vtr":
