@@ -4,27 +4,62 @@ Core subcommands: ``account``, ``calibrate``, ``verify``, ``schema``. Other pack
 (``run``, ``reproduce``, ``audit``, ``mutants``, ``report``) through the ``privacct.commands``
 entry-point group, so privacct never imports them (DESIGN.md: dependencies point one way).
 
-Exit codes: 0 success (for ``verify``: the claim holds), 1 the claim does not hold, 2 bad input
-(one line on stderr naming the field; no traceback; nothing written).
+Exit codes (every command): 0 success (``verify``: the claim holds; ``audit``: passes), 1 the claim
+does not hold (``audit``: fails), 2 bad input (one line on stderr naming the argument or field and
+its allowed range; no traceback; nothing written), 3 inconclusive (``audit`` only: too few trials to
+see a violation), 4 an internal error (one line on stderr; a bug to report; ``PRIVACCT_DEBUG=1``
+re-raises it with its traceback).
+
+Output safety: everything is written through :func:`write`, which encodes for the stream's
+encoding with backslash escapes (no UnicodeEncodeError on an ASCII terminal); text reports escape
+every string a log carries (:func:`privacct.errors.printable`), and ``--json`` prints strict JSON
+(ASCII, no NaN/Infinity). This module imports neither numpy, scipy nor dp_accounting at load
+time: ``privacct --help`` and argument errors answer without them.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from importlib import metadata
 from pathlib import Path
+from typing import TextIO
 
-from .accounting import ACCOUNTANTS, all_epsilons
-from .calibrate import calibrate_noise, single_group_log
-from .errors import PrivacctError, check_count, check_delta, check_positive
-from .log import MechanismLog, Structure
-from .report import privacy_report
-from .schema import log_schema
+from .accounting import ACCOUNTANT_NAMES
+from .errors import PrivacctError, check_count, check_delta, check_positive, printable, shown
+from .log import Structure
+
+#: Exit status of an unexpected exception (a bug): distinct from 0/1 (verdict), 2 (bad input) and
+#: 3 (an inconclusive audit).
+EXIT_INTERNAL = 4
 
 EXAMPLES = Path(__file__).parent / "examples"
 DEFAULT_EXAMPLE = EXAMPLES / "seed002-ucbvi-jdp-paper.json"
+
+JSON_HELP = "print one strict JSON object (ASCII, no NaN or Infinity) instead of text"
+
+
+def write(stream: TextIO, text: str) -> None:
+    """Write ``text`` to a text stream whatever its encoding: characters it cannot encode are
+    written as backslash escapes instead of raising UnicodeEncodeError."""
+    enc = getattr(stream, "encoding", None) or "utf-8"
+    try:
+        safe = text.encode(enc, "backslashreplace").decode(enc, "replace")
+    except LookupError:  # pragma: no cover - unknown codec name
+        safe = text.encode("ascii", "backslashreplace").decode("ascii")
+    stream.write(safe)
+
+
+def emit(text: str) -> None:
+    """Print one block of output on stdout (safe encoding)."""
+    write(sys.stdout, text + "\n")
+
+
+def emit_json(obj) -> None:
+    """Print strict JSON on stdout: ASCII, and a ValueError rather than NaN or Infinity."""
+    emit(json.dumps(obj, indent=2, allow_nan=False))
 
 
 def number_arg(name: str):
@@ -32,8 +67,8 @@ def number_arg(name: str):
     def parse(text: str) -> float:
         try:
             return float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}") from None
+        except (ValueError, OverflowError):
+            raise argparse.ArgumentTypeError(f"{name} must be a number, got {shown(text)}") from None
     return parse
 
 
@@ -42,8 +77,8 @@ def integer_arg(name: str):
     def parse(text: str) -> int:
         try:
             return int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
+        except (ValueError, OverflowError):
+            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {shown(text)}") from None
     return parse
 
 
@@ -56,112 +91,139 @@ def _structure(args) -> Structure:
 def _add_structure_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mechanism", required=True, choices=["gaussian", "laplace"], help="noise distribution")
     p.add_argument("--sensitivity", required=True, type=number_arg("--sensitivity"),
-                   help="sensitivity of one release (l1 for Laplace, l2 for Gaussian)")
+                   help="sensitivity of one release, a finite number > 0 (l1 for Laplace, l2 for Gaussian)")
     g = p.add_mutually_exclusive_group(required=True)
-    g.add_argument("--count", type=integer_arg("--count"), help="releases per user (repeated composition)")
-    g.add_argument("--tree-leaves", type=integer_arg("--tree-leaves"), help="K leaves of a binary tree counter (floor(log2 K)+1 releases per user)")
+    g.add_argument("--count", type=integer_arg("--count"),
+                   help="releases per user (repeated composition), an integer in [1, 2^53]")
+    g.add_argument("--tree-leaves", type=integer_arg("--tree-leaves"),
+                   help="K leaves of a binary tree counter (floor(log2 K)+1 releases per user), an integer in [1, 2^53]")
+
+
+def _delta_for(args, *, required_for_gaussian: bool = True) -> float:
+    """--delta: default 0 for Laplace (pure), required for Gaussian; range checked."""
+    if args.delta is None:
+        if args.mechanism == "gaussian" and required_for_gaussian:
+            raise PrivacctError("--delta is required for the Gaussian mechanism (a number in (0, 1))")
+        return 0.0
+    return check_delta("--delta", args.delta, allow_zero=args.mechanism == "laplace")
 
 
 def cmd_account(args) -> int:
+    from .accounting import all_epsilons
+    from .calibrate import single_group_log
+
     sens = check_positive("--sensitivity", args.sensitivity)
     scale = check_positive("--noise-scale", args.noise_scale)
-    delta = check_delta("--delta", args.delta, allow_zero=args.mechanism == "laplace")
-    log = single_group_log(mechanism=args.mechanism, sensitivity=sens, structure=_structure(args), noise_scale=scale)
+    structure = _structure(args)
+    delta = _delta_for(args)
+    log = single_group_log(mechanism=args.mechanism, sensitivity=sens, structure=structure, noise_scale=scale)
     errs: dict[str, str] = {}
     eps = all_epsilons(log, delta=delta, errors=errs)
-    if not eps:
-        raise PrivacctError("no accountant applies: " + "; ".join(f"{k}: {v}" for k, v in errs.items()))
-    tight = min(eps, key=lambda k: eps[k])
+    tight = min(eps, key=lambda k: eps[k]) if eps else None
+    count = log.release_groups[0].per_user_count
     if args.json:
-        print(json.dumps({"epsilon": eps, "tightest": tight, "delta": delta,
-                          "per_user_count": log.release_groups[0].per_user_count}))
+        emit_json({"epsilon": eps, "tightest": tight, "delta": delta, "per_user_count": count, "not_applicable": errs})
     else:
-        print(f"{args.mechanism}: noise scale {scale:g}, sensitivity {sens:g}, "
-              f"{log.release_groups[0].per_user_count} releases per user, delta={delta:g}")
+        lines = [f"{args.mechanism}: noise scale {scale:g}, sensitivity {sens:g}, {count} releases per user, delta={delta:g}"]
         for k, v in eps.items():
-            print(f"  {k:<20} eps = {v:.6g}{'   <- tightest' if k == tight else ''}")
+            lines.append(f"  {k:<20} eps = {v:.6g}{'   <- tightest' if k == tight else ''}")
         for k, v in errs.items():
-            print(f"  {k:<20} n/a ({v})")
+            lines.append(f"  {k:<20} n/a ({printable(v)})")
+        emit("\n".join(lines))
     return 0
 
 
 def cmd_calibrate(args) -> int:
+    from .calibrate import calibrate_noise
+
     sens = check_positive("--sensitivity", args.sensitivity)
     eps = check_positive("--epsilon", args.epsilon)
-    if args.delta is None:
-        if args.mechanism == "gaussian":
-            raise PrivacctError("--delta is required for the Gaussian mechanism (a number in (0, 1))")
-        delta = 0.0
-    else:
-        delta = check_delta("--delta", args.delta, allow_zero=args.mechanism == "laplace")
-    scale, name = calibrate_noise(mechanism=args.mechanism, sensitivity=sens, structure=_structure(args),
+    structure = _structure(args)
+    delta = _delta_for(args)
+    scale, name = calibrate_noise(mechanism=args.mechanism, sensitivity=sens, structure=structure,
                                   epsilon=eps, delta=delta, accountant=args.accountant)
     if args.json:
-        print(json.dumps({"noise_scale": scale, "accountant": name, "epsilon": eps, "delta": delta}))
+        emit_json({"noise_scale": scale, "accountant": name, "epsilon": eps, "delta": delta})
     else:
-        print(f"noise scale {scale:.6g} ({name}) meets eps={eps:g}, delta={delta:g}")
+        emit(f"noise scale {scale:.6g} ({name}) meets eps={eps:g}, delta={delta:g}")
     return 0
 
 
 def cmd_verify(args) -> int:
+    from .log import MechanismLog
+    from .report import privacy_report
+
     log = MechanismLog.load(args.log)
     if log.claim is None:
-        raise PrivacctError(f"{args.log}: claim is missing (verify needs a claim with epsilon and delta)")
+        raise PrivacctError(f"{shown(str(args.log))}: claim is missing (verify needs a claim with epsilon and delta)")
     rep = privacy_report(log)
     if args.json:
-        print(json.dumps(rep.to_dict(), indent=2))
+        emit(rep.to_json())
     else:
-        print(rep.to_text())
+        emit(rep.to_text())
     return 0 if rep.holds else 1
 
 
 def cmd_schema(args) -> int:
-    print(json.dumps(log_schema(), indent=2))
+    from .schema import log_schema
+
+    emit_json(log_schema())
     return 0
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # argparse's own errors: one line, exit 2
-        self.exit(2, f"{self.prog}: error: {message}\n")
+    """argparse with one-line errors (exit 2), escaped messages and encoding-safe output."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {printable(message)}\n")
+
+    def _print_message(self, message, file=None):
+        if message:
+            write(file if file is not None else sys.stderr, message)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(*, plugins: bool = True) -> argparse.ArgumentParser:
+    """The parser of every command; ``plugins=False`` leaves out the entry-point commands."""
     parser = _Parser(prog="privacct", description="Privacy accounting, calibration and audits for private RL.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     p = sub.add_parser("account", help="epsilon of one release group under every accountant")
     _add_structure_args(p)
-    p.add_argument("--noise-scale", required=True, type=number_arg("--noise-scale"), help="Laplace b or Gaussian sigma")
-    p.add_argument("--delta", required=True, type=number_arg("--delta"), help="delta in (0, 1) (0 allowed for Laplace)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--noise-scale", required=True, type=number_arg("--noise-scale"),
+                   help="Laplace b or Gaussian sigma, a finite number > 0")
+    p.add_argument("--delta", type=number_arg("--delta"),
+                   help="delta in (0, 1); default 0 for Laplace (pure), required for Gaussian")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=cmd_account)
 
     p = sub.add_parser("calibrate", help="smallest noise scale meeting (epsilon, delta)")
     _add_structure_args(p)
-    p.add_argument("--epsilon", required=True, type=number_arg("--epsilon"))
-    p.add_argument("--delta", type=number_arg("--delta"))
-    p.add_argument("--accountant", choices=list(ACCOUNTANTS), help="default: the one allowing the least noise")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--epsilon", required=True, type=number_arg("--epsilon"), help="the budget's epsilon, a finite number > 0")
+    p.add_argument("--delta", type=number_arg("--delta"),
+                   help="the budget's delta in (0, 1); default 0 for Laplace (pure), required for Gaussian")
+    p.add_argument("--accountant", choices=list(ACCOUNTANT_NAMES), help="default: the one allowing the least noise")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=cmd_calibrate)
 
     p = sub.add_parser("verify", help="verify a mechanism log's claim; exit 0 holds, 1 fails, 2 bad input")
     p.add_argument("log", nargs="?", default=str(DEFAULT_EXAMPLE),
                    help=f"mechanism log JSON (default: the shipped example {DEFAULT_EXAMPLE.name})")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=cmd_verify)
 
     p = sub.add_parser("schema", help="print the JSON Schema of mechanism logs")
     p.set_defaults(func=cmd_schema)
 
-    for ep in _command_entry_points():
-        try:
-            register = ep.load()
-        except ModuleNotFoundError as e:
-            # A package that is not installed contributes no command; any other error is real.
-            if e.name and ep.value.split(":")[0].startswith(e.name):
-                continue
-            raise
-        register(sub)
+    if plugins:
+        for ep in _command_entry_points():
+            try:
+                register = ep.load()
+            except ModuleNotFoundError as e:
+                # A package that is not installed contributes no command; any other error is real.
+                if e.name and ep.value.split(":")[0].startswith(e.name):
+                    continue
+                raise
+            register(sub)
     return parser
 
 
@@ -172,16 +234,43 @@ def _command_entry_points():
         return []
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+def _dispatch(args) -> int:
+    command = f"privacct {args.command}"
     try:
         return int(args.func(args) or 0)
     except PrivacctError as e:
-        print(f"privacct {args.command}: error: {e}", file=sys.stderr)
+        write(sys.stderr, f"{command}: error: {printable(e)}\n")
         return 2
     except BrokenPipeError:  # pragma: no cover
         return 0
+    except Exception as e:  # noqa: BLE001 - a bug: one line, never a traceback on a user's terminal
+        if os.environ.get("PRIVACCT_DEBUG"):
+            raise
+        write(sys.stderr, f"{command}: internal error (please report it): {e.__class__.__name__}: {printable(e)[:300]}\n")
+        return EXIT_INTERNAL
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The console script: parse (argparse exits 0 for --help, 2 for a usage error) and run."""
+    return _dispatch(build_parser().parse_args(argv))
+
+
+def run(argv: list[str] | None = None, *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    """Run one command in-process and return its exit code, never raising SystemExit; output goes
+    to ``stdout`` / ``stderr`` (default: the process's). The test harness and notebooks use it."""
+    old_out, old_err = sys.stdout, sys.stderr
+    if stdout is not None:
+        sys.stdout = stdout
+    if stderr is not None:
+        sys.stderr = stderr
+    try:
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit as e:  # --help (0) or a usage error (2), already printed
+            return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+        return _dispatch(args)
+    finally:
+        sys.stdout, sys.stderr = old_out, old_err
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -176,17 +176,17 @@ def check_ledger(declared: MechanismLog, ledger: Ledger, *, delta: float | None 
                  accountant: str | None = None, rtol: float = 1e-9) -> "LedgerCheck":
     """Account the declared log and the ledger's executed log with the same accountant.
 
-    ``delta`` defaults to the claim's delta (or 1e-6 when the log has Gaussian groups and no
-    claim); ``accountant`` defaults to the tightest that applies to both logs. The check passes
-    when the executed epsilon does not exceed the declared one (relative tolerance ``rtol``).
+    ``delta`` defaults to :func:`privacct.accounting.default_delta` of the declared log (the
+    claim's delta; without a claim 0 for a pure log, 1e-6 otherwise; a Gaussian log claiming
+    delta = 0 has no finite epsilon there, so pass ``delta`` explicitly for it); ``accountant``
+    defaults to the tightest that applies to both logs. The check passes when the executed
+    epsilon does not exceed the declared one (relative tolerance ``rtol``).
     """
-    from .accounting import tightest_epsilon  # local import: accounting imports log, not ledger
+    from .accounting import default_delta, tightest_epsilon  # local import: accounting imports log, not ledger
 
     executed = ledger.executed_log(declared)
     if delta is None:
-        delta = declared.claim.delta if declared.claim is not None else 0.0
-        if delta == 0.0 and any(g.mechanism != "laplace" for g in declared.release_groups):
-            delta = 1e-6
+        delta = default_delta(declared)
     name_d, eps_d = tightest_epsilon(declared, delta=delta, accountant=accountant)
     name_e, eps_e = tightest_epsilon(executed, delta=delta, accountant=accountant or name_d)
     counts = {g.name: g.per_user_count for g in declared.release_groups}

@@ -22,17 +22,27 @@ Semantics of a release group (what the accountants assume):
   the equation), so that a report can say *why* a printed setting misses its claim.
 
 Releases of different groups, and the per-user releases within a group, compose adaptively.
+
+Parsing is strict (:meth:`MechanismLog.from_json`): the document is at most
+:data:`MAX_DOCUMENT_CHARS` characters and :data:`MAX_DEPTH` levels deep (checked before any
+recursion), duplicate object keys, the constants NaN/Infinity, numbers beyond the float range and
+lone surrogates are refused, every field has one type (a boolean is not a number, an integral
+float such as 3.0 is the integer 3 as in JSON Schema), unknown fields are refused, and strings
+have length bounds. :func:`privacct.schema.log_schema` states exactly these rules, except the
+ones a JSON Schema cannot express: duplicate keys, the document size, non-JSON constants, and
+unique group names within a log.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from .errors import PrivacctError, check_count, check_delta, check_positive
+from .errors import MAX_COUNT, PrivacctError, check_count, check_delta, check_positive, shown
 
 SCHEMA_VERSION = 1
 
@@ -48,6 +58,19 @@ MECHANISM_NORMS = {
 }
 STRUCTURE_KINDS = ("single", "repeated", "tree", "adaptive")
 
+# Bounds of the strict parser (privacct.schema states the same numbers).
+MAX_DOCUMENT_CHARS = 2**22          # characters of JSON text (4,194,304)
+MAX_DEPTH = 32                      # nesting of arrays and objects, the root object is level 1
+MAX_NAME_CHARS = 200                # log name, group names, parameter keys
+MAX_TEXT_CHARS = 10_000             # derivation, description, equation, source, string parameters
+MAX_GROUPS = 1000                   # release groups in one log
+MAX_INT_DIGITS = 400                # longer integer literals are refused before conversion
+MAX_FLOAT = 1.7976931348623157e308  # every number of a log is finite
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# A JSON string (skipped whole) or one bracket; used to bound nesting before json.loads recurses.
+_DEPTH_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.S)
+
 
 def tree_depth(leaves: int) -> int:
     """Nodes of a K-leaf binary counter that contain one leaf: floor(log2 K) + 1.
@@ -61,12 +84,31 @@ def tree_depth(leaves: int) -> int:
     return k.bit_length()
 
 
+def check_text(name: str, value: object, *, max_chars: int = MAX_TEXT_CHARS, min_chars: int = 0) -> str:
+    """``value`` if it is a str of ``min_chars``..``max_chars`` characters without lone surrogates."""
+    if not isinstance(value, str):
+        raise PrivacctError(f"{name} must be a string, got {shown(value)}")
+    if not min_chars <= len(value) <= max_chars:
+        what = "a non-empty string" if min_chars else "a string"
+        raise PrivacctError(f"{name} must be {what} of at most {max_chars} characters, got {len(value)} characters")
+    if _SURROGATE.search(value):
+        raise PrivacctError(f"{name} holds a lone surrogate (\\ud800-\\udfff), which is not valid Unicode text")
+    return value
+
+
+def check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise PrivacctError(f"{name} must be one of {', '.join(choices)}, got {shown(value)}")
+    return value
+
+
 @dataclass(frozen=True)
 class Structure:
     """How many releases of a group contain one user's data.
 
     ``kind`` is one of ``single``, ``repeated``, ``tree``, ``adaptive``; ``count`` is required
-    for ``repeated`` (>= 1), ``leaves`` for ``tree`` (K >= 1), ``max_count`` for ``adaptive``.
+    for ``repeated`` (>= 1), ``leaves`` for ``tree`` (K >= 1), ``max_count`` for ``adaptive``;
+    each at most :data:`privacct.errors.MAX_COUNT` (2^53).
     """
 
     kind: str
@@ -75,14 +117,13 @@ class Structure:
     max_count: int | None = None
 
     def __post_init__(self) -> None:
-        if self.kind not in STRUCTURE_KINDS:
-            raise PrivacctError(f"structure.kind must be one of {', '.join(STRUCTURE_KINDS)}, got {self.kind!r}")
+        check_choice("structure.kind", self.kind, STRUCTURE_KINDS)
         needed = {"single": None, "repeated": "count", "tree": "leaves", "adaptive": "max_count"}[self.kind]
         for name in ("count", "leaves", "max_count"):
             value = getattr(self, name)
             if name == needed:
                 if value is None:
-                    raise PrivacctError(f"structure.{name} is required for kind {self.kind!r} (an integer >= 1)")
+                    raise PrivacctError(f"structure.{name} is required for kind {self.kind!r} (an integer in [1, {MAX_COUNT}])")
                 object.__setattr__(self, name, check_count(f"structure.{name}", value))
             elif value is not None:
                 raise PrivacctError(f"structure.{name} is not allowed for kind {self.kind!r}")
@@ -122,11 +163,7 @@ class Structure:
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "structure") -> "Structure":
-        if not isinstance(d, Mapping):
-            raise PrivacctError(f"{where} must be an object with a 'kind' field")
-        _no_extra(d, {"kind", "count", "leaves", "max_count"}, where)
-        if "kind" not in d:
-            raise PrivacctError(f"{where}.kind is missing (one of {', '.join(STRUCTURE_KINDS)})")
+        d = _object(d, where, {"kind", "count", "leaves", "max_count"}, required=("kind",))
         try:
             return cls(d["kind"], count=d.get("count"), leaves=d.get("leaves"), max_count=d.get("max_count"))
         except PrivacctError as e:
@@ -146,11 +183,9 @@ class Sensitivity:
     derivation: str = ""
 
     def __post_init__(self) -> None:
-        if self.norm not in NORMS:
-            raise PrivacctError(f"sensitivity.norm must be one of {', '.join(NORMS)}, got {self.norm!r}")
+        check_choice("sensitivity.norm", self.norm, NORMS)
         object.__setattr__(self, "value", check_positive("sensitivity.value", self.value))
-        if not isinstance(self.derivation, str):
-            raise PrivacctError("sensitivity.derivation must be a string")
+        check_text("sensitivity.derivation", self.derivation)
 
     def to_dict(self) -> dict[str, Any]:
         return {"norm": self.norm, "value": self.value, "derivation": self.derivation}
@@ -174,6 +209,7 @@ class PaperStatement:
             object.__setattr__(self, "sensitivity", check_positive("paper.sensitivity", self.sensitivity))
         if self.per_user_count is not None:
             object.__setattr__(self, "per_user_count", check_positive("paper.per_user_count", self.per_user_count))
+        check_text("paper.equation", self.equation)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"equation": self.equation}
@@ -198,20 +234,24 @@ class ReleaseGroup:
     paper: PaperStatement | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name:
-            raise PrivacctError("release_groups[].name must be a non-empty string")
-        if self.mechanism not in MECHANISMS:
-            raise PrivacctError(
-                f"release group {self.name!r}: mechanism must be one of {', '.join(MECHANISMS)}, got {self.mechanism!r}"
-            )
-        object.__setattr__(self, "noise_scale", check_positive(f"release group {self.name!r}: noise_scale", self.noise_scale))
+        check_text("release_groups[].name", self.name, max_chars=MAX_NAME_CHARS, min_chars=1)
+        where = f"release group {shown(self.name)}"
+        check_choice(f"{where}: mechanism", self.mechanism, MECHANISMS)
+        object.__setattr__(self, "noise_scale", check_positive(f"{where}: noise_scale", self.noise_scale))
+        if not isinstance(self.sensitivity, Sensitivity):
+            raise PrivacctError(f"{where}: sensitivity must be a Sensitivity")
+        if not isinstance(self.structure, Structure):
+            raise PrivacctError(f"{where}: structure must be a Structure")
+        if self.paper is not None and not isinstance(self.paper, PaperStatement):
+            raise PrivacctError(f"{where}: paper must be a PaperStatement or None")
         if self.sensitivity.norm not in MECHANISM_NORMS[self.mechanism]:
             raise PrivacctError(
-                f"release group {self.name!r}: sensitivity.norm for {self.mechanism} must be "
+                f"{where}: sensitivity.norm for {self.mechanism} must be "
                 f"{' or '.join(MECHANISM_NORMS[self.mechanism])}, got {self.sensitivity.norm!r}"
             )
         if self.dimension is not None:
-            object.__setattr__(self, "dimension", check_count(f"release group {self.name!r}: dimension", self.dimension))
+            object.__setattr__(self, "dimension", check_count(f"{where}: dimension", self.dimension))
+        check_text(f"{where}: description", self.description)
 
     @property
     def per_user_count(self) -> int:
@@ -248,38 +288,32 @@ class ReleaseGroup:
 
     @classmethod
     def from_dict(cls, d: Any, where: str) -> "ReleaseGroup":
-        if not isinstance(d, Mapping):
-            raise PrivacctError(f"{where} must be an object")
-        _no_extra(d, {"name", "mechanism", "noise_scale", "sensitivity", "structure", "dimension", "description", "paper"}, where)
-        for key in ("name", "mechanism", "noise_scale", "sensitivity", "structure"):
-            if key not in d:
-                raise PrivacctError(f"{where}.{key} is missing")
-        sens = d["sensitivity"]
-        if not isinstance(sens, Mapping):
-            raise PrivacctError(f"{where}.sensitivity must be an object with norm, value, derivation")
-        _no_extra(sens, {"norm", "value", "derivation"}, f"{where}.sensitivity")
-        for key in ("norm", "value"):
-            if key not in sens:
-                raise PrivacctError(f"{where}.sensitivity.{key} is missing")
-        paper = d.get("paper")
-        if paper is not None:
-            if not isinstance(paper, Mapping):
-                raise PrivacctError(f"{where}.paper must be an object")
-            _no_extra(paper, {"sensitivity", "per_user_count", "equation"}, f"{where}.paper")
-        try:
-            return cls(
-                name=d["name"],
-                mechanism=d["mechanism"],
-                noise_scale=d["noise_scale"],
-                sensitivity=Sensitivity(sens["norm"], sens["value"], sens.get("derivation", "")),
-                structure=Structure.from_dict(d["structure"], f"{where}.structure"),
-                dimension=d.get("dimension"),
-                description=d.get("description", ""),
-                paper=None if paper is None else PaperStatement(paper.get("sensitivity"), paper.get("per_user_count"), paper.get("equation", "")),
-            )
-        except PrivacctError as e:
-            msg = str(e)
-            raise PrivacctError(msg if msg.startswith(where) else f"{where}: {msg}") from None
+        d = _object(d, where, {"name", "mechanism", "noise_scale", "sensitivity", "structure", "dimension",
+                               "description", "paper"},
+                    required=("name", "mechanism", "noise_scale", "sensitivity", "structure"))
+        # Every field is checked under its path (release_groups[3].noise_scale) before the
+        # constructor re-checks the same rules.
+        name = check_text(f"{where}.name", d["name"], max_chars=MAX_NAME_CHARS, min_chars=1)
+        mechanism = check_choice(f"{where}.mechanism", d["mechanism"], MECHANISMS)
+        noise_scale = check_positive(f"{where}.noise_scale", d["noise_scale"])
+        sens = _object(d["sensitivity"], f"{where}.sensitivity", {"norm", "value", "derivation"}, required=("norm", "value"))
+        norm = check_choice(f"{where}.sensitivity.norm", sens["norm"], NORMS)
+        sensitivity = Sensitivity(norm, check_positive(f"{where}.sensitivity.value", sens["value"]),
+                                  check_text(f"{where}.sensitivity.derivation", sens.get("derivation", "")))
+        if norm not in MECHANISM_NORMS[mechanism]:
+            raise PrivacctError(f"{where}.sensitivity.norm for {mechanism} must be "
+                                f"{' or '.join(MECHANISM_NORMS[mechanism])}, got {norm!r}")
+        structure = Structure.from_dict(d["structure"], f"{where}.structure")
+        dimension = None if "dimension" not in d else check_count(f"{where}.dimension", d["dimension"])
+        description = check_text(f"{where}.description", d.get("description", ""))
+        paper = None
+        if "paper" in d:
+            p = _object(d["paper"], f"{where}.paper", {"sensitivity", "per_user_count", "equation"})
+            paper = PaperStatement(
+                None if "sensitivity" not in p else check_positive(f"{where}.paper.sensitivity", p["sensitivity"]),
+                None if "per_user_count" not in p else check_positive(f"{where}.paper.per_user_count", p["per_user_count"]),
+                check_text(f"{where}.paper.equation", p.get("equation", "")))
+        return cls(name, mechanism, noise_scale, sensitivity, structure, dimension, description, paper)
 
 
 @dataclass(frozen=True)
@@ -311,26 +345,29 @@ class MechanismLog:
     schema_version: int = SCHEMA_VERSION
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name:
-            raise PrivacctError("name must be a non-empty string")
-        if self.privacy_model not in PRIVACY_MODELS:
-            raise PrivacctError(f"privacy_model must be one of {', '.join(PRIVACY_MODELS)}, got {self.privacy_model!r}")
-        if self.neighbouring not in NEIGHBOURING:
-            raise PrivacctError(f"neighbouring must be one of {', '.join(NEIGHBOURING)}, got {self.neighbouring!r}")
-        if self.schema_version != SCHEMA_VERSION:
-            raise PrivacctError(f"schema_version must be {SCHEMA_VERSION}, got {self.schema_version!r}")
+        check_text("name", self.name, max_chars=MAX_NAME_CHARS, min_chars=1)
+        check_choice("privacy_model", self.privacy_model, PRIVACY_MODELS)
+        check_choice("neighbouring", self.neighbouring, NEIGHBOURING)
+        if isinstance(self.schema_version, bool) or self.schema_version != SCHEMA_VERSION:
+            raise PrivacctError(f"schema_version must be {SCHEMA_VERSION}, got {shown(self.schema_version)}")
+        object.__setattr__(self, "schema_version", SCHEMA_VERSION)
+        check_text("source", self.source)
+        if self.claim is not None and not isinstance(self.claim, Claim):
+            raise PrivacctError("claim must be a Claim or None")
+        if isinstance(self.release_groups, (str, bytes, Mapping)):
+            raise PrivacctError("release_groups must be a sequence of release groups")
         groups = tuple(self.release_groups)
         if not groups:
             raise PrivacctError("release_groups must hold at least one release group")
+        if len(groups) > MAX_GROUPS:
+            raise PrivacctError(f"release_groups must hold at most {MAX_GROUPS} release groups, got {len(groups)}")
+        if not all(isinstance(g, ReleaseGroup) for g in groups):
+            raise PrivacctError("release_groups must hold ReleaseGroup objects")
         names = [g.name for g in groups]
         if len(set(names)) != len(names):
             raise PrivacctError("release_groups[].name must be unique within a log")
         object.__setattr__(self, "release_groups", groups)
-        params = self.parameters
-        if isinstance(params, Mapping):
-            params = tuple(sorted(params.items()))
-        params = tuple((str(k), _freeze(v)) for k, v in params)
-        object.__setattr__(self, "parameters", params)
+        object.__setattr__(self, "parameters", _freeze_parameters(self.parameters))
 
     @property
     def params(self) -> dict[str, Any]:
@@ -341,15 +378,11 @@ class MechanismLog:
         for g in self.release_groups:
             if g.name == name:
                 return g
-        raise PrivacctError(f"no release group named {name!r}")
+        raise PrivacctError(f"no release group named {shown(name)}")
 
     def replace_groups(self, groups: tuple[ReleaseGroup, ...] | list[ReleaseGroup]) -> "MechanismLog":
         return MechanismLog(self.name, self.privacy_model, tuple(groups), self.neighbouring,
                             self.parameters, self.claim, self.source, self.schema_version)
-
-    def with_claim(self, claim: Claim | None) -> "MechanismLog":
-        return MechanismLog(self.name, self.privacy_model, self.release_groups, self.neighbouring,
-                            self.parameters, claim, self.source, self.schema_version)
 
     def scaled_noise(self, factor: float) -> "MechanismLog":
         """The same log with every group's noise scale multiplied by ``factor`` > 0."""
@@ -372,28 +405,26 @@ class MechanismLog:
         return d
 
     def to_json(self, indent: int | None = 2) -> str:
+        """Strict JSON (ASCII, no NaN/Infinity); :meth:`from_json` reads it back to an equal log."""
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
 
     @classmethod
     def from_dict(cls, d: Any) -> "MechanismLog":
-        if not isinstance(d, Mapping):
-            raise PrivacctError("a mechanism log must be a JSON object")
-        _no_extra(d, {"schema_version", "name", "privacy_model", "neighbouring", "parameters", "source", "claim", "release_groups"}, "log")
-        for key in ("schema_version", "name", "privacy_model", "release_groups"):
-            if key not in d:
-                raise PrivacctError(f"{key} is missing")
+        d = _object(d, "log", {"schema_version", "name", "privacy_model", "neighbouring", "parameters", "source", "claim",
+                               "release_groups"}, required=("schema_version", "name", "privacy_model", "release_groups"),
+                    nullable=("claim",), top=True)
         groups = d["release_groups"]
         if not isinstance(groups, list):
-            raise PrivacctError("release_groups must be a list")
+            raise PrivacctError(f"release_groups must be a list of release groups, got {shown(groups)}")
+        if not 1 <= len(groups) <= MAX_GROUPS:
+            raise PrivacctError(f"release_groups must hold 1 to {MAX_GROUPS} release groups, got {len(groups)}")
         claim = d.get("claim")
         if claim is not None:
-            if not isinstance(claim, Mapping) or "epsilon" not in claim:
-                raise PrivacctError("claim must be null or an object with epsilon (> 0) and delta (in [0, 1))")
-            _no_extra(claim, {"epsilon", "delta"}, "claim")
+            claim = _object(claim, "claim", {"epsilon", "delta"}, required=("epsilon",))
             claim = Claim(claim["epsilon"], claim.get("delta", 0.0))
         params = d.get("parameters", {})
         if not isinstance(params, Mapping):
-            raise PrivacctError("parameters must be an object")
+            raise PrivacctError(f"parameters must be an object, got {shown(params)}")
         return cls(
             name=d["name"],
             privacy_model=d["privacy_model"],
@@ -402,49 +433,202 @@ class MechanismLog:
             parameters=params,
             claim=claim,
             source=d.get("source", ""),
-            schema_version=d["schema_version"],
+            schema_version=_schema_version(d["schema_version"]),
         )
 
     @classmethod
     def from_json(cls, text: str) -> "MechanismLog":
-        try:
-            data = json.loads(text, parse_constant=_refuse_constant)
-        except json.JSONDecodeError as e:
-            raise PrivacctError(f"not a JSON document: {e.msg} at line {e.lineno} column {e.colno}") from None
-        return cls.from_dict(data)
+        """Parse a log strictly (see the module docstring); any refusal is one PrivacctError."""
+        return cls.from_dict(parse_json(text))
 
     @classmethod
     def load(cls, path: str | Path) -> "MechanismLog":
-        p = Path(path)
-        try:
-            text = p.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            raise PrivacctError(f"cannot read log file {str(p)!r}: {e.__class__.__name__}") from None
-        return cls.from_json(text)
+        """Read and parse a log file; an unreadable file is one PrivacctError naming the path."""
+        return cls.from_json(read_text(path, what="log file"))
 
     def save(self, path: str | Path) -> None:
         text = self.to_json()  # serialise first: nothing is written if this fails
         Path(path).write_text(text + "\n", encoding="utf-8")
 
 
+# ---- strict JSON ------------------------------------------------------------------------------
+def read_text(path: str | Path, *, what: str = "file") -> str:
+    """The UTF-8 text of ``path`` (at most :data:`MAX_DOCUMENT_CHARS` characters), or one
+    PrivacctError naming the path and the reason (missing, a directory, unreadable, too large,
+    not UTF-8)."""
+    p = Path(path)
+    name = shown(str(p))
+    try:
+        with open(p, "rb") as f:
+            data = f.read(4 * MAX_DOCUMENT_CHARS + 1)
+    except FileNotFoundError:
+        raise PrivacctError(f"cannot read {what} {name}: no such file") from None
+    except IsADirectoryError:
+        raise PrivacctError(f"cannot read {what} {name}: it is a directory") from None
+    except PermissionError:
+        raise PrivacctError(f"cannot read {what} {name}: permission denied") from None
+    except (OSError, ValueError) as e:
+        reason = getattr(e, "strerror", None) or e.__class__.__name__
+        raise PrivacctError(f"cannot read {what} {name}: {reason}") from None
+    if len(data) > 4 * MAX_DOCUMENT_CHARS:
+        raise PrivacctError(f"cannot read {what} {name}: larger than {MAX_DOCUMENT_CHARS} characters")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise PrivacctError(f"cannot read {what} {name}: not UTF-8 text (invalid byte at offset {e.start})") from None
+
+
+def parse_json(text: object) -> Any:
+    """Strict JSON: size and depth bounded before parsing, no duplicate keys, no NaN/Infinity, no
+    number beyond the float range, no lone surrogate in any string."""
+    if not isinstance(text, str):
+        raise PrivacctError(f"a mechanism log must be JSON text, got {shown(text)}")
+    if len(text) > MAX_DOCUMENT_CHARS:
+        raise PrivacctError(f"a mechanism log must be at most {MAX_DOCUMENT_CHARS} characters, got {len(text)}")
+    _check_depth(text)
+    try:
+        data = json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_refuse_constant,
+                          parse_float=_finite_float, parse_int=_bounded_int)
+    except json.JSONDecodeError as e:
+        raise PrivacctError(f"not a JSON document: {e.msg} at line {e.lineno} column {e.colno}") from None
+    except RecursionError:  # pragma: no cover - _check_depth bounds the nesting first
+        raise PrivacctError(f"not a JSON document: nested deeper than {MAX_DEPTH} levels") from None
+    _check_strings(data, "log")
+    return data
+
+
+def _check_depth(text: str) -> None:
+    depth = 0
+    for m in _DEPTH_TOKENS.finditer(text):
+        c = m.group()
+        if c == "[" or c == "{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise PrivacctError(f"not a JSON document this parser accepts: nested deeper than {MAX_DEPTH} levels")
+        elif c == "]" or c == "}":
+            depth -= 1
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise PrivacctError(f"duplicate key {shown(k)} in a JSON object (every key must appear once)")
+        out[k] = v
+    return out
+
+
 def _refuse_constant(name: str) -> float:
     raise PrivacctError(f"non-finite number {name} is not allowed in a mechanism log")
 
 
-def _no_extra(d: Mapping, allowed: set[str], where: str) -> None:
+def _finite_float(text: str) -> float:
+    v = float(text)
+    if not math.isfinite(v):
+        raise PrivacctError(f"number {shown(text)} is beyond the floating-point range (|x| <= {MAX_FLOAT!r})")
+    return v
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise PrivacctError(f"integer literal of {len(text)} digits is beyond the floating-point range")
+    return int(text)
+
+
+def _check_strings(v: Any, where: str) -> None:
+    if isinstance(v, str):
+        if _SURROGATE.search(v):
+            raise PrivacctError(f"{where}: a string holds a lone surrogate (\\ud800-\\udfff), which is not valid Unicode text")
+    elif isinstance(v, dict):
+        for k, x in v.items():
+            _check_strings(k, where)
+            _check_strings(x, where)
+    elif isinstance(v, list):
+        for x in v:
+            _check_strings(x, where)
+
+
+def _object(d: Any, where: str, allowed: set[str], *, required: tuple[str, ...] = (), nullable: tuple[str, ...] = (),
+            top: bool = False) -> Mapping:
+    """``d`` if it is a mapping with only ``allowed`` keys, all ``required`` ones and no null
+    value except in ``nullable`` (an optional field is absent, never null)."""
+    if not isinstance(d, Mapping):
+        what = "a mechanism log must be a JSON object" if top else f"{where} must be an object"
+        raise PrivacctError(f"{what}, got {shown(d)}")
+    if not all(isinstance(k, str) for k in d):
+        raise PrivacctError(f"{where}: every key must be a string")
     extra = sorted(set(d) - allowed)
     if extra:
-        raise PrivacctError(f"{where}: unknown field(s) {', '.join(map(repr, extra))}; allowed: {', '.join(sorted(allowed))}")
+        raise PrivacctError(f"{where}: unknown field(s) {', '.join(map(shown, extra[:5]))}; allowed: {', '.join(sorted(allowed))}")
+    prefix = "" if top else f"{where}."
+    for key in required:
+        if key not in d:
+            raise PrivacctError(f"{prefix}{key} is missing")
+    for key, value in d.items():
+        if value is None and key not in nullable:
+            raise PrivacctError(f"{prefix}{key} must not be null (leave an optional field out instead)")
+    return d
 
 
-def _freeze(v: Any) -> Any:
-    if isinstance(v, float) and not math.isfinite(v):
-        raise PrivacctError(f"parameters must be finite, got {v!r}")
-    if isinstance(v, Mapping):
-        return tuple(sorted((str(k), _freeze(x)) for k, x in v.items())) + (("__mapping__", True),)
-    if isinstance(v, (list, tuple)):
-        return ("__list__",) + tuple(_freeze(x) for x in v)
-    return v
+def _schema_version(v: Any) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != SCHEMA_VERSION:
+        raise PrivacctError(f"schema_version must be {SCHEMA_VERSION}, got {shown(v)}")
+    return SCHEMA_VERSION
+
+
+class _FrozenParameters(tuple):
+    """Parameters already checked and frozen by :func:`_freeze_parameters` (not re-checked when a
+    log is copied, e.g. by :meth:`MechanismLog.scaled_noise` during calibration)."""
+
+
+def _freeze_parameters(params: Any) -> tuple[tuple[str, Any], ...]:
+    if isinstance(params, _FrozenParameters):
+        return params
+    if isinstance(params, Mapping):
+        items = list(params.items())
+    elif isinstance(params, (tuple, list)):
+        items = []
+        for p in params:
+            if not isinstance(p, (tuple, list)) or len(p) != 2:
+                raise PrivacctError("parameters must be an object (or a sequence of (key, value) pairs)")
+            items.append((p[0], _thaw(p[1])))
+    else:
+        raise PrivacctError(f"parameters must be an object, got {shown(params)}")
+    out = []
+    for k, v in items:
+        check_text("parameters key", k, max_chars=MAX_NAME_CHARS)
+        out.append((k, _freeze(v, f"parameters.{k}", 3)))
+    keys = [k for k, _ in out]
+    if len(set(keys)) != len(keys):
+        raise PrivacctError("parameters: duplicate key")
+    return _FrozenParameters(sorted(out, key=lambda kv: kv[0]))
+
+
+def _freeze(v: Any, where: str, depth: int) -> Any:
+    """A hashable copy of a JSON value (strict: finite numbers, bounded strings and nesting)."""
+    if v is None or isinstance(v, bool):
+        return v
+    if isinstance(v, int):
+        if abs(v) > MAX_FLOAT:
+            raise PrivacctError(f"{where} must be a finite number within the floating-point range")
+        return v
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            raise PrivacctError(f"parameters must be finite, got {v!r} at {where}")
+        return v
+    if isinstance(v, str):
+        return check_text(where, v)
+    if isinstance(v, (Mapping, list, tuple)):
+        if depth > MAX_DEPTH:
+            raise PrivacctError(f"{where}: parameters nested deeper than {MAX_DEPTH} levels (counting from the log object)")
+        if isinstance(v, Mapping):
+            items = []
+            for k, x in v.items():
+                check_text(f"{where} key", k, max_chars=MAX_NAME_CHARS)
+                items.append((k, _freeze(x, f"{where}.{k}", depth + 1)))
+            return tuple(sorted(items, key=lambda kv: kv[0])) + (("__mapping__", True),)
+        return ("__list__",) + tuple(_freeze(x, f"{where}[{i}]", depth + 1) for i, x in enumerate(v))
+    raise PrivacctError(f"{where} must be a JSON value (null, boolean, number, string, array or object), got {shown(v)}")
 
 
 def _thaw(v: Any) -> Any:

@@ -1,36 +1,53 @@
 """Accounting: upper bounds on the worst user's (epsilon, delta) for a mechanism log.
 
-A small registry of accountants behind one interface (:class:`Accountant`): ``epsilon(log,
-delta=...)`` and ``delta(log, epsilon=...)``, with ``supports`` / ``why_not`` as a dry run.
+A small registry of accountants (one module each) behind one interface (:class:`Accountant`):
+``epsilon(log, delta=...)`` and ``delta(log, epsilon=...)``, with ``supports`` / ``why_not`` as a
+dry run. Accountant modules are imported on first use, so importing this package (and
+``privacct.cli``) loads neither numpy, scipy nor dp_accounting.
 
-    >>> from privacct.accounting import all_epsilons, tightest_epsilon
-    >>> all_epsilons(log, delta=1e-6)          # {name: epsilon} for every accountant that applies
-    >>> tightest_epsilon(log, delta=1e-6)      # (name, epsilon) of the smallest figure
+    >>> from privacct.accounting import all_epsilons, tightest_epsilon, default_delta
+    >>> all_epsilons(log, delta=default_delta(log))   # {name: epsilon} for every accountant that applies
+    >>> tightest_epsilon(log, delta=1e-6)             # (name, epsilon) of the smallest figure
 """
 
 from __future__ import annotations
 
-from ..errors import NumericalError, PrivacctError, UnsupportedLogError, check_delta
-from ..log import MechanismLog
-from .accountants import PLD, RDP, ZCDP, AdvancedComposition, AnalyticGaussian, BasicComposition
-from .base import Accountant, Release, releases, require_log
+import importlib
 
-ACCOUNTANTS: dict[str, type[Accountant]] = {
-    "basic": BasicComposition,
-    "advanced": AdvancedComposition,
-    "zcdp": ZCDP,
-    "rdp": RDP,
-    "pld": PLD,
-    "analytic-gaussian": AnalyticGaussian,
+from ..errors import NumericalError, PrivacctError, UnsupportedLogError, check_delta, check_positive, shown
+from ..log import MechanismLog
+from .base import DEFAULT_DELTA, Accountant, Release, default_delta, releases, require_log
+
+# name -> (module, class); the order is the order of every report.
+_REGISTRY: dict[str, tuple[str, str]] = {
+    "basic": ("basic", "BasicComposition"),
+    "advanced": ("advanced", "AdvancedComposition"),
+    "zcdp": ("zcdp", "ZCDP"),
+    "rdp": ("rdp", "RDP"),
+    "pld": ("pld", "PLD"),
+    "analytic-gaussian": ("analytic_gaussian", "AnalyticGaussian"),
 }
+ACCOUNTANT_NAMES: tuple[str, ...] = tuple(_REGISTRY)
+
+
+def accountant_class(name: str) -> type[Accountant]:
+    """The accountant class registered as ``name`` (its module is imported on first use)."""
+    try:
+        module, cls = _REGISTRY[name]
+    except (KeyError, TypeError):
+        raise PrivacctError(f"accountant must be one of {', '.join(ACCOUNTANT_NAMES)}, got {shown(name)}") from None
+    return getattr(importlib.import_module(f".{module}", __name__), cls)
 
 
 def get_accountant(name: str) -> Accountant:
     """A fresh accountant by registry name."""
-    try:
-        return ACCOUNTANTS[name]()
-    except KeyError:
-        raise PrivacctError(f"accountant must be one of {', '.join(ACCOUNTANTS)}, got {name!r}") from None
+    return accountant_class(name)()
+
+
+def __getattr__(attr: str):
+    if attr == "ACCOUNTANTS":  # {name: class}, built on first access (imports every accountant)
+        return {n: accountant_class(n) for n in ACCOUNTANT_NAMES}
+    raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
 
 
 def epsilon(log: MechanismLog, *, delta: float, accountant: str | None = None) -> float:
@@ -43,7 +60,7 @@ def all_epsilons(log: MechanismLog, *, delta: float, errors: dict[str, str] | No
     log = require_log(log)
     delta = check_delta("delta", delta, allow_zero=True)
     out: dict[str, float] = {}
-    for name in ACCOUNTANTS:
+    for name in ACCOUNTANT_NAMES:
         acc = get_accountant(name)
         reason = acc.why_not(log, delta=delta)
         if reason is None:
@@ -74,19 +91,19 @@ def tightest_epsilon(log: MechanismLog, *, delta: float, accountant: str | None 
 def delta(log: MechanismLog, *, epsilon: float, accountant: str | None = None) -> float:
     """Delta at ``epsilon`` under the named accountant (default: the smallest over all that apply)."""
     log = require_log(log)
+    epsilon = check_positive("epsilon", epsilon)
     if accountant is not None:
         return get_accountant(accountant).delta(log, epsilon=epsilon)
     best = 1.0
-    for name in ACCOUNTANTS:
-        acc = get_accountant(name)
+    for name in ACCOUNTANT_NAMES:
         try:
-            best = min(best, acc.delta(log, epsilon=epsilon))
+            best = min(best, get_accountant(name).delta(log, epsilon=epsilon))
         except (UnsupportedLogError, NumericalError):
             continue
     return best
 
 
 __all__ = [
-    "ACCOUNTANTS", "Accountant", "Release", "releases", "get_accountant", "epsilon", "delta",
-    "all_epsilons", "tightest_epsilon",
+    "ACCOUNTANTS", "ACCOUNTANT_NAMES", "DEFAULT_DELTA", "Accountant", "Release", "accountant_class", "all_epsilons",
+    "default_delta", "delta", "epsilon", "get_accountant", "releases", "tightest_epsilon",
 ]

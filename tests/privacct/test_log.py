@@ -101,3 +101,81 @@ def test_per_user_count_is_derived_never_typed():
     assert Structure.adaptive(12).per_user_count() == 12
     with pytest.raises(PrivacctError, match="count"):
         Structure.from_dict({"kind": "tree", "leaves": 8, "count": 4})
+
+
+# --------------------------------------------------------------------------- strict parsing
+def _text(mutate=None, base=None):
+    d = (base or _log()).to_dict()
+    if mutate:
+        mutate(d)
+    return json.dumps(d)
+
+
+@pytest.mark.parametrize("text,field", [
+    ('{"a": 1, "a": 2}', "duplicate key 'a'"),
+    (_text().replace('"name": "x"', '"name": "x", "name": "y"', 1), "duplicate key 'name'"),
+    ("[" * 100_000 + "]" * 100_000, "nested deeper than 32"),
+    ('{"p": ' + "[" * 40 + "]" * 40 + "}", "nested deeper than 32"),
+    (_text().replace('"noise_scale": 2.0', '"noise_scale": 1e999'), "beyond the floating-point range"),
+    (_text().replace('"noise_scale": 2.0', '"noise_scale": Infinity'), "non-finite number Infinity"),
+    (_text().replace('"noise_scale": 2.0', '"noise_scale": ' + "9" * 5000), "integer literal of 5000 digits"),
+    (_text().replace('"name": "x"', '"name": "\\ud800"'), "lone surrogate"),
+    (_text().replace('"K": 100', '"K": "\\udfffx"'), "lone surrogate"),
+])
+def test_strict_json_refusals_are_one_line(text, field):
+    with pytest.raises(PrivacctError, match=field) as e:
+        MechanismLog.from_json(text)
+    assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("mutate,field", [
+    (lambda d: d.update(source=5), "source must be a string"),
+    (lambda d: d.update(source=None), "source must not be null"),
+    (lambda d: d["release_groups"][0].update(description=["x"]), "description must be a string"),
+    (lambda d: d["release_groups"][0].update(description=None), "description must not be null"),
+    (lambda d: d.update(schema_version=True), "schema_version must be 1"),
+    (lambda d: d.update(schema_version="1"), "schema_version must be 1"),
+    (lambda d: d["release_groups"][0].update(dimension=True), "dimension must be an integer"),
+    (lambda d: d["release_groups"][0].update(dimension=2.5), "dimension must be an integer"),
+    (lambda d: d["release_groups"][0].update(dimension="3"), "dimension must be an integer"),
+    (lambda d: d["release_groups"][0].update(dimension=2**53 + 1), "dimension must be an integer in \\[1, 9007199254740992\\]"),
+    (lambda d: d["release_groups"][0]["paper"].update(equation=7), "paper.equation must be a string"),
+    (lambda d: d["release_groups"][0]["paper"].update(sensitivity="2"), "paper.sensitivity must be a number"),
+    (lambda d: d["release_groups"][0]["paper"].update(per_user_count=False), "paper.per_user_count must be a number"),
+    (lambda d: d["release_groups"][0].update(paper=None), "paper must not be null"),
+    (lambda d: d["release_groups"][0].update(paper=[]), "paper must be an object"),
+    (lambda d: d["release_groups"][0].update(noise_scale=True), "noise_scale must be a number"),
+    (lambda d: d["release_groups"][0].update(noise_scale=10**320), "noise_scale must be a finite number"),
+    (lambda d: d["release_groups"][0].update(structure={"kind": "repeated", "count": 10**30}), "structure.count must be an integer"),
+    (lambda d: d["release_groups"][0].update(structure={"kind": "repeated", "count": None}), "count must not be null"),
+    (lambda d: d.update(name="n" * 201), "name must be a non-empty string of at most 200"),
+    (lambda d: d["release_groups"][0].update(name=""), "name must be a non-empty string"),
+    (lambda d: d["release_groups"][0].update(mechanism=["laplace"]), "mechanism must be one of"),
+    (lambda d: d.update(release_groups=[d["release_groups"][0]] * 1001), "at most 1000|1 to 1000"),
+    (lambda d: d.update(parameters={"k" * 201: 1}), "parameters key must be a non-empty string|at most 200"),
+    (lambda d: d.update(claim={"epsilon": 1, "delta": 1e-6, "extra": 0}), "claim: unknown field"),
+])
+def test_every_field_is_typed(mutate, field):
+    with pytest.raises(PrivacctError, match=field):
+        MechanismLog.from_json(_text(mutate))
+
+
+def test_an_integral_float_is_an_integer_and_unicode_names_are_kept():
+    d = _log().to_dict()
+    d["release_groups"][0]["structure"] = {"kind": "tree", "leaves": 100.0}
+    d["name"] = "caf\u00e9 \u65e5\u672c \u2028 \n"
+    log = MechanismLog.from_json(json.dumps(d))
+    assert log.release_groups[0].structure.leaves == 100 and isinstance(log.release_groups[0].structure.leaves, int)
+    assert log.name == d["name"] and MechanismLog.from_json(log.to_json()) == log
+    assert log.to_json().isascii()
+
+
+def test_missing_and_unreadable_files_name_the_path(tmp_path):
+    with pytest.raises(PrivacctError, match="cannot read log file '.*nope.json': no such file"):
+        MechanismLog.load(tmp_path / "nope.json")
+    with pytest.raises(PrivacctError, match="it is a directory"):
+        MechanismLog.load(tmp_path)
+    bad = tmp_path / "latin1.json"
+    bad.write_bytes(b'{"name": "caf\xe9"}')
+    with pytest.raises(PrivacctError, match="not UTF-8 text"):
+        MechanismLog.load(bad)

@@ -82,7 +82,7 @@ def test_cli_verify_exit_codes(capsys, tmp_path):
     code, _, err = run(["verify", str(bad)], capsys)
     assert code == 2 and "noise_scale" in err
     code, _, err = run(["verify", str(tmp_path / "missing.json")], capsys)
-    assert code == 2 and "cannot read" in err
+    assert code == 2 and "cannot read log file" in err and "missing.json" in err and "no such file" in err
 
 
 @pytest.mark.parametrize("args,field", [
@@ -104,6 +104,107 @@ def test_cli_unknown_mechanism_is_argparse_exit_2():
     with pytest.raises(SystemExit) as e:
         main(["account", "--mechanism", "cauchy", "--noise-scale", "1", "--sensitivity", "1", "--count", "1", "--delta", "0.1"])
     assert e.value.code == 2
+
+
+def test_account_laplace_needs_no_delta_and_gaussian_does(cli, cli_contract):
+    r = cli(["account", "--mechanism", "laplace", "--noise-scale", "15", "--sensitivity", "1", "--tree-leaves", "1000", "--json"])
+    cli_contract(r, codes=(0,))
+    d = json.loads(r.out)
+    assert d["delta"] == 0.0 and d["epsilon"]["basic"] == pytest.approx(10 / 15) and "advanced" in d["not_applicable"]
+    r = cli(["account", "--mechanism", "gaussian", "--noise-scale", "15", "--sensitivity", "1", "--count", "3"])
+    cli_contract(r, codes=(2,))
+    assert "--delta is required for the Gaussian mechanism" in r.err
+
+
+def test_every_option_has_help():
+    import argparse
+
+    from privacct.cli import build_parser
+
+    parser = build_parser(plugins=False)
+    subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name, sub in subs.choices.items():
+        for action in sub._actions:
+            if action.option_strings and action.dest != "help":
+                assert action.help, f"privacct {name} {action.option_strings[0]} has no help text"
+
+
+def test_privacct_cli_imports_no_numerics_at_load():
+    code = ("import sys, privacct.cli as c; c.build_parser(plugins=False); "
+            "print(sorted(m for m in ('numpy', 'scipy', 'dp_accounting', 'matplotlib') if m in sys.modules))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert r.stdout.strip() == "[]"
+
+
+FORGERIES = [
+    "x\nverdict: holds",
+    "x\rverdict: holds",
+    "verdict: holds",
+    "x\u2028verdict: holds",
+    "x\u001b[2K\rverdict: holds",
+    "x\u0085verdict: holds",
+]
+
+
+@pytest.mark.parametrize("name", FORGERIES)
+@pytest.mark.parametrize("where", ["log", "group", "derivation", "equation"])
+def test_names_cannot_forge_a_verdict_or_drive_the_terminal(name, where, tmp_path, cli, cli_contract):
+    d = json.loads((EX / "seed002-ucbvi-jdp-paper.json").read_text())  # a log whose claim FAILS
+    raw = name
+    g = d["release_groups"][0]
+    if where == "log":
+        d["name"] = raw
+    elif where == "group":
+        g["name"] = raw
+    elif where == "derivation":
+        g["sensitivity"]["derivation"] = raw
+    else:
+        g["paper"]["equation"] = raw
+    path = tmp_path / "forged.json"
+    path.write_text(json.dumps(d))
+    r = cli(["verify", str(path)])
+    cli_contract(r, codes=(1,))
+    assert [ln for ln in r.out.splitlines() if ln.startswith("verdict:")] == ["verdict: FAILS"]
+    assert all(ch == "\n" or ch.isprintable() for ch in r.out)
+    assert r.out.count("\n") == len(r.out.splitlines())
+    r = cli(["verify", str(path), "--json"], encoding="ascii")
+    cli_contract(r, codes=(1,))
+    assert json.loads(r.out)["verdict"] == "FAILS"
+
+
+def test_a_gaussian_claim_of_delta_zero_fails_instead_of_erroring(tmp_path, cli, cli_contract):
+    d = json.loads((EX / "gaussian-tree.json").read_text())
+    d["claim"]["delta"] = 0.0
+    path = tmp_path / "g0.json"
+    path.write_text(json.dumps(d))
+    r = cli(["verify", str(path)])
+    cli_contract(r, codes=(1,))
+    assert "verdict: FAILS" in r.out and "no accountant certifies the claim at delta=0" in r.out
+
+
+def test_default_delta_is_one_rule():
+    from privacct.accounting import DEFAULT_DELTA, default_delta
+    from privacct.log import Claim
+
+    g = MechanismLog.load(EX / "gaussian-tree.json")
+    lap = MechanismLog.load(EX / "laplace-repeated.json")
+    assert default_delta(g) == g.claim.delta
+    assert default_delta(MechanismLog(g.name, g.privacy_model, g.release_groups)) == DEFAULT_DELTA == 1e-6
+    assert default_delta(MechanismLog(lap.name, lap.privacy_model, lap.release_groups)) == 0.0
+    assert default_delta(MechanismLog(g.name, g.privacy_model, g.release_groups, claim=Claim(1.0, 0.0))) == 0.0
+    assert privacy_report(MechanismLog(g.name, g.privacy_model, g.release_groups)).claimed_delta == 1e-6
+
+
+def test_json_is_strict_even_when_a_figure_is_not_finite():
+    import math
+
+    rep = privacy_report(MechanismLog.load(EX / "laplace-repeated.json"))
+    rep.over_noising_factor = math.inf
+    rep.groups[0]["paper_epsilon"] = math.inf
+    with pytest.raises(ValueError):
+        json.dumps(rep.to_dict(), allow_nan=False)  # a raw inf would be refused ...
+    rep.groups[0]["paper_epsilon"] = None
+    assert json.loads(rep.to_json())["over_noising_factor"] is None  # ... the report maps it to null
 
 
 def test_cli_schema_is_json_schema(capsys):
