@@ -20,6 +20,12 @@ Part 2 -- OUR OWN experiment (seeds 000 and 003 print no experiments): Private-L
 epsilon = 10, delta = 0.1 (outside the papers' eps < 1 range, to make anything visible), paper vs
 tight, with their theoretical radii x bonus_scale 0.1 and theoretical shifts; non-private
 references UCRL-VTR and LinOpt-VI (lambda I regulariser).
+
+Part 3 -- TRACK B (:mod:`.track_b`): the printed noise divided by a factor (a claim of eps x divisor in
+``paper`` calibration) and the shift x 0.1, so that the figure's shape is visible; every label gives the
+figure's eps and the eps the accountant certifies for the noise that ran: seed 001 Fig. 2 on both
+RiverSwim MDPs, and seed 000's Private-LinOpt-VI (our own panel). ``README.md`` (:mod:`.readme`) states
+per figure the paper's claim about its shape, whether the run shows it and at what certified eps.
 """
 
 from __future__ import annotations
@@ -98,7 +104,7 @@ def _run(config: RunConfig, seeds, progress: bool, label: str) -> dict:
 
 
 def _slope(mean_cum: np.ndarray) -> float | None:
-    """log-log slope of mean cumulative regret between K/2 and K (1 = linear; < 1 sublinear, notes §5.4)."""
+    """log-log slope of mean cumulative regret between K/2 and K (1 = linear; < 1 sublinear)."""
     K = len(mean_cum)
     a, b = mean_cum[K // 2 - 1] if K >= 2 else 0.0, mean_cum[-1]
     if K < 4 or a <= 0 or b <= 0:
