@@ -15,7 +15,9 @@ The papers print no experiments (notes seed-003 §7, seed-004 §5): every figure
 The bonus width is a utility knob: all learners use the same data-independent beta = H (option
 ``beta``; the theoretical betas of the papers, 1e4 to 1e6 here, saturate Q at H for any practical
 K, notes seed-004 §3.6); this does not change any privacy figure. ``summary.json`` holds every
-number; ``logs/`` the declared mechanism logs.
+number; ``logs/`` the declared mechanism logs; ``README.md`` (:mod:`.readme`) states per figure the
+papers' claim about its shape (their theorems: they print no experiment), whether the run shows it and
+at what certified eps.
 
 Quick mode (``full=False``): K = 2000, 2 seeds, eps in {1, 5, 20}. Full: K = 10^4, 5 seeds,
 eps in {0.5, 1, 2, 5, 10, 20}. ``seeds`` / ``episodes`` override.
@@ -37,6 +39,7 @@ from privacct.rng import spawn_sequences
 
 from ..base import RunConfig
 from . import LEARNERS
+from .readme import readme
 
 LABEL = "toolkit's own experiment (the papers print no experiments)"
 DELTA = 1e-5
@@ -178,5 +181,7 @@ def reproduce(out_dir, *, full: bool = False, seeds: int | None = None, episodes
     plt.close(fig)
 
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    summary["files"] = ["regret_vs_episode.png", "paper_vs_tight.png", "switches.png", "summary.json", "logs/"]
+    (out / "README.md").write_text(readme(summary), encoding="utf-8")
+    summary["files"] = ["regret_vs_episode.png", "paper_vs_tight.png", "switches.png", "summary.json", "README.md",
+                        "logs/"]
     return summary
