@@ -73,7 +73,7 @@ def _uniform_regret(config: RunConfig) -> float:
 
 
 #: Constant sets (docs/learners.md#constant-sets): ``theory`` = each paper's bonus (LSVI-UCB: d H sqrt(iota)
-#: with Jin et al.'s constant set to 1; seed 003 App. E.1 beta; seed 004 Thm 4 beta); ``tuned`` = the absolute
+#: with Jin et al.'s constant set to 1; seed 003 App. E.1 beta; seed 004 Theorem 16 beta); ``tuned`` = the absolute
 #: bonus beta = 5 chosen by benchmarks/tune_constants.py on LSVI-UCB (the non-private instance of all three)
 #: on linear-two-state, K = 2000, 3 tuning seeds, grid {0.5, 1, 2, 5, 10, 20}. beta never enters a privacy figure.
 TUNED_BETA = 5.0
@@ -127,7 +127,7 @@ LEARNERS: dict[str, LearnerSpec] = {
         # Seed 004 claims rho-zCDP for any rho, stated as (eps, delta) through Lemma 6; its regret
         # theorem assumes eps < 1. K = 10^4 as in the notes' worked example (none is printed).
         paper_settings=({"privacy": "jdp", "epsilon": 1.0, "delta": 1e-5, "episodes": 10_000, "options": (("beta", 5.0),)},),
-        constants=_constants("seed 004 Thm 4: beta from the printed constants"), default_constants="tuned",
+        constants=_constants("seed 004 Theorem 16: beta from the printed constants"), default_constants="tuned",
         uniform_regret=_uniform_regret,
     ),
 }
