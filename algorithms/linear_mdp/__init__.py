@@ -125,7 +125,7 @@ LEARNERS: dict[str, LearnerSpec] = {
         build_log=private_lsvi_ucb.build_log, run_batch=private_lsvi_ucb.run, neighbours=neighbours,
         test_settings=(("episodes", 4), ("horizon", 2), ("delta", 1e-5), ("options", (("beta", 5.0), ("C", 1.000001)))),
         # Seed 004 claims rho-zCDP for any rho, stated as (eps, delta) through Lemma 6; its regret
-        # theorem assumes eps < 1. K = 10^4 as in the notes' worked example (none is printed).
+        # theorem assumes eps < 1. K = 10^4 is the toolkit's choice (none is printed; docs/seed-004-private-lsvi-ucb.md#worked-numbers).
         paper_settings=({"privacy": "jdp", "epsilon": 1.0, "delta": 1e-5, "episodes": 10_000, "options": (("beta", 5.0),)},),
         constants=_constants("seed 004 Theorem 16: beta from the printed constants"), default_constants="tuned",
         uniform_regret=_uniform_regret,

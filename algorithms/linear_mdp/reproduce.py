@@ -1,6 +1,7 @@
 """``privacct reproduce linear-mdp``: the toolkit's own linear-MDP experiments.
 
-The papers print no experiments (notes seed-003 §7, seed-004 §5): every figure here is labelled
+The papers print no experiments (docs/seed-003-linear-representation.md#experiments,
+docs/seed-004-private-lsvi-ucb.md#experiments): every figure here is labelled
 "toolkit's own experiment". What is run, on ``linear-two-state`` (S = 2, d = 10, H = 5):
 
 1. ``regret_vs_episode.png``: cumulative regret vs episode for each eps of the grid: LSVI-UCB
@@ -14,7 +15,7 @@ The papers print no experiments (notes seed-003 §7, seed-004 §5): every figure
 
 The bonus width is a utility knob: all learners use the same data-independent beta = H (option
 ``beta``; the theoretical betas of the papers, 1e4 to 1e6 here, saturate Q at H for any practical
-K, notes seed-004 §3.6); this does not change any privacy figure. ``summary.json`` holds every
+K, docs/seed-004-private-lsvi-ucb.md#worked-numbers); this does not change any privacy figure. ``summary.json`` holds every
 number; ``logs/`` the declared mechanism logs; ``README.md`` (:mod:`.readme`) states per figure the
 papers' claim about its shape (their theorems: they print no experiment), whether the run shows it and
 at what certified eps.
