@@ -81,7 +81,8 @@ def ordering_note(results: list[dict], K: int) -> list[str]:
     if not jdp or not ldp:
         return []
     bj, bl = jdp[0]["noise_scale"], ldp[0]["noise_scale"]
-    here, paper = noise_ratio(bl, bj, K), noise_ratio(bl, bj * math.log(20000) / math.log(K), 20000)
+    # the JDP scale is 3H max(1, ln K)/eps (privatizers.paper_log_k): rescale it to the paper's K
+    here, paper = noise_ratio(bl, bj, K), noise_ratio(bl, bj * math.log(20000) / max(1.0, math.log(K)), 20000)
     return [
         "LDP vs JDP at the same figure eps (claim (b)). Under JDP a count at episode k carries the sum of",
         "floor(log2(k-1)) + 1 tree nodes of Laplace scale 3H ln K/eps, under LDP the sum of k - 1 local reports of",
