@@ -24,7 +24,7 @@ from privacct.cli import add_quiet, emit, emit_json, integer_arg, number_arg, wr
 from privacct.errors import PrivacctError, check_count, check_delta, check_positive
 from privacct.outputs import Outputs
 
-from .base import CALIBRATIONS, PRIVACY_CHOICES, RunConfig
+from .base import CALIBRATIONS, CONSTANT_SETS, PRIVACY_CHOICES, RunConfig
 from .defaults import DEFAULT_CALIBRATION, DEFAULT_EPSILON, check_privacy, default_delta, refuse_inapplicable
 from .registry import FAMILY_MODULES, family_reproduce_module, get_learner, learners
 
@@ -46,7 +46,8 @@ def _option(text: str) -> tuple[str, Any]:
 def register_run(subparsers) -> argparse.ArgumentParser:
     table = learners()
     names = sorted(table)
-    lines = "\n".join(f"  {n:<20} {table[n].description}" for n in names)
+    lines = "\n".join(f"  {n:<28} {table[n].description} [default constants: {table[n].default_constants}]"
+                      for n in names)
     p = subparsers.add_parser(
         "run", help="run a learner over N seeds; write curves, mechanism log, privacy report, PNG",
         description="Run one learner configuration over N seeds in one batch.\n\nalgorithms:\n" + lines,
@@ -67,11 +68,15 @@ def register_run(subparsers) -> argparse.ArgumentParser:
                    help="root seed >= 0; run i uses SeedSequence(seed).spawn(N)[i] (default 0)")
     p.add_argument("--env", default=None, help="environment (default: the learner's, e.g. riverswim)")
     p.add_argument("--horizon", type=integer_arg("--horizon"), default=None, help="H >= 1 (default: the environment's)")
-    p.add_argument("--bonus-scale", type=number_arg("--bonus-scale"), default=1.0,
-                   help="multiplier on the bonus width, a finite number >= 0 (tunable, default 1)")
+    p.add_argument("--constants", choices=CONSTANT_SETS, default=None,
+                   help="non-privacy constant set: theory (the paper's) or tuned (the figures'); default: the set under "
+                        "which the learner's non-private instance learns its default environment (listed above)")
+    p.add_argument("--bonus-scale", type=number_arg("--bonus-scale"), default=None,
+                   help="multiplier on the bonus width, a finite number >= 0 (tunable; default: the constant set's)")
     p.add_argument("--option", type=_option, action="append", default=[], metavar="KEY=VALUE",
-                   help="learner option, repeatable; an unknown KEY is refused with the learner's allowed keys (tabular: e_scale, "
-                        "confidence_delta, eta)")
+                   help="learner option, repeatable, on top of the constant set's; an unknown KEY is refused with the "
+                        "learner's allowed keys (tabular: e_scale, confidence_delta, eta, pool_over_h; linear mixture: "
+                        "radius, shift_scale, alpha, ...; linear MDP: beta, p, batches)")
     p.add_argument("--out", required=True,
                    help="output directory: new, empty, or one `privacct run` wrote before (its files are replaced as a "
                         "complete set)")
@@ -93,14 +98,25 @@ def run_config(args) -> RunConfig:
     check_count("--seed", args.seed, minimum=0)
     if args.horizon is not None:
         check_count("--horizon", args.horizon)
-    if not args.bonus_scale >= 0 or args.bonus_scale == float("inf"):
+    if args.bonus_scale is not None and (not args.bonus_scale >= 0 or args.bonus_scale == float("inf")):
         raise PrivacctError(f"--bonus-scale must be a finite number >= 0, got {args.bonus_scale!r}")
+    spec = learners()[args.algorithm]
+    cset = spec.constant_set(args.constants)
     config = RunConfig(algorithm=args.algorithm, privacy=args.privacy, epsilon=epsilon, delta=0.0,
                        calibration=calibration, episodes=args.episodes, env=args.env, horizon=args.horizon,
-                       bonus_scale=args.bonus_scale, options=tuple(args.option))
+                       bonus_scale=1.0 if args.bonus_scale is None else args.bonus_scale, options=tuple(args.option))
+    user_opts = tuple(k for k, _ in args.option)
+    config = cset.apply(config, keep_bonus=args.bonus_scale is not None, keep_options=user_opts)
     delta = default_delta(args.algorithm, args.privacy, config) if args.delta is None else args.delta
     check_delta("--delta", delta, allow_zero=True)
     return dataclasses.replace(config, delta=float(delta))
+
+
+def _overridden(args) -> tuple[str, ...]:
+    """The constant-set entries the command line overrides (said in the summary)."""
+    cset = learners()[args.algorithm].constant_set(args.constants)
+    user_opts = tuple(k for k, _ in args.option)
+    return (("bonus_scale",) if args.bonus_scale is not None else ()) + tuple(k for k in user_opts if k in dict(cset.options))
 
 
 def cmd_run(args) -> int:
@@ -112,16 +128,21 @@ def cmd_run(args) -> int:
     check_out(args.out, RUN_OUTPUTS)
     check_run_memory(config, args.seeds)
     get_learner(args.algorithm).build_log(config)  # the family validates env, options and the claim
+    cset = learners()[args.algorithm].constant_set(args.constants)
+    overridden = _overridden(args)
     summary = run_experiment(config, n_seeds=args.seeds, seed=args.seed, out_dir=args.out,
-                             progress=False if args.quiet else None)
+                             progress=False if args.quiet else None, constants=cset, overridden=overridden)
     if args.json:
         emit_json({k: v for k, v in summary.items() if k != "written"})
         write(sys.stderr, wrote_line(summary["out"], summary["written"]) + "\n")   # stdout holds only the JSON
     else:
         acc = summary["accounted_epsilon"]
-        emit(f"{args.algorithm} privacy={args.privacy} K={args.episodes} seeds={args.seeds}: "
-             f"final regret {summary['final_regret_mean']:.4g} +- {summary['final_regret_std']:.3g}, "
-             f"{summary['episodes_per_second']:,.0f} episodes/s"
+        uni = summary["uniform_policy_regret"]
+        over = "" if not overridden else f" (overridden: {', '.join(overridden)})"
+        emit(f"{args.algorithm} privacy={args.privacy} K={args.episodes} seeds={args.seeds} constants={cset.name}{over}: "
+             f"final regret {summary['final_regret_mean']:.4g} +- {summary['final_regret_std']:.3g}"
+             + ("" if uni is None else f" (uniform random policy: {uni:.4g}, ratio {summary['regret_over_uniform']:.3g})")
+             + f", {summary['episodes_per_second']:,.0f} episodes/s"
              + ("" if acc is None else f", claimed eps {summary['claimed_epsilon']:g}, accounted eps {acc:.4g} "
                                        f"({summary['accountant']})"))
         emit(wrote_line(summary["out"], summary["written"]))

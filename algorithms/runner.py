@@ -18,6 +18,11 @@ Files written to ``out_dir`` (created if needed) as one complete set or not at a
 Before anything is built, ``out_dir`` is checked (:func:`privacct.outputs.check_out`) and the
 run's memory is estimated (:func:`privacct.algorithms.memory.run_estimate`) and refused with one
 line above the limit (:func:`privacct.resources.check_memory`).
+
+The summary names the constant set the run used (``constants``: theory | tuned, or ``custom`` for a
+config built by hand; ``constants_overridden``: the fields the caller set on top of the set) and the
+exact regret of the uniform random policy at the same K (``uniform_policy_regret``), so that a curve
+near that level reads as "did not learn" (docs/learners.md#constant-sets).
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from privacct.progress import Progress
 from privacct.resources import check_memory
 from privacct.rng import spawn_sequences
 
-from .base import RunConfig, RunResult
+from .base import ConstantSet, RunConfig, RunResult
 from .memory import run_estimate
 from .registry import get_learner
 
@@ -65,7 +70,7 @@ class ProgressBar:
         self._p.close()
 
 
-def _figure(curves: dict[str, np.ndarray], *, title: str = ""):
+def _figure(curves: dict[str, np.ndarray], *, title: str = "", uniform_per_episode: float | None = None):
     import matplotlib
 
     matplotlib.use("Agg")
@@ -78,6 +83,10 @@ def _figure(curves: dict[str, np.ndarray], *, title: str = ""):
         m, s = cum.mean(axis=0), cum.std(axis=0)
         ax.plot(x, m, label=label)
         ax.fill_between(x, m - s, m + s, alpha=0.25)
+    if uniform_per_episode is not None:
+        K = max(np.atleast_2d(r).shape[1] for r in curves.values())
+        x = np.arange(1, K + 1)
+        ax.plot(x, uniform_per_episode * x, "k--", lw=1, label="uniform random policy (exact)")
     ax.set_xlabel("Episode (K)")
     ax.set_ylabel("Cumulative regret")
     ax.ticklabel_format(style="sci", scilimits=(0, 0), axis="both")
@@ -88,10 +97,12 @@ def _figure(curves: dict[str, np.ndarray], *, title: str = ""):
     return fig, plt
 
 
-def plot_cumulative(curves: dict[str, np.ndarray], path: str | Path, *, title: str = "") -> None:
-    """PNG of cumulative regret (for each label, the mean over seeds and a +-1 std band), written
-    atomically with fixed metadata (:func:`privacct.atomic.write_png`): same curves, same bytes."""
-    fig, plt = _figure(curves, title=title)
+def plot_cumulative(curves: dict[str, np.ndarray], path: str | Path, *, title: str = "",
+                    uniform_per_episode: float | None = None) -> None:
+    """PNG of cumulative regret (for each label, the mean over seeds and a +-1 std band; with
+    ``uniform_per_episode``, the uniform random policy's exact cumulative regret as a dashed line),
+    written atomically with fixed metadata (:func:`privacct.atomic.write_png`): same curves, same bytes."""
+    fig, plt = _figure(curves, title=title, uniform_per_episode=uniform_per_episode)
     try:
         atomic.write_png(path, fig)
     finally:
@@ -146,14 +157,26 @@ def privacy_summary(result: RunResult) -> dict[str, Any]:
     }
 
 
+def uniform_policy_regret(config: RunConfig) -> float | None:
+    """K times the exact per-episode regret of the uniform random policy on ``config``'s environment
+    (None when the learner's family does not provide it)."""
+    spec = get_learner(config.algorithm)
+    if spec.uniform_regret is None:
+        return None
+    return float(config.episodes * spec.uniform_regret(config))
+
+
 def run_experiment(config: RunConfig, *, n_seeds: int, seed: int = 0, out_dir: str | Path | None = None,
-                   progress: bool | Callable[[int], None] | None = None) -> dict[str, Any]:
+                   progress: bool | Callable[[int], None] | None = None, constants: ConstantSet | None = None,
+                   overridden: tuple[str, ...] = ()) -> dict[str, Any]:
     """Run ``config`` for ``n_seeds`` seeds (spawned from ``seed``) in one batch; write outputs.
 
     ``progress``: True/None = :class:`ProgressBar` on stderr, False = none, or a callable taking the
-    number of episodes done. Returns the summary dict (``summary.json`` plus the timings; with
-    ``out_dir``, also ``out`` (the absolute directory) and ``written`` (the files, manifest included)).
-    ``out_dir`` is checked, the memory estimated and the directory locked before the learner runs.
+    number of episodes done. ``constants``: the :class:`ConstantSet` ``config`` was built from
+    (recorded; None = ``custom``), ``overridden``: the fields set on top of it. Returns the summary dict
+    (``summary.json`` plus the timings; with ``out_dir``, also ``out`` (the absolute directory) and
+    ``written`` (the files, manifest included)). ``out_dir`` is checked, the memory estimated and the
+    directory locked before the learner runs.
     """
     n_seeds = check_count("seeds", n_seeds)
     spec = get_learner(config.algorithm)
@@ -180,6 +203,7 @@ def run_experiment(config: RunConfig, *, n_seeds: int, seed: int = 0, out_dir: s
                                 f"expected {(n_seeds, config.episodes)}")
         final = regret.sum(axis=1)
         priv = privacy_summary(result)
+        uniform = uniform_policy_regret(config)
         summary: dict[str, Any] = {
             "algorithm": config.algorithm,
             "family": spec.family,
@@ -194,8 +218,13 @@ def run_experiment(config: RunConfig, *, n_seeds: int, seed: int = 0, out_dir: s
             "horizon": config.horizon,
             "bonus_scale": config.bonus_scale,
             "options": {k: v for k, v in config.options},
+            "constants": "custom" if constants is None else constants.name,
+            "constants_how": None if constants is None else constants.how,
+            "constants_overridden": list(overridden),
             "final_regret_mean": float(final.mean()),
             "final_regret_std": float(final.std()),
+            "uniform_policy_regret": uniform,
+            "regret_over_uniform": None if not uniform else float(final.mean()) / uniform,
             "claimed_epsilon": priv["claimed_epsilon"],
             "accounted_epsilon": priv["accounted_epsilon"],
             "accountant": priv["accountant"],
@@ -215,8 +244,9 @@ def run_experiment(config: RunConfig, *, n_seeds: int, seed: int = 0, out_dir: s
             files += ["mechanism_log.json", "privacy_report.json"]
         label = config.privacy if config.privacy == "none" else (
             f"{config.privacy.upper()} (claimed eps={config.epsilon:g}, accounted {priv['accounted_epsilon']:.3g})")
-        plot_cumulative({label: regret}, out / "regret.png",
-                        title=f"{config.algorithm} on {summary['env']}, {n_seeds} seeds")
+        plot_cumulative({f"{label}, {summary['constants']} constants": regret}, out / "regret.png",
+                        title=f"{config.algorithm} on {summary['env']}, {n_seeds} seeds",
+                        uniform_per_episode=None if uniform is None else uniform / config.episodes)
         summary["files"] = sorted(files)
         atomic.write_json(out / "summary.json", summary, default=_jsonable)
         atomic.write_json(out / "timing.json", timing)
