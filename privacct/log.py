@@ -16,6 +16,9 @@ Semantics of a release group (what the accountants assume):
   derives that count (:meth:`Structure.per_user_count`), it is never typed in for trees:
   ``single`` (1), ``repeated(count)``, ``tree(leaves=K)`` (binary counter, floor(log2 K) + 1
   nodes per user) and ``adaptive(max_count)`` (low-switching: a hard cap that holds surely).
+* ``factorized(strategy, leaves=K, params)``: a continual counter over K steps that releases
+  ``L (R x + z)`` (docs/counters.md); the per-user sensitivity multiplier is derived from the
+  strategy (the largest column norm of R), never typed in.
 * ``dimension`` (optional) is the number of independent noise values in one release (for a
   symmetric d x d matrix, d(d+1)/2); the ledger check compares every draw against it.
 * ``paper`` optionally records what the paper printed (its sensitivity, its per-user count, and
@@ -56,7 +59,7 @@ MECHANISM_NORMS = {
     "gaussian": ("l2",),
     "symmetric-gaussian-matrix": ("frobenius-upper", "l2"),
 }
-STRUCTURE_KINDS = ("single", "repeated", "tree", "adaptive")
+STRUCTURE_KINDS = ("single", "repeated", "tree", "adaptive", "factorized")
 
 # Bounds of the strict parser (privacct.schema states the same numbers).
 MAX_DOCUMENT_CHARS = 2**22          # characters of JSON text (4,194,304)
@@ -115,9 +118,15 @@ class Structure:
     count: int | None = None
     leaves: int | None = None
     max_count: int | None = None
+    # factorized structure only (see the delimited block at the end of this class)
+    strategy: str | None = None
+    buffers: tuple[tuple[float, float], ...] | None = None
 
     def __post_init__(self) -> None:
         check_choice("structure.kind", self.kind, STRUCTURE_KINDS)
+        if self.kind == "factorized" or self.strategy is not None or self.buffers is not None:
+            self._check_factorized()
+            return
         needed = {"single": None, "repeated": "count", "tree": "leaves", "adaptive": "max_count"}[self.kind]
         for name in ("count", "leaves", "max_count"):
             value = getattr(self, name)
@@ -152,6 +161,8 @@ class Structure:
             return int(self.count)  # type: ignore[arg-type]
         if self.kind == "tree":
             return tree_depth(int(self.leaves))  # type: ignore[arg-type]
+        if self.kind == "factorized":
+            return self._factorized_rows_per_user()
         return int(self.max_count)  # type: ignore[arg-type]
 
     def to_dict(self) -> dict[str, Any]:
@@ -159,15 +170,105 @@ class Structure:
         for name in ("count", "leaves", "max_count"):
             if getattr(self, name) is not None:
                 d[name] = getattr(self, name)
+        if self.kind == "factorized":
+            d.update(self._factorized_dict())
         return d
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "structure") -> "Structure":
-        d = _object(d, where, {"kind", "count", "leaves", "max_count"}, required=("kind",))
+        d = _object(d, where, {"kind", "count", "leaves", "max_count", "strategy", "params"}, required=("kind",))
+        extra = _factorized_fields(d, where)
         try:
-            return cls(d["kind"], count=d.get("count"), leaves=d.get("leaves"), max_count=d.get("max_count"))
+            return cls(d["kind"], count=d.get("count"), leaves=d.get("leaves"), max_count=d.get("max_count"), **extra)
         except PrivacctError as e:
             raise PrivacctError(str(e).replace("structure", where, 1)) from None
+
+    # ---- factorized structure (continual counting; docs/counters.md) -------------------------
+    # A counter over K = ``leaves`` steps releasing the prefix sums as L (R x + z), A = L R; the
+    # strategy names the factorization, ``buffers`` the (theta, omega) pairs of a ``blt``.
+    # What a user costs is derived from the strategy (privacct.counters.strategies), never typed in.
+    @classmethod
+    def factorized(cls, strategy: str, leaves: int, params: Mapping[str, Any] | None = None) -> "Structure":
+        """``factorized(strategy, leaves=K, params)``; ``params`` is ``{"buffers": [{"theta": t,
+        "omega": w}, ...]}`` for ``blt`` (or a sequence of (theta, omega) pairs) and absent otherwise."""
+        buffers = None
+        if params is not None:
+            if not isinstance(params, Mapping) or set(params) != {"buffers"}:
+                raise PrivacctError("structure.params must be an object with exactly one field, buffers")
+            buffers = _buffer_pairs(params["buffers"], "structure.params.buffers")
+        return cls("factorized", leaves=leaves, strategy=strategy, buffers=buffers)
+
+    def _check_factorized(self) -> None:
+        if self.kind != "factorized":
+            name = "strategy" if self.strategy is not None else "params"
+            raise PrivacctError(f"structure.{name} is not allowed for kind {self.kind!r}")
+        for name in ("count", "max_count"):
+            if getattr(self, name) is not None:
+                raise PrivacctError(f"structure.{name} is not allowed for kind 'factorized'")
+        if self.strategy is None:
+            raise PrivacctError(f"structure.strategy is required for kind 'factorized' (one of {', '.join(FACTORIZED_STRATEGIES)})")
+        check_choice("structure.strategy", self.strategy, FACTORIZED_STRATEGIES)
+        if self.leaves is None:
+            raise PrivacctError(f"structure.leaves is required for kind 'factorized' (an integer in [1, {MAX_COUNT}])")
+        object.__setattr__(self, "leaves", check_count("structure.leaves", self.leaves))
+        if self.strategy == "blt":
+            if self.buffers is None:
+                raise PrivacctError("structure.params is required for strategy 'blt' "
+                                    f"(buffers: 1 to {MAX_BLT_BUFFERS} objects {{theta in (0, 1), omega > 0}})")
+            object.__setattr__(self, "buffers", _buffer_pairs(self.buffers, "structure.params.buffers"))
+        elif self.buffers is not None:
+            raise PrivacctError(f"structure.params is not allowed for strategy {self.strategy!r}")
+
+    def _factorized_rows_per_user(self) -> int:
+        """Releases (rows of R) that contain the worst user: the tree depth for the trees (user 1
+        is in floor(log2 K) + 1 nodes), K for a Toeplitz R (every row from her step on)."""
+        if self.strategy in ("tree", "tree-honaker"):
+            return tree_depth(int(self.leaves))  # type: ignore[arg-type]
+        return int(self.leaves)  # type: ignore[arg-type]
+
+    def _factorized_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"strategy": self.strategy}
+        if self.buffers is not None:
+            d["params"] = {"buffers": [{"theta": t, "omega": w} for t, w in self.buffers]}
+        return d
+
+
+FACTORIZED_STRATEGIES = ("tree", "tree-honaker", "sqrt-toeplitz", "blt")
+MAX_BLT_BUFFERS = 8
+
+
+def _buffer_pairs(value: Any, where: str) -> tuple[tuple[float, float], ...]:
+    """BLT buffers as (theta, omega) pairs: 1 to MAX_BLT_BUFFERS, theta in (0, 1), omega > 0 finite."""
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, (list, tuple)):
+        raise PrivacctError(f"{where} must be a list of 1 to {MAX_BLT_BUFFERS} buffers, got {shown(value)}")
+    if not 1 <= len(value) <= MAX_BLT_BUFFERS:
+        raise PrivacctError(f"{where} must hold 1 to {MAX_BLT_BUFFERS} buffers, got {len(value)}")
+    out = []
+    for i, b in enumerate(value):
+        if isinstance(b, Mapping):
+            b = _object(b, f"{where}[{i}]", {"theta", "omega"}, required=("theta", "omega"))
+            theta, omega = b["theta"], b["omega"]
+        elif isinstance(b, (list, tuple)) and len(b) == 2:
+            theta, omega = b
+        else:
+            raise PrivacctError(f"{where}[{i}] must be an object {{theta, omega}}, got {shown(b)}")
+        theta = check_positive(f"{where}[{i}].theta", theta)
+        if not theta < 1.0:
+            raise PrivacctError(f"{where}[{i}].theta must be in (0, 1), got {shown(theta)}")
+        out.append((theta, check_positive(f"{where}[{i}].omega", omega)))
+    return tuple(out)
+
+
+def _factorized_fields(d: Mapping, where: str) -> dict[str, Any]:
+    """strategy and params of a structure object, checked under their paths."""
+    out: dict[str, Any] = {}
+    if "strategy" in d:
+        out["strategy"] = d["strategy"]
+    if "params" in d:
+        p = _object(d["params"], f"{where}.params", {"buffers"}, required=("buffers",))
+        out["buffers"] = _buffer_pairs(p["buffers"], f"{where}.params.buffers")
+    return out
+# ---- end of the factorized structure ------------------------------------------------------------
 
 
 @dataclass(frozen=True)
