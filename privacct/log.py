@@ -17,8 +17,11 @@ Semantics of a release group (what the accountants assume):
   ``single`` (1), ``repeated(count)``, ``tree(leaves=K)`` (binary counter, floor(log2 K) + 1
   nodes per user) and ``adaptive(max_count)`` (low-switching: a hard cap that holds surely).
 * ``factorized(strategy, leaves=K, params)``: a continual counter over K steps that releases
-  ``L (R x + z)`` (docs/counters.md); the per-user sensitivity multiplier is derived from the
-  strategy (the largest column norm of R), never typed in.
+  ``L (R x + z)`` (docs/counters.md); ``sensitivity`` is that of one step's addition x_t, and the
+  per-user sensitivity multiplier is derived from the strategy (the largest column norm of R: l2
+  for Gaussian noise, l1 for Laplace, single participation), never typed in. The trees (0/1
+  columns) are floor(log2 K) + 1 releases per user at multiplier 1; a Toeplitz strategy is one
+  release R x + z at multiplier ||column 1 of R|| (:attr:`ReleaseGroup.sensitivity_multiplier`).
 * ``dimension`` (optional) is the number of independent noise values in one release (for a
   symmetric d x d matrix, d(d+1)/2); the ledger check compares every draw against it.
 * ``paper`` optionally records what the paper printed (its sensitivity, its per-user count, and
@@ -220,11 +223,13 @@ class Structure:
             raise PrivacctError(f"structure.params is not allowed for strategy {self.strategy!r}")
 
     def _factorized_rows_per_user(self) -> int:
-        """Releases (rows of R) that contain the worst user: the tree depth for the trees (user 1
-        is in floor(log2 K) + 1 nodes), K for a Toeplitz R (every row from her step on)."""
+        """Releases per user as the accountants see them: the tree depth for the trees (user 1 is
+        in floor(log2 K) + 1 nodes, each a 0/1 entry of her column), and 1 for a Toeplitz R (the
+        whole vector R x + z is one release whose sensitivity is multiplied by the column norm,
+        :meth:`ReleaseGroup.sensitivity_multiplier`; docs/counters.md#accounting)."""
         if self.strategy in ("tree", "tree-honaker"):
             return tree_depth(int(self.leaves))  # type: ignore[arg-type]
-        return int(self.leaves)  # type: ignore[arg-type]
+        return 1
 
     def _factorized_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"strategy": self.strategy}
@@ -237,8 +242,9 @@ FACTORIZED_STRATEGIES = ("tree", "tree-honaker", "sqrt-toeplitz", "blt")
 MAX_BLT_BUFFERS = 8
 
 
-def _buffer_pairs(value: Any, where: str) -> tuple[tuple[float, float], ...]:
-    """BLT buffers as (theta, omega) pairs: 1 to MAX_BLT_BUFFERS, theta in (0, 1), omega > 0 finite."""
+def _buffer_pairs(value: Any, where: str, *, objects_only: bool = False) -> tuple[tuple[float, float], ...]:
+    """BLT buffers as (theta, omega) pairs: 1 to MAX_BLT_BUFFERS, theta in (0, 1), omega > 0 finite.
+    From JSON (``objects_only``) every buffer is an object {theta, omega}, as the schema says."""
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, (list, tuple)):
         raise PrivacctError(f"{where} must be a list of 1 to {MAX_BLT_BUFFERS} buffers, got {shown(value)}")
     if not 1 <= len(value) <= MAX_BLT_BUFFERS:
@@ -248,7 +254,7 @@ def _buffer_pairs(value: Any, where: str) -> tuple[tuple[float, float], ...]:
         if isinstance(b, Mapping):
             b = _object(b, f"{where}[{i}]", {"theta", "omega"}, required=("theta", "omega"))
             theta, omega = b["theta"], b["omega"]
-        elif isinstance(b, (list, tuple)) and len(b) == 2:
+        elif isinstance(b, (list, tuple)) and len(b) == 2 and not objects_only:
             theta, omega = b
         else:
             raise PrivacctError(f"{where}[{i}] must be an object {{theta, omega}}, got {shown(b)}")
@@ -266,7 +272,7 @@ def _factorized_fields(d: Mapping, where: str) -> dict[str, Any]:
         out["strategy"] = d["strategy"]
     if "params" in d:
         p = _object(d["params"], f"{where}.params", {"buffers"}, required=("buffers",))
-        out["buffers"] = _buffer_pairs(p["buffers"], f"{where}.params.buffers")
+        out["buffers"] = _buffer_pairs(p["buffers"], f"{where}.params.buffers", objects_only=True)
     return out
 # ---- end of the factorized structure ------------------------------------------------------------
 
@@ -359,9 +365,22 @@ class ReleaseGroup:
         return self.structure.per_user_count()
 
     @property
+    def sensitivity_multiplier(self) -> float:
+        """What one user's change of one step is multiplied by in a release of this group: 1, or
+        for a factorized Toeplitz strategy the largest column norm of R (l1 for Laplace, l2
+        otherwise), an upper bound derived from the strategy (privacct.counters.strategies)."""
+        s = self.structure
+        if s.kind != "factorized" or s.strategy in ("tree", "tree-honaker"):
+            return 1.0
+        from .counters.strategies import column_norm, norm_for  # numpy only for factorized logs
+
+        return column_norm(s, norm_for(self.mechanism))
+
+    @property
     def ratio(self) -> float:
-        """Sensitivity over noise scale: Laplace eps0 = Delta_1 / b; Gaussian mu = Delta_2 / sigma."""
-        return self.sensitivity.value / self.noise_scale
+        """Sensitivity over noise scale: Laplace eps0 = Delta_1 / b; Gaussian mu = Delta_2 / sigma
+        (times :attr:`sensitivity_multiplier`)."""
+        return self.sensitivity.value * self.sensitivity_multiplier / self.noise_scale
 
     def with_noise_scale(self, noise_scale: float) -> "ReleaseGroup":
         return ReleaseGroup(self.name, self.mechanism, noise_scale, self.sensitivity, self.structure,
