@@ -30,7 +30,7 @@ sub-multiset of column 1's, and accountants are monotone in added releases.
 
 Sensitivity multipliers are upper bounds (rounded outward, with the margins of docs/counters.md);
 variances are the exact derived figures (per unit node variance: sigma^2, or 2 b^2 for Laplace).
-Independent high-precision checks are in tests/privacct/test_counters_math.py.
+Independent checks against explicit matrices are in tests/privacct/counters/test_strategies.py.
 """
 
 from __future__ import annotations
@@ -357,7 +357,7 @@ def _stable(buffers) -> bool:
 def blt_parameters(leaves: int, buffers: int = DEFAULT_BLT_BUFFERS, norm: str = "l2") -> tuple[tuple[float, float], ...]:
     """BLT buffers (theta_i, omega_i) minimising ||column of C||^2 x max_t Var(prefix t) for K = ``leaves``.
 
-    The max-error objective of Dvijotham et al. (2024, Sec. 4) and McMahan, Xu, Zhang (2024,
+    The max-error objective of Dvijotham et al. (2024) and McMahan, Xu, Zhang (2024,
     "A hassle-free algorithm for private learning in practice: don't use tree aggregation, use
     BLTs"), here at finite K in closed form (sensitivity) and exactly (variance). Deterministic:
     theta_i = 1 - exp(-exp(a_i)), omega_i = exp(b_i); the start fits r_k ~ c_k (the sqrt-Toeplitz
