@@ -61,6 +61,59 @@ def compare(*, mechanism: str, sensitivity: float, leaves: int, epsilon: float, 
     return out
 
 
+@dataclass(frozen=True)
+class GroupAlternatives:
+    """For one counter group of a log (kind ``tree`` or ``factorized``): every strategy swapped in
+    for its structure, the whole log recalibrated to the same (epsilon, delta) (one common noise
+    factor, as ``tight`` calibration does), with the group's noise scale and worst prefix variance;
+    ``errors`` holds the strategies that could not be calibrated, with the reason."""
+
+    group: str
+    current: str
+    figures: tuple[StrategyFigures, ...]
+    errors: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def best(self) -> StrategyFigures:
+        return least_noise(list(self.figures))
+
+    def to_dict(self) -> dict:
+        return {"group": self.group, "current": self.current, "least_noise": self.best.strategy if self.figures else None,
+                "strategies": [f.to_dict() for f in self.figures], "not_calibrated": dict(self.errors)}
+
+
+def log_alternatives(log, *, epsilon: float, delta: float, strategies=STRATEGIES) -> list[GroupAlternatives]:
+    """:class:`GroupAlternatives` for every ``tree`` or ``factorized`` group of ``log``."""
+    from ..calibrate import calibrate_log
+    from ..log import MechanismLog
+
+    if not isinstance(log, MechanismLog):
+        raise PrivacctError(f"log must be a privacct.log.MechanismLog, got {type(log).__name__}")
+    epsilon = check_positive("epsilon", epsilon)
+    delta = check_delta("delta", delta, allow_zero=True)
+    out = []
+    for i, g in enumerate(log.release_groups):
+        if g.structure.kind not in ("tree", "factorized"):
+            continue
+        leaves = int(g.structure.leaves)  # type: ignore[arg-type]
+        current = "tree" if g.structure.kind == "tree" else str(g.structure.strategy)
+        figs, errs = [], []
+        for s in strategies:
+            try:
+                st = Strategy.of(s).structure(leaves, norm=norm_for(g.mechanism))
+                groups = list(log.release_groups)
+                groups[i] = g.with_structure(st)
+                cal, acc = calibrate_log(log.replace_groups(groups), epsilon=epsilon, delta=delta, return_accountant=True)
+            except PrivacctError as e:
+                errs.append((Strategy.of(s).name, str(e)))
+                continue
+            scale = cal.release_groups[i].noise_scale
+            figs.append(StrategyFigures(st.strategy, st, scale, acc, column_norm(st, norm_for(g.mechanism)),  # type: ignore[arg-type]
+                                        noise_unit_variance(g.mechanism, scale) * worst_prefix_variance(st)))
+        out.append(GroupAlternatives(g.name, current, tuple(figs), tuple(errs)))
+    return out
+
+
 def least_noise(figures: list[StrategyFigures]) -> StrategyFigures:
     """The strategy with the least worst prefix variance."""
     if not figures:
@@ -73,4 +126,4 @@ def sensitivity_norm(mechanism: str) -> str:
     return MECHANISM_NORMS[mechanism][0]
 
 
-__all__ = ["StrategyFigures", "compare", "least_noise", "sensitivity_norm"]
+__all__ = ["GroupAlternatives", "StrategyFigures", "compare", "least_noise", "log_alternatives", "sensitivity_norm"]
