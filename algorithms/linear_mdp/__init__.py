@@ -27,12 +27,13 @@ import math
 
 from privacct.errors import PrivacctError
 
-from ..base import LearnerSpec, RunConfig
+from ..base import ConstantSet, LearnerSpec, RunConfig
 from ..neighbours import GroupDistance, NeighbourSpec, jdp
 from . import batched_jdp, lsvi_ucb, private_lsvi_ucb
 
 _RELATIONS = {
     batched_jdp.NAME: (jdp("seed 003 Def. 3 (JDP; s_1 the user's, Sec. 2.1)", shared_start=False), "u"),
+    batched_jdp.NAME_LAPLACE: (jdp("seed 003 Def. 3 (JDP; s_1 the user's, Sec. 2.1)", shared_start=False), "u"),
     private_lsvi_ucb.NAME: (jdp("seed 004 Def. 4 (JDP; x_1 chosen by the environment, Sec. 2.1)", shared_start=False), "y"),
 }
 
@@ -51,12 +52,38 @@ def neighbours(config: RunConfig) -> NeighbourSpec:
     rel, resp = _RELATIONS[config.algorithm]
     log = LEARNERS[config.algorithm].build_log(config)
     H = int(log.params["H"])
+    if config.algorithm == batched_jdp.NAME_LAPLACE:
+        # l1 (App. E.3): 2 max (||phi||_1^2 + ||phi||_2^2)/2 for the Gram (= 2 for simplex features, attained by the
+        # canaries' e_0, e_1) and 2 max ||phi||_1 (H + 1) for the response (not attained: non-negative features)
+        dists = [GroupDistance(g.name, "l1", g.sensitivity.value, True, g.sensitivity.derivation)
+                 for g in log.release_groups if g.name.startswith("gram_h")]
+        dists.append(GroupDistance(resp, "l1", log.group(resp).sensitivity.value, False, log.group(resp).sensitivity.derivation))
+        return NeighbourSpec(rel, "JDP response functions A (start in 0, stay) and B (start in 1, stay) (.canary)", tuple(dists))
     dists = [GroupDistance(g.name, "frobenius-upper", math.sqrt(2.0), True,
                            "||upper(phi phi^T - psi psi^T)||_2 <= sqrt(2) for unit features (Lemma 14 / App. E.2.1)")
              for g in log.release_groups if g.name.startswith("gram_h")]
     dists.append(GroupDistance(resp, "l2", 2.0 * (H + 1), False,
                                "||phi t - phi' t'||_2 <= 2 max t, t = r + V_{h+1} in [0, H+1] (Lemma 14 / App. E.2.1)"))
     return NeighbourSpec(rel, "JDP response functions A (start in 0, stay) and B (start in 1, stay) (.canary)", tuple(dists))
+
+def _uniform_regret(config: RunConfig) -> float:
+    from ..envs.linear_mdp import make_linear_env
+
+    return make_linear_env(config.env or "linear-two-state", config.horizon).uniform_policy_regret()
+
+
+#: Constant sets (docs/learners.md#constant-sets): ``theory`` = each paper's bonus (LSVI-UCB: d H sqrt(iota)
+#: with Jin et al.'s constant set to 1; seed 003 App. E.1 beta; seed 004 Theorem 16 beta); ``tuned`` = the absolute
+#: bonus beta = 5 chosen by benchmarks/tune_constants.py on LSVI-UCB (the non-private instance of all three)
+#: on linear-two-state, K = 2000, 3 tuning seeds, grid {0.5, 1, 2, 5, 10, 20}. beta never enters a privacy figure.
+TUNED_BETA = 5.0
+_TUNING = ("grid of benchmarks/tune_constants.py on LSVI-UCB (the non-private instance): linear-two-state, K = 2000, "
+           "3 tuning seeds (root 7), smallest mean final regret over beta in {0.5, 1, 2, 5, 10, 20}")
+
+
+def _constants(theory: str) -> tuple[ConstantSet, ...]:
+    return (ConstantSet("theory", 1.0, (), theory), ConstantSet("tuned", 1.0, (("beta", TUNED_BETA),), _TUNING))
+
 
 LEARNERS: dict[str, LearnerSpec] = {
     lsvi_ucb.NAME: LearnerSpec(
@@ -66,6 +93,8 @@ LEARNERS: dict[str, LearnerSpec] = {
         description="LSVI-UCB: least-squares value iteration with a UCB bonus, policy recomputed every episode",
         build_log=lsvi_ucb.build_log, run_batch=lsvi_ucb.run,
         test_settings=(("episodes", 5), ("horizon", 2)),
+        constants=_constants("Jin et al. 2020 Thm 3.1: beta = c d H sqrt(iota) with c = 1"), default_constants="tuned",
+        uniform_regret=_uniform_regret,
     ),
     batched_jdp.NAME: LearnerSpec(
         name=batched_jdp.NAME, family="linear-mdp", paper=batched_jdp.SOURCE,
@@ -73,8 +102,21 @@ LEARNERS: dict[str, LearnerSpec] = {
         description="JDP LSVI-UCB with a fixed batch schedule: Gram matrices through trees over batches, fresh noise on the response at each batch end",
         build_log=batched_jdp.build_log, run_batch=batched_jdp.run, neighbours=neighbours,
         test_settings=(("episodes", 6), ("horizon", 2), ("delta", 1e-5), ("options", (("beta", 5.0), ("batches", 3)))),
-        # Seed 003's theorems assume eps, delta in (0, 1) (notes seed-003 §9 item 10); no K is printed.
+        # Seed 003's theorems assume eps, delta in (0, 1) (docs/seed-003-linear-representation.md); no K is printed.
         paper_settings=({"privacy": "jdp", "epsilon": 0.5, "delta": 1e-5, "episodes": 10_000, "options": (("beta", 5.0),)},),
+        constants=_constants("seed 003 App. E.1: beta = 24 H sqrt(d (lambda + c_K)) log chi"), default_constants="tuned",
+        uniform_regret=_uniform_regret,
+    ),
+    batched_jdp.NAME_LAPLACE: LearnerSpec(
+        name=batched_jdp.NAME_LAPLACE, family="linear-mdp", paper=batched_jdp.SOURCE + " (pure DP: App. E.3)",
+        privacy_models=("jdp",), default_env="linear-two-state",
+        description="seed 003 Alg. 2, pure DP (App. E.3): Laplace Gram trees over batches and Laplace responses, basic "
+                    "composition, B = (K eps)^{1/3} / (d^{2/3} H^{1/3}) batches",
+        build_log=batched_jdp.build_log, run_batch=batched_jdp.run, neighbours=neighbours,
+        test_settings=(("episodes", 6), ("horizon", 2), ("delta", 0.0), ("options", (("beta", 5.0), ("batches", 3)))),
+        paper_settings=({"privacy": "jdp", "epsilon": 0.5, "delta": 0.0, "episodes": 10_000, "options": (("beta", 5.0),)},),
+        constants=_constants("seed 003 App. E.1 / E.3: beta = 24 H sqrt(d (lambda + c_K)) log chi with E.3's C^J"),
+        default_constants="tuned", uniform_regret=_uniform_regret,
     ),
     private_lsvi_ucb.NAME: LearnerSpec(
         name=private_lsvi_ucb.NAME, family="linear-mdp", paper=private_lsvi_ucb.SOURCE,
@@ -83,8 +125,10 @@ LEARNERS: dict[str, LearnerSpec] = {
         build_log=private_lsvi_ucb.build_log, run_batch=private_lsvi_ucb.run, neighbours=neighbours,
         test_settings=(("episodes", 4), ("horizon", 2), ("delta", 1e-5), ("options", (("beta", 5.0), ("C", 1.000001)))),
         # Seed 004 claims rho-zCDP for any rho, stated as (eps, delta) through Lemma 6; its regret
-        # theorem assumes eps < 1. K = 10^4 as in the notes' worked example (none is printed).
+        # theorem assumes eps < 1. K = 10^4 is the toolkit's choice (none is printed; docs/seed-004-private-lsvi-ucb.md#worked-numbers).
         paper_settings=({"privacy": "jdp", "epsilon": 1.0, "delta": 1e-5, "episodes": 10_000, "options": (("beta", 5.0),)},),
+        constants=_constants("seed 004 Theorem 16: beta from the printed constants"), default_constants="tuned",
+        uniform_regret=_uniform_regret,
     ),
 }
 

@@ -13,7 +13,7 @@ valid pair of Defs. 2.2 / 2.3 and its l1 distance, 6H - 3 (JDP) and 6H (LDP)). O
 Departures from the paper, each for a stated reason (details in the module docstrings):
 
 * costs c = 1 - r of the reward environment, privatised as the cost stream actually used (the
-  paper minimises costs; regret is unchanged because every episode has H steps; notes §6.1);
+  paper minimises costs; regret is unchanged because every episode has H steps; docs/seed-002-tabular.md#departures);
 * the three count families are released as ONE concatenated vector per episode (one tree
   counter / one local report), l1 sensitivity 6H - 3 (JDP: same s_1 and a_1) or 6H (LDP) under
   replace-one-user; the paper argues H per family (App. C) -- recorded in the log's ``paper`` statement;
@@ -26,14 +26,15 @@ Departures from the paper, each for a stated reason (details in the module docst
   not print them).
 
 With the printed noise the private learners do not learn RiverSwim at K = 2e4 and eps <= 1
-(notes §5.3; ``privacct reproduce tabular`` shows it and sweeps eps).
+(docs/seed-002-tabular.md#why-the-printed-constants-cannot-learn; ``privacct reproduce tabular`` shows it
+and sweeps eps).
 """
 
 from __future__ import annotations
 
 from functools import partial
 
-from ..base import LearnerSpec, RunConfig
+from ..base import ConstantSet, LearnerSpec, RunConfig
 from ..neighbours import NeighbourSpec
 from . import learner
 from .learner import build_log, make_mdp, run
@@ -46,10 +47,31 @@ def neighbours(config: RunConfig) -> NeighbourSpec:
 
 #: bonus_scale multiplies the whole confidence width beta (1 = Lemmas 3.1 / 4.1); e_scale multiplies
 #: E_{eps,delta,1/2} (1 = Lemmas 5.1 / 5.4); eta is the PO step (theory: sqrt(2 ln A / (H^2 K))).
+#: The ``tuned`` set (docs/learners.md#constant-sets, docs/seed-002-tabular.md#constant-sets): bonus_scale
+#: and eta by the family grid of benchmarks/tune_constants.py on the NON-PRIVATE learner (RiverSwim H = 20,
+#: K = 2000, 3 tuning seeds, root seed 7, smallest mean final regret); e_scale 0.05 and confidence_delta 0.1
+#: are not visible without privacy (E = 0) and are kept from the figure reproduction (seed 002 Sec. 6 tunes
+#: "the scaling of the confidence interval" without printing it).
 TUNED: dict[str, dict] = {
-    "ucb-vi": {"bonus_scale": 0.01, "options": {"e_scale": 0.05, "confidence_delta": 0.1}},
-    "ucb-po": {"bonus_scale": 0.005, "options": {"e_scale": 0.05, "confidence_delta": 0.1, "eta": 1.0}},
+    "ucb-vi": {"bonus_scale": 0.002, "options": {"e_scale": 0.05, "confidence_delta": 0.1}},
+    "ucb-po": {"bonus_scale": 0.0005, "options": {"e_scale": 0.05, "confidence_delta": 0.1, "eta": 1.0}},
 }
+TUNING = ("grid of benchmarks/tune_constants.py on the non-private learner: RiverSwim H = 20, K = 2000, 3 tuning "
+          "seeds (root 7), smallest mean final regret over bonus_scale in {1e-4, 2e-4, 5e-4, ..., 0.5, 1} (1-2-5 steps; "
+          "PO also eta in {0.1, 0.3, 1, 3, 10}); e_scale 0.05 and confidence_delta 0.1 (E = 0 without privacy) kept "
+          "from the seed-002 figure reproduction")
+
+
+def constant_sets(name: str) -> tuple[ConstantSet, ...]:
+    t = TUNED[name]
+    return (ConstantSet("theory", 1.0, (), "seed 002 Lemmas 3.1 / 4.1 (beta), 5.1 / 5.4 (E), Thm 3.2 (eta); "
+                                           "confidence delta 0.1"),
+            ConstantSet("tuned", t["bonus_scale"], tuple(sorted(t["options"].items())), TUNING))
+
+
+def uniform_regret(config: RunConfig) -> float:
+    """Per-episode regret of the uniform random policy on ``config``'s environment (exact)."""
+    return make_mdp(config).uniform_policy_regret()
 
 _PAPER = "Chowdhury & Zhou 2022, Differentially Private Regret Minimization in Episodic MDPs (seed 002)"
 
@@ -69,6 +91,7 @@ def _spec(name: str, alg_no: int, baseline: str) -> LearnerSpec:
         # Seed 002, Sec. 6 / Fig. 2: RiverSwim, H = 20, K = 2e4, pure eps in {0.5, 1}, JDP and LDP,
         # with the tuned (non-privacy) constants of the reproduction.
         test_settings=(("episodes", 4), ("horizon", 3), ("delta", 0.0)),
+        constants=constant_sets(name), default_constants="tuned", uniform_regret=uniform_regret,
         paper_settings=tuple({"privacy": p, "epsilon": e, "delta": 0.0, "episodes": 20_000, "env": "riverswim",
                               "horizon": 20, "bonus_scale": TUNED[name]["bonus_scale"],
                               "options": tuple(TUNED[name]["options"].items())}
