@@ -63,6 +63,9 @@ def register_run(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--option", type=_option, action="append", default=[], metavar="KEY=VALUE",
                    help="learner option, repeatable, on top of the constant set's (tabular: e_scale, confidence_delta, "
                         "eta, pool_over_h; linear mixture: radius, shift_scale, alpha, ...; linear MDP: beta, p, batches)")
+    p.add_argument("--counter", choices=["tree", "tree-honaker", "sqrt-toeplitz", "blt"], default=None,
+                   help="continual counter of a JDP learner's running sums (docs/counters.md; the same as --option "
+                        "counter=STRATEGY); default: the tree for paper, the least-noise strategy at the claim for tight")
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--json", action="store_true", help="print one JSON summary object on stdout")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -95,6 +98,10 @@ def cmd_run(args) -> int:
         check_count("--horizon", args.horizon)
     if args.bonus_scale is not None and (not args.bonus_scale >= 0 or args.bonus_scale == float("inf")):
         raise PrivacctError(f"--bonus-scale must be a finite number >= 0, got {args.bonus_scale!r}")
+    if args.counter is not None:
+        if any(k == "counter" for k, _ in args.option):
+            raise PrivacctError("--counter and --option counter=... cannot both be given")
+        args.option = list(args.option) + [("counter", args.counter)]
     spec = learners()[args.algorithm]
     cset = spec.constant_set(args.constants)
     config = RunConfig(algorithm=args.algorithm, privacy=args.privacy, epsilon=args.epsilon, delta=args.delta,

@@ -114,6 +114,32 @@ def log_alternatives(log, *, epsilon: float, delta: float, strategies=STRATEGIES
     return out
 
 
+def candidates_for(mechanism: str) -> tuple[str, ...]:
+    """Strategies a ``tight`` learner chooses among: all for Gaussian noise; for Laplace noise all
+    but ``blt``, whose l1-optimal buffers are near the identity (prefix variance about K node
+    variances, never the least; docs/counters.md#comparing-strategies-at-the-same-claim)."""
+    return STRATEGIES if mechanism != "laplace" else tuple(s for s in STRATEGIES if s != "blt")
+
+
+def with_least_noise(log, group: str, *, epsilon: float, delta: float):
+    """``(log, strategy)``: ``log`` with the counter group ``group`` switched to the strategy of least
+    worst prefix variance at (epsilon, delta) among :func:`candidates_for` its mechanism, the whole log
+    recalibrated to the claim (the ``tight`` choice of a learner, docs/counters.md)."""
+    g = log.group(group)
+    alts = [a for a in log_alternatives(log, epsilon=epsilon, delta=delta, strategies=candidates_for(g.mechanism))
+            if a.group == group]
+    if not alts or not alts[0].figures:
+        raise PrivacctError(f"group {group!r}: no counting strategy could be calibrated to the claim"
+                            + ("" if not alts else "; " + "; ".join(f"{n}: {w}" for n, w in alts[0].errors)))
+    best = alts[0].best
+    i = [x.name for x in log.release_groups].index(group)
+    groups = list(log.release_groups)
+    groups[i] = g.with_structure(best.structure)
+    from ..calibrate import calibrate_log
+
+    return calibrate_log(log.replace_groups(groups), epsilon=epsilon, delta=delta), best.strategy
+
+
 def least_noise(figures: list[StrategyFigures]) -> StrategyFigures:
     """The strategy with the least worst prefix variance."""
     if not figures:
@@ -126,4 +152,5 @@ def sensitivity_norm(mechanism: str) -> str:
     return MECHANISM_NORMS[mechanism][0]
 
 
-__all__ = ["GroupAlternatives", "StrategyFigures", "compare", "least_noise", "log_alternatives", "sensitivity_norm"]
+__all__ = ["GroupAlternatives", "StrategyFigures", "candidates_for", "compare", "least_noise", "log_alternatives",
+           "sensitivity_norm", "with_least_noise"]
