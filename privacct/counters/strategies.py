@@ -372,6 +372,9 @@ def blt_parameters(leaves: int, buffers: int = DEFAULT_BLT_BUFFERS, norm: str = 
     if norm not in ("l1", "l2"):
         raise PrivacctError(f"norm must be l1 or l2, got {norm!r}")
     p = 2 if norm == "l2" else 1
+    if leaves <= 2:
+        # column (1, 0.5) at most: the sqrt-Toeplitz column itself (c_1 = 1/2); nothing to optimise
+        return ((0.5, 0.5),)
     K = max(leaves, 4)
     n_fit = min(K, 2**16)
     k = np.unique(np.geomspace(1, n_fit - 1, min(n_fit - 1, 2000)).astype(int))
