@@ -67,8 +67,9 @@ depth in the per-user cost (the zCDP of the Gram part is H ||col||_2^2 Delta^2 /
 its worst prefix variance V (in node variances) replaces L in lam~ = sqrt(V) sigma_node (4 sqrt(d) +
 2 ln(3KH/p)): a release's noise is sum_i w_i Z_i, a symmetric Gaussian matrix with entry variance
 sigma^2 sum_i w_i^2 <= V sigma^2, so Claim 32 applies with that std -- the regularizer shift comes
-from the counter's actual error bound. ``tight`` without a counter picks, among all strategies, the
-least sigma_node^2 V after calibrating the whole log to the claim; ``paper`` keeps the tree. Audited
+from the counter's actual error bound. ``tight`` without a counter picks, among the streaming
+strategies (:func:`privacct.counters.compare.candidates_for`), the least sigma_node^2 V after
+calibrating the whole log to the claim; ``paper`` keeps the tree. Audited
 runs without an explicit counter keep the tree (the audit observes the tree's nodes [1, 2^j]).
 
 Options: ``p`` (default 0.05), ``C`` (update rate > 1, default 2), ``beta``, ``eig_floor``
@@ -253,7 +254,9 @@ def _plan(config: RunConfig) -> tuple[MechanismLog, dict[str, Any]]:
         structure = _counter_structure(opts.get("counter"), K)
         if structure is None:                       # tight picks the least Gram prefix error at the claim
             best = None
-            for name in COUNTERS:
+            from privacct.counters.compare import candidates_for
+
+            for name in candidates_for("symmetric-gaussian-matrix"):
                 st = _counter_structure(name, K)
                 cand = tight_log(st)
                 err = cand[0].release_groups[0].noise_scale ** 2 * counter_figures(K, st)[1]

@@ -115,10 +115,12 @@ def log_alternatives(log, *, epsilon: float, delta: float, strategies=STRATEGIES
 
 
 def candidates_for(mechanism: str) -> tuple[str, ...]:
-    """Strategies a ``tight`` learner chooses among: all for Gaussian noise; for Laplace noise all
-    but ``blt``, whose l1-optimal buffers are near the identity (prefix variance about K node
-    variances, never the least; docs/counters.md#comparing-strategies-at-the-same-claim)."""
-    return STRATEGIES if mechanism != "laplace" else tuple(s for s in STRATEGIES if s != "blt")
+    """Strategies a ``tight`` learner chooses among: the streaming ones (memory independent of K, O(1)
+    amortised work per step; ``sqrt-toeplitz`` keeps every z and costs O(t) per step, so a learner
+    runs it only when named): ``tree``, ``tree-honaker``, ``blt`` for Gaussian noise; for Laplace
+    noise ``tree`` and ``tree-honaker`` (the l1-optimal BLT buffers are near the identity, prefix
+    variance about K node variances; docs/counters.md#learners)."""
+    return ("tree", "tree-honaker") if mechanism == "laplace" else ("tree", "tree-honaker", "blt")
 
 
 def with_least_noise(log, group: str, *, epsilon: float, delta: float):

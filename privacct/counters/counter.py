@@ -89,10 +89,10 @@ class FactorizedCounter:
                 self._z = np.zeros((self.leaves, B) + self.shape)
             else:
                 P, Q = blt_polynomials(self.structure.buffers)
-                self._P, self._Q = P[1:], Q[1:]                  # P_0 = Q_0 = 1
-                d = self._P.size
-                self._zhist = np.zeros((d, B) + self.shape)       # z_(t-1), ..., z_(t-d)
-                self._uhist = np.zeros((d, B) + self.shape)       # u_(t-1), ..., u_(t-d)
+                self._P, self._Q = [float(v) for v in P[1:]], [float(v) for v in Q[1:]]   # P_0 = Q_0 = 1
+                d = len(self._P)
+                self._zhist = np.zeros((d, B) + self.shape)       # ring buffers: slot (t - k) % d holds z_(t-k), u_(t-k)
+                self._uhist = np.zeros((d, B) + self.shape)
 
     @property
     def batch(self) -> int:
@@ -124,8 +124,11 @@ class FactorizedCounter:
                 y = self._draw((u0 + t - (1 << i) + 1, u0 + t))       # node [t - 2^i + 1, t]
                 w = _honaker_weight(i)                                # v_i = 2 v_(i-1) / (2 v_(i-1) + 1) = weight on y
                 est = w * y + (1.0 - w) * (self._est[i - 1] + est)
+            # release noise = sum of the estimates of the set bits of t: bits 0..nu-1 of t - 1 leave, bit nu enters
+            for i in range(nu):
+                self._noise -= self._est[i]
             self._est[nu] = est
-            self._noise = sum((self._est[i] for i in range(t.bit_length()) if (t >> i) & 1), np.zeros_like(est))
+            self._noise += est
         elif self.strategy == "sqrt-toeplitz":
             weights = None if self.ledger is None else self._coef[:t][::-1]
             self._z[t - 1] = self._draw((u0 + 1, u0 + t), weights)
@@ -133,11 +136,15 @@ class FactorizedCounter:
         else:
             weights = None if self.ledger is None else self._coef[:t][::-1]
             z = self._draw((u0 + 1, u0 + t), weights)
-            u = z + _combine(self._P, self._zhist) - _combine(self._Q, self._uhist)
-            self._zhist = np.roll(self._zhist, 1, axis=0)
-            self._uhist = np.roll(self._uhist, 1, axis=0)
-            self._zhist[0], self._uhist[0] = z, u
-            self._noise = self._noise + u
+            u = z.copy()
+            d = len(self._P)
+            for k in range(1, d + 1):                                 # in order k = 1..d: same bytes per seed
+                slot = (t - k) % d
+                u += self._P[k - 1] * self._zhist[slot]
+                u -= self._Q[k - 1] * self._uhist[slot]
+            slot = t % d
+            self._zhist[slot], self._uhist[slot] = z, u
+            self._noise += u
         return self.noisy_sum()
 
     def noisy_sum(self) -> np.ndarray:
