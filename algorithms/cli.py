@@ -77,6 +77,9 @@ def register_run(subparsers) -> argparse.ArgumentParser:
                    help="learner option, repeatable, on top of the constant set's; an unknown KEY is refused with the "
                         "learner's allowed keys (tabular: e_scale, confidence_delta, eta, pool_over_h; linear mixture: "
                         "radius, shift_scale, alpha, ...; linear MDP: beta, p, batches)")
+    p.add_argument("--counter", choices=["tree", "tree-honaker", "sqrt-toeplitz", "blt"], default=None,
+                   help="continual counter of a JDP learner's running sums (docs/counters.md; the same as --option "
+                        "counter=STRATEGY); default: the tree for paper, the least-noise strategy at the claim for tight")
     p.add_argument("--out", required=True,
                    help="output directory: new, empty, or one `privacct run` wrote before (its files are replaced as a "
                         "complete set)")
@@ -90,7 +93,7 @@ def run_config(args) -> RunConfig:
     """The validated RunConfig of ``privacct run``'s arguments (one PrivacctError line for any bad one)."""
     check_privacy(args.algorithm, args.privacy)
     refuse_inapplicable(args.privacy, {"--epsilon": args.epsilon, "--delta": args.delta,
-                                       "--calibration": args.calibration})
+                                       "--calibration": args.calibration, "--counter": args.counter})
     epsilon = DEFAULT_EPSILON if args.epsilon is None else check_positive("--epsilon", args.epsilon)
     calibration = args.calibration or DEFAULT_CALIBRATION
     check_count("--episodes", args.episodes)
@@ -100,6 +103,10 @@ def run_config(args) -> RunConfig:
         check_count("--horizon", args.horizon)
     if args.bonus_scale is not None and (not args.bonus_scale >= 0 or args.bonus_scale == float("inf")):
         raise PrivacctError(f"--bonus-scale must be a finite number >= 0, got {args.bonus_scale!r}")
+    if args.counter is not None:
+        if any(k == "counter" for k, _ in args.option):
+            raise PrivacctError("--counter and --option counter=... cannot both be given")
+        args.option = list(args.option) + [("counter", args.counter)]
     spec = learners()[args.algorithm]
     cset = spec.constant_set(args.constants)
     config = RunConfig(algorithm=args.algorithm, privacy=args.privacy, epsilon=epsilon, delta=0.0,

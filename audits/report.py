@@ -235,6 +235,7 @@ def build_row(spec, cfg, scale: ReportScale, *, seed: int, out_dir: Path,
         "printed_slips": list(rep.causes),
         "over_noising_factor": rep.over_noising_factor,
         "noise_ratio_tight_over_printed": ratios,
+        "tight_counter": tight_log.params.get("counter"),  # the counting strategy tight chose (docs/counters.md)
         "regret_episodes": k_run,
         "seeds": scale.seeds,
         "regret_paper": float(cum_paper[:, -1].mean()),
@@ -340,7 +341,8 @@ def _fmt_ratios(r: dict) -> str:
     if not v:
         return "n/a"
     lo, hi = min(v), max(v)
-    return f"{lo:.3g}" if math.isclose(lo, hi, rel_tol=1e-6) else f"{lo:.3g}-{hi:.3g}"
+    counter = f" ({r['tight_counter']} counter)" if r.get("tight_counter") else ""
+    return (f"{lo:.3g}" if math.isclose(lo, hi, rel_tol=1e-6) else f"{lo:.3g}-{hi:.3g}") + counter
 
 
 def _cells(r: dict) -> list[str]:

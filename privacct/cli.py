@@ -97,9 +97,19 @@ def integer_arg(name: str):
     return parse
 
 
+STRATEGY_CHOICES = ("tree", "tree-honaker", "sqrt-toeplitz", "blt")  # privacct.counters.strategies.STRATEGIES
+
+
 def _structure(args) -> Structure:
+    if getattr(args, "strategy", None) is not None and getattr(args, "counter_leaves", None) is None:
+        raise PrivacctError("--strategy applies to a continual counter: give --counter-leaves K as well")
     if args.count is not None:
         return Structure.repeated(check_count("--count", args.count))
+    if getattr(args, "counter_leaves", None) is not None:
+        from .counters.strategies import Strategy
+
+        leaves = check_count("--counter-leaves", args.counter_leaves)
+        return Strategy(args.strategy or "tree").structure(leaves, norm="l1" if args.mechanism == "laplace" else "l2")
     return Structure.tree(check_count("--tree-leaves", args.tree_leaves))
 
 
@@ -112,6 +122,10 @@ def _add_structure_args(p: argparse.ArgumentParser) -> None:
                    help="releases per user (repeated composition), an integer in [1, 2^53]")
     g.add_argument("--tree-leaves", type=integer_arg("--tree-leaves"),
                    help="K leaves of a binary tree counter (floor(log2 K)+1 releases per user), an integer in [1, 2^53]")
+    g.add_argument("--counter-leaves", type=integer_arg("--counter-leaves"),
+                   help="K steps of a continual counter released through --strategy (docs/counters.md), an integer in [1, 2^53]")
+    p.add_argument("--strategy", choices=list(STRATEGY_CHOICES),
+                   help="counting strategy of --counter-leaves (account: default tree; calibrate: default the least-noise one)")
 
 
 def _delta_for(args, *, required_for_gaussian: bool = True) -> float:
@@ -153,6 +167,8 @@ def cmd_calibrate(args) -> int:
 
     sens = check_positive("--sensitivity", args.sensitivity)
     eps = check_positive("--epsilon", args.epsilon)
+    if args.counter_leaves is not None:
+        return _calibrate_counter(args, sens, eps)
     structure = _structure(args)
     delta = _delta_for(args)
     scale, name = calibrate_noise(mechanism=args.mechanism, sensitivity=sens, structure=structure,
@@ -164,6 +180,33 @@ def cmd_calibrate(args) -> int:
     return 0
 
 
+def _calibrate_counter(args, sens: float, eps: float) -> int:
+    """calibrate --counter-leaves K: every strategy at the same (eps, delta), with its worst prefix
+    error; the answer is --strategy's, or the least-noise strategy's (docs/counters.md)."""
+    from .counters.compare import compare, least_noise
+
+    leaves = check_count("--counter-leaves", args.counter_leaves)
+    delta = _delta_for(args)
+    if args.accountant is not None:
+        raise PrivacctError("--accountant cannot be combined with --counter-leaves (each strategy uses the tightest accountant)")
+    figs = compare(mechanism=args.mechanism, sensitivity=sens, leaves=leaves, epsilon=eps, delta=delta)
+    best = least_noise(figs)
+    chosen = best if args.strategy is None else next(f for f in figs if f.strategy == args.strategy)
+    if args.json:
+        emit_json({"noise_scale": chosen.noise_scale, "accountant": chosen.accountant, "epsilon": eps, "delta": delta,
+                   "strategy": chosen.strategy, "structure": chosen.structure.to_dict(), "least_noise": best.strategy,
+                   "strategies": [f.to_dict() for f in figs]})
+        return 0
+    lines = [f"noise scale {chosen.noise_scale:.6g} ({chosen.accountant}) meets eps={eps:g}, delta={delta:g} "
+             f"with strategy {chosen.strategy} over K={leaves} steps"]
+    lines.append(f"  {'strategy':<14} {'noise scale':>12} {'column norm':>12} {'worst prefix std':>17}")
+    for f in figs:
+        mark = "   <- least noise" if f is best else ""
+        lines.append(f"  {f.strategy:<14} {f.noise_scale:12.6g} {f.column_norm:12.6g} {f.worst_prefix_std:17.6g}{mark}")
+    emit("\n".join(lines))
+    return 0
+
+
 def cmd_verify(args) -> int:
     from .log import MechanismLog
     from .report import privacy_report
@@ -172,11 +215,39 @@ def cmd_verify(args) -> int:
     if log.claim is None:
         raise PrivacctError(f"{shown(str(args.log))}: claim is missing (verify needs a claim with epsilon and delta)")
     rep = privacy_report(log)
+    alternatives = None
+    if args.counters:
+        from .accounting import default_delta
+        from .counters.compare import log_alternatives
+
+        alternatives = log_alternatives(log, epsilon=log.claim.epsilon, delta=default_delta(log))
     if args.json:
-        emit(rep.to_json())
+        if alternatives is None:
+            emit(rep.to_json())
+        else:
+            d = json.loads(rep.to_json())
+            d["counters"] = [a.to_dict() for a in alternatives]
+            emit_json(d)
     else:
         emit(rep.to_text())
+        if alternatives is not None:
+            emit(_counters_text(alternatives))
     return 0 if rep.holds else 1
+
+
+def _counters_text(alternatives) -> str:
+    if not alternatives:
+        return "counters: the log has no tree or factorized group"
+    lines = ["counters (each strategy swapped in, the whole log recalibrated to the claim):"]
+    for a in alternatives:
+        lines.append(f"  group {printable(repr(a.group))} (now {a.current}):")
+        best = a.best if a.figures else None
+        for f in a.figures:
+            mark = "   <- least noise" if f is best else ""
+            lines.append(f"    {f.strategy:<14} noise scale {f.noise_scale:<12.6g} worst prefix std {f.worst_prefix_std:.6g}{mark}")
+        for name, why in a.errors:
+            lines.append(f"    {name:<14} n/a ({printable(why)})")
+    return "\n".join(lines)
 
 
 def cmd_schema(args) -> int:
@@ -223,6 +294,9 @@ def build_parser(*, plugins: bool = True) -> argparse.ArgumentParser:
     p = sub.add_parser("verify", help="verify a mechanism log's claim; exit 0 holds, 1 fails, 2 bad input")
     p.add_argument("log", nargs="?", default=str(DEFAULT_EXAMPLE),
                    help=f"mechanism log JSON (default: the shipped example {DEFAULT_EXAMPLE.name})")
+    p.add_argument("--counters", action="store_true",
+                   help="also list, for every tree or factorized group, each counting strategy at the same claim with its "
+                        "worst prefix error (docs/counters.md)")
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=cmd_verify)
 

@@ -12,6 +12,14 @@ user's count becomes the group's executed ``repeated(count)`` structure. If a gr
 than one noise scale, each scale is a separate sub-group and its worst user is taken separately
 (an upper bound: conservative). For a correct implementation, the executed log accounts to the
 same epsilon as the declared log; a learner that redraws tree noise at every release is caught.
+
+Weighted draws (factorized counters, docs/counters.md#ledger): a draw may record the weight with
+which each user of its interval enters the noised value (row t of R for a counter releasing
+R x + z: user s enters z_t's value with weight R[t, s]). Per user the ledger sums w^2 (Gaussian
+noise) and |w| (Laplace) over the draws that contain her (an unweighted draw counts w = 1); a
+(group, scale) with weighted draws becomes one ``single`` release whose sensitivity is the
+declared one times the worst user's norm (sqrt of the sum of w^2, or the sum of |w|): exactly
+the privacy of R x + z with that column of R.
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ from typing import Iterable
 import numpy as np
 
 from .errors import PrivacctError
-from .log import MECHANISMS, MechanismLog, ReleaseGroup, Structure
+from .log import MECHANISMS, MechanismLog, ReleaseGroup, Sensitivity, Structure
 
 
 @dataclass(frozen=True)
@@ -61,18 +69,31 @@ class Ledger:
         self._scale: list[float] = []
         self._shape: list[tuple[int, ...]] = []
         self._batch: list[int] = []
+        # (group, mechanism, scale) -> [sum of w^2, sum of |w|] per user (index 0 is user 1), over weighted draws
+        self._weighted: dict[tuple[str, str, float], list[np.ndarray]] = {}
+        self._is_weighted: list[bool] = []
 
     def __len__(self) -> int:
         return len(self._group)
 
     def record(self, *, group: str, users: tuple[int, int], mechanism: str, scale: float,
-               shape: tuple[int, ...], batch: int = 1) -> None:
-        """Record one draw over the user interval ``users = (first, last)`` (1-based, inclusive)."""
+               shape: tuple[int, ...], batch: int = 1, weights=None) -> None:
+        """Record one draw over the user interval ``users = (first, last)`` (1-based, inclusive).
+
+        ``weights`` (optional): one finite weight per user of the interval, the coefficient with
+        which she enters the noised value (a factorized counter's row of R); absent means 1 each."""
         lo, hi = int(users[0]), int(users[1])
         if lo < 1 or hi < lo:
             raise PrivacctError(f"users must be an interval (first, last) with 1 <= first <= last, got {users!r}")
         if mechanism not in MECHANISMS:
             raise PrivacctError(f"mechanism must be one of {', '.join(MECHANISMS)}, got {mechanism!r}")
+        if weights is not None:
+            w = np.asarray(weights, dtype=float)
+            if w.shape != (hi - lo + 1,) or not np.all(np.isfinite(w)):
+                raise PrivacctError(f"weights must be {hi - lo + 1} finite numbers (one per user of {users!r}), "
+                                    f"got shape {w.shape}")
+            self._add_weights((group, mechanism, float(scale)), lo, w * w, np.abs(w))
+        self._is_weighted.append(weights is not None)
         self._group.append(group)
         self._lo.append(lo)
         self._hi.append(hi)
@@ -80,6 +101,37 @@ class Ledger:
         self._scale.append(float(scale))
         self._shape.append(tuple(int(s) for s in shape))
         self._batch.append(int(batch))
+
+    def _add_weights(self, key: tuple[str, str, float], lo: int, sq: np.ndarray, ab: np.ndarray) -> None:
+        acc = self._weighted.get(key)
+        hi = lo + sq.size - 1
+        if acc is None or acc[0].size < hi:
+            n = max(hi, 2 * (acc[0].size if acc is not None else 0))
+            grown = [np.zeros(n), np.zeros(n)]
+            if acc is not None:
+                grown[0][:acc[0].size] = acc[0]
+                grown[1][:acc[1].size] = acc[1]
+            acc = self._weighted[key] = grown
+        acc[0][lo - 1:hi] += sq
+        acc[1][lo - 1:hi] += ab
+
+    def per_user_norms(self, group: str, mechanism: str, scale: float) -> np.ndarray:
+        """Per-user weight norm of (group, mechanism, scale): sqrt(sum w^2) for Gaussian noise,
+        sum |w| for Laplace, an unweighted draw counting w = 1 (index 0 is user 1)."""
+        idx = [i for i, g in enumerate(self._group)
+               if g == group and self._mech[i] == mechanism and self._scale[i] == scale and not self._is_weighted[i]]
+        acc = self._weighted.get((group, mechanism, float(scale)))
+        n = max([self._hi[i] for i in idx] + [0 if acc is None else acc[0].size])
+        total = np.zeros(n)
+        if idx:
+            diff = np.zeros(n + 2)
+            np.add.at(diff, np.array([self._lo[i] for i in idx]), 1.0)
+            np.add.at(diff, np.array([self._hi[i] for i in idx]) + 1, -1.0)
+            total += np.cumsum(diff)[1:n + 1]
+        laplace = mechanism == "laplace"
+        if acc is not None:
+            total[:acc[0].size] += acc[1] if laplace else acc[0]
+        return total if laplace else np.sqrt(total)
 
     def draws(self) -> Iterable[Draw]:
         for i in range(len(self)):
@@ -89,9 +141,12 @@ class Ledger:
         return sorted(set(self._group))
 
     def extend(self, other: "Ledger") -> None:
-        for d in other.draws():
+        for i, d in enumerate(other.draws()):
             self.record(group=d.group, users=(d.first_user, d.last_user), mechanism=d.mechanism,
                         scale=d.scale, shape=d.shape, batch=d.batch)
+            self._is_weighted[-1] = other._is_weighted[i]
+        for key, (sq, ab) in other._weighted.items():
+            self._add_weights(key, 1, sq, ab)
 
     def per_user_counts(self, group: str, *, scale: float | None = None) -> np.ndarray:
         """Draw counts per user for ``group`` (index 0 is user 1), optionally for one scale only.
@@ -141,9 +196,26 @@ class Ledger:
                     f"ledger group {u.group!r} ran mechanism {u.mechanism!r} but the log declares {dg.mechanism!r}"
                 )
             name = u.group if sum(1 for v in usage if v.group == u.group) == 1 else f"{u.group}@scale={u.scale:g}"
+            if (u.group, u.mechanism, float(u.scale)) in self._weighted:
+                groups.append(self._weighted_group(name, dg, u))
+                continue
             groups.append(ReleaseGroup(name, dg.mechanism, u.scale, dg.sensitivity, Structure.repeated(u.count),
                                        dg.dimension, f"executed: worst user {u.worst_user}, {u.draws} draws", dg.paper))
         return declared.replace_groups(groups)
+
+
+    def _weighted_group(self, name: str, dg: ReleaseGroup, u: GroupUsage) -> ReleaseGroup:
+        """One release whose sensitivity is the declared step sensitivity times the worst user's
+        weight norm (raised by 2^-40 for the rounding of the float sums; docs/counters.md#ledger)."""
+        from .accounting.base import _product_up
+
+        norms = self.per_user_norms(u.group, u.mechanism, u.scale)
+        worst = int(np.argmax(norms))
+        mult = float(norms[worst]) * (1.0 + 2.0**-40)
+        sens = Sensitivity(dg.sensitivity.norm, _product_up(dg.sensitivity.value, mult),
+                           f"executed: declared {dg.sensitivity.value!r} x weight norm {mult!r} of user {worst + 1}")
+        return ReleaseGroup(name, dg.mechanism, u.scale, sens, Structure.single(), dg.dimension,
+                            f"executed: worst user {worst + 1}, {u.draws} weighted draws", dg.paper)
 
 
 def independent_values(mechanism: str, shape: tuple[int, ...]) -> int:

@@ -16,6 +16,12 @@ Semantics of a release group (what the accountants assume):
   derives that count (:meth:`Structure.per_user_count`), it is never typed in for trees:
   ``single`` (1), ``repeated(count)``, ``tree(leaves=K)`` (binary counter, floor(log2 K) + 1
   nodes per user) and ``adaptive(max_count)`` (low-switching: a hard cap that holds surely).
+* ``factorized(strategy, leaves=K, params)``: a continual counter over K steps that releases
+  ``L (R x + z)`` (docs/counters.md); ``sensitivity`` is that of one step's addition x_t, and the
+  per-user sensitivity multiplier is derived from the strategy (the largest column norm of R: l2
+  for Gaussian noise, l1 for Laplace, single participation), never typed in. The trees (0/1
+  columns) are floor(log2 K) + 1 releases per user at multiplier 1; a Toeplitz strategy is one
+  release R x + z at multiplier ||column 1 of R|| (:attr:`ReleaseGroup.sensitivity_multiplier`).
 * ``dimension`` (optional) is the number of independent noise values in one release (for a
   symmetric d x d matrix, d(d+1)/2); the ledger check compares every draw against it.
 * ``paper`` optionally records what the paper printed (its sensitivity, its per-user count, and
@@ -56,7 +62,7 @@ MECHANISM_NORMS = {
     "gaussian": ("l2",),
     "symmetric-gaussian-matrix": ("frobenius-upper", "l2"),
 }
-STRUCTURE_KINDS = ("single", "repeated", "tree", "adaptive")
+STRUCTURE_KINDS = ("single", "repeated", "tree", "adaptive", "factorized")
 
 # Bounds of the strict parser (privacct.schema states the same numbers).
 MAX_DOCUMENT_CHARS = 2**22          # characters of JSON text (4,194,304)
@@ -115,9 +121,15 @@ class Structure:
     count: int | None = None
     leaves: int | None = None
     max_count: int | None = None
+    # factorized structure only (see the delimited block at the end of this class)
+    strategy: str | None = None
+    buffers: tuple[tuple[float, float], ...] | None = None
 
     def __post_init__(self) -> None:
         check_choice("structure.kind", self.kind, STRUCTURE_KINDS)
+        if self.kind == "factorized" or self.strategy is not None or self.buffers is not None:
+            self._check_factorized()
+            return
         needed = {"single": None, "repeated": "count", "tree": "leaves", "adaptive": "max_count"}[self.kind]
         for name in ("count", "leaves", "max_count"):
             value = getattr(self, name)
@@ -152,6 +164,8 @@ class Structure:
             return int(self.count)  # type: ignore[arg-type]
         if self.kind == "tree":
             return tree_depth(int(self.leaves))  # type: ignore[arg-type]
+        if self.kind == "factorized":
+            return self._factorized_rows_per_user()
         return int(self.max_count)  # type: ignore[arg-type]
 
     def to_dict(self) -> dict[str, Any]:
@@ -159,15 +173,108 @@ class Structure:
         for name in ("count", "leaves", "max_count"):
             if getattr(self, name) is not None:
                 d[name] = getattr(self, name)
+        if self.kind == "factorized":
+            d.update(self._factorized_dict())
         return d
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "structure") -> "Structure":
-        d = _object(d, where, {"kind", "count", "leaves", "max_count"}, required=("kind",))
+        d = _object(d, where, {"kind", "count", "leaves", "max_count", "strategy", "params"}, required=("kind",))
+        extra = _factorized_fields(d, where)
         try:
-            return cls(d["kind"], count=d.get("count"), leaves=d.get("leaves"), max_count=d.get("max_count"))
+            return cls(d["kind"], count=d.get("count"), leaves=d.get("leaves"), max_count=d.get("max_count"), **extra)
         except PrivacctError as e:
             raise PrivacctError(str(e).replace("structure", where, 1)) from None
+
+    # ---- factorized structure (continual counting; docs/counters.md) -------------------------
+    # A counter over K = ``leaves`` steps releasing the prefix sums as L (R x + z), A = L R; the
+    # strategy names the factorization, ``buffers`` the (theta, omega) pairs of a ``blt``.
+    # What a user costs is derived from the strategy (privacct.counters.strategies), never typed in.
+    @classmethod
+    def factorized(cls, strategy: str, leaves: int, params: Mapping[str, Any] | None = None) -> "Structure":
+        """``factorized(strategy, leaves=K, params)``; ``params`` is ``{"buffers": [{"theta": t,
+        "omega": w}, ...]}`` for ``blt`` (or a sequence of (theta, omega) pairs) and absent otherwise."""
+        buffers = None
+        if params is not None:
+            if not isinstance(params, Mapping) or set(params) != {"buffers"}:
+                raise PrivacctError("structure.params must be an object with exactly one field, buffers")
+            buffers = _buffer_pairs(params["buffers"], "structure.params.buffers")
+        return cls("factorized", leaves=leaves, strategy=strategy, buffers=buffers)
+
+    def _check_factorized(self) -> None:
+        if self.kind != "factorized":
+            name = "strategy" if self.strategy is not None else "params"
+            raise PrivacctError(f"structure.{name} is not allowed for kind {self.kind!r}")
+        for name in ("count", "max_count"):
+            if getattr(self, name) is not None:
+                raise PrivacctError(f"structure.{name} is not allowed for kind 'factorized'")
+        if self.strategy is None:
+            raise PrivacctError(f"structure.strategy is required for kind 'factorized' (one of {', '.join(FACTORIZED_STRATEGIES)})")
+        check_choice("structure.strategy", self.strategy, FACTORIZED_STRATEGIES)
+        if self.leaves is None:
+            raise PrivacctError(f"structure.leaves is required for kind 'factorized' (an integer in [1, {MAX_COUNT}])")
+        object.__setattr__(self, "leaves", check_count("structure.leaves", self.leaves))
+        if self.strategy == "blt":
+            if self.buffers is None:
+                raise PrivacctError("structure.params is required for strategy 'blt' "
+                                    f"(buffers: 1 to {MAX_BLT_BUFFERS} objects {{theta in (0, 1), omega > 0}})")
+            object.__setattr__(self, "buffers", _buffer_pairs(self.buffers, "structure.params.buffers"))
+        elif self.buffers is not None:
+            raise PrivacctError(f"structure.params is not allowed for strategy {self.strategy!r}")
+
+    def _factorized_rows_per_user(self) -> int:
+        """Releases per user as the accountants see them: the tree depth for the trees (user 1 is
+        in floor(log2 K) + 1 nodes, each a 0/1 entry of her column), and 1 for a Toeplitz R (the
+        whole vector R x + z is one release whose sensitivity is multiplied by the column norm,
+        :meth:`ReleaseGroup.sensitivity_multiplier`; docs/counters.md#accounting)."""
+        if self.strategy in ("tree", "tree-honaker"):
+            return tree_depth(int(self.leaves))  # type: ignore[arg-type]
+        return 1
+
+    def _factorized_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"strategy": self.strategy}
+        if self.buffers is not None:
+            d["params"] = {"buffers": [{"theta": t, "omega": w} for t, w in self.buffers]}
+        return d
+
+
+FACTORIZED_STRATEGIES = ("tree", "tree-honaker", "sqrt-toeplitz", "blt")
+MAX_BLT_BUFFERS = 8
+
+
+def _buffer_pairs(value: Any, where: str, *, objects_only: bool = False) -> tuple[tuple[float, float], ...]:
+    """BLT buffers as (theta, omega) pairs: 1 to MAX_BLT_BUFFERS, theta in (0, 1), omega > 0 finite.
+    From JSON (``objects_only``) every buffer is an object {theta, omega}, as the schema says."""
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, (list, tuple)):
+        raise PrivacctError(f"{where} must be a list of 1 to {MAX_BLT_BUFFERS} buffers, got {shown(value)}")
+    if not 1 <= len(value) <= MAX_BLT_BUFFERS:
+        raise PrivacctError(f"{where} must hold 1 to {MAX_BLT_BUFFERS} buffers, got {len(value)}")
+    out = []
+    for i, b in enumerate(value):
+        if isinstance(b, Mapping):
+            b = _object(b, f"{where}[{i}]", {"theta", "omega"}, required=("theta", "omega"))
+            theta, omega = b["theta"], b["omega"]
+        elif isinstance(b, (list, tuple)) and len(b) == 2 and not objects_only:
+            theta, omega = b
+        else:
+            raise PrivacctError(f"{where}[{i}] must be an object {{theta, omega}}, got {shown(b)}")
+        theta = check_positive(f"{where}[{i}].theta", theta)
+        if not theta < 1.0:
+            raise PrivacctError(f"{where}[{i}].theta must be in (0, 1), got {shown(theta)}")
+        out.append((theta, check_positive(f"{where}[{i}].omega", omega)))
+    return tuple(out)
+
+
+def _factorized_fields(d: Mapping, where: str) -> dict[str, Any]:
+    """strategy and params of a structure object, checked under their paths."""
+    out: dict[str, Any] = {}
+    if "strategy" in d:
+        out["strategy"] = d["strategy"]
+    if "params" in d:
+        p = _object(d["params"], f"{where}.params", {"buffers"}, required=("buffers",))
+        out["buffers"] = _buffer_pairs(p["buffers"], f"{where}.params.buffers", objects_only=True)
+    return out
+# ---- end of the factorized structure ------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -258,9 +365,22 @@ class ReleaseGroup:
         return self.structure.per_user_count()
 
     @property
+    def sensitivity_multiplier(self) -> float:
+        """What one user's change of one step is multiplied by in a release of this group: 1, or
+        for a factorized Toeplitz strategy the largest column norm of R (l1 for Laplace, l2
+        otherwise), an upper bound derived from the strategy (privacct.counters.strategies)."""
+        s = self.structure
+        if s.kind != "factorized" or s.strategy in ("tree", "tree-honaker"):
+            return 1.0
+        from .counters.strategies import column_norm, norm_for  # numpy only for factorized logs
+
+        return column_norm(s, norm_for(self.mechanism))
+
+    @property
     def ratio(self) -> float:
-        """Sensitivity over noise scale: Laplace eps0 = Delta_1 / b; Gaussian mu = Delta_2 / sigma."""
-        return self.sensitivity.value / self.noise_scale
+        """Sensitivity over noise scale: Laplace eps0 = Delta_1 / b; Gaussian mu = Delta_2 / sigma
+        (times :attr:`sensitivity_multiplier`)."""
+        return self.sensitivity.value * self.sensitivity_multiplier / self.noise_scale
 
     def with_noise_scale(self, noise_scale: float) -> "ReleaseGroup":
         return ReleaseGroup(self.name, self.mechanism, noise_scale, self.sensitivity, self.structure,

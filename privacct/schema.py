@@ -18,8 +18,8 @@ Rules a JSON Schema cannot express, which the parser alone enforces:
 from __future__ import annotations
 
 from .errors import MAX_COUNT
-from .log import (MAX_DEPTH, MAX_DOCUMENT_CHARS, MAX_FLOAT, MAX_GROUPS, MAX_NAME_CHARS, MAX_TEXT_CHARS, MECHANISM_NORMS, MECHANISMS,
-                  NEIGHBOURING, NORMS, PRIVACY_MODELS, SCHEMA_VERSION)
+from .log import (FACTORIZED_STRATEGIES, MAX_BLT_BUFFERS, MAX_DEPTH, MAX_DOCUMENT_CHARS, MAX_FLOAT, MAX_GROUPS, MAX_NAME_CHARS,
+                  MAX_TEXT_CHARS, MECHANISM_NORMS, MECHANISMS, NEIGHBOURING, NORMS, PRIVACY_MODELS, SCHEMA_VERSION)
 
 _NO_SURROGATE = "^[^\\ud800-\\udfff]*$"
 _POS = {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_FLOAT}
@@ -45,6 +45,29 @@ def _json_value_defs() -> dict:
     return defs
 
 
+# ---- factorized structure (docs/counters.md) -----------------------------------------------------
+def _factorized_structures() -> list[dict]:
+    """kind factorized: a strategy and K leaves; ``blt`` also its buffers (theta in (0, 1), omega > 0)."""
+    plain = [n for n in FACTORIZED_STRATEGIES if n != "blt"]
+    buffer = {"type": "object", "properties": {"theta": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+                                               "omega": _POS},
+              "required": ["theta", "omega"], "additionalProperties": False}
+    params = {"type": "object",
+              "properties": {"buffers": {"type": "array", "minItems": 1, "maxItems": MAX_BLT_BUFFERS, "items": buffer}},
+              "required": ["buffers"], "additionalProperties": False}
+    return [
+        {"type": "object", "properties": {"kind": {"const": "factorized"}, "strategy": {"enum": plain}, "leaves": _COUNT},
+         "required": ["kind", "strategy", "leaves"], "additionalProperties": False,
+         "description": "a continual counter over K steps released as L (R x + z); the per-user sensitivity multiplier "
+                        "(largest column norm of R) is derived from the strategy, never typed in"},
+        {"type": "object", "properties": {"kind": {"const": "factorized"}, "strategy": {"const": "blt"}, "leaves": _COUNT,
+                                          "params": params},
+         "required": ["kind", "strategy", "leaves", "params"], "additionalProperties": False,
+         "description": "buffered linear Toeplitz R: R_kk = 1, R_(t+k),t = sum_i omega_i theta_i^(k-1) (Dvijotham et al. 2024)"},
+    ]
+# ---- end of the factorized structure ------------------------------------------------------------
+
+
 def log_schema() -> dict:
     structure = {
         "oneOf": [
@@ -57,7 +80,7 @@ def log_schema() -> dict:
             {"type": "object", "properties": {"kind": {"const": "adaptive"}, "max_count": _COUNT}, "required": ["kind", "max_count"],
              "additionalProperties": False,
              "description": "low-switching releases; max_count is a hard cap that must hold surely"},
-        ]
+        ] + _factorized_structures()
     }
     norm_rules = [
         {"if": {"properties": {"mechanism": {"const": mech}}, "required": ["mechanism"]},

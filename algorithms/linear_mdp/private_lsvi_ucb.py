@@ -61,8 +61,19 @@ Bonus: beta = bonus_scale * (5 H^2 sqrt(d lam~ log chi) + 6 d H sqrt(log chi)), 
 lam~_y = H N_max sqrt(log(3KH/p)/rho) (Eq. 16) in paper mode and sigma_y (sqrt(d) + 2 sqrt(log(3KH/p)))
 (Laurent-Massart) in tight mode; option ``beta`` sets beta directly (data-independent: privacy unchanged).
 
+Counter (option ``counter`` / ``privacct run --counter STRATEGY``; docs/counters.md): the H Gram
+counters may run any factorized strategy over the K - 1 leaves. Its column norm replaces the tree
+depth in the per-user cost (the zCDP of the Gram part is H ||col||_2^2 Delta^2 / (2 sigma^2)), and
+its worst prefix variance V (in node variances) replaces L in lam~ = sqrt(V) sigma_node (4 sqrt(d) +
+2 ln(3KH/p)): a release's noise is sum_i w_i Z_i, a symmetric Gaussian matrix with entry variance
+sigma^2 sum_i w_i^2 <= V sigma^2, so Claim 32 applies with that std -- the regularizer shift comes
+from the counter's actual error bound. ``tight`` without a counter picks, among the streaming
+strategies (:func:`privacct.counters.compare.candidates_for`), the least sigma_node^2 V after
+calibrating the whole log to the claim; ``paper`` keeps the tree. Audited
+runs without an explicit counter keep the tree (the audit observes the tree's nodes [1, 2^j]).
+
 Options: ``p`` (default 0.05), ``C`` (update rate > 1, default 2), ``beta``, ``eig_floor``
-(default True). Audit hook: the contract's AuditHook (canaries and observation: :mod:`.canary`, the
+(default True), ``counter``. Audit hook: the contract's AuditHook (canaries and observation: :mod:`.canary`, the
 package docstring).
 """
 
@@ -83,7 +94,8 @@ from . import canary as CAN
 from . import common as C
 
 NAME = "private-lsvi-ucb"
-OPTIONS = C.COMMON_OPTIONS + ("C",)
+OPTIONS = C.COMMON_OPTIONS + ("C", "counter")
+COUNTERS = ("tree", "tree-honaker", "sqrt-toeplitz", "blt")  # privacct.counters.strategies.STRATEGIES
 SOURCE = "Ngo, Vietri, Wu (ICML 2022), Improved Regret for Differentially Private Exploration in Linear MDP, Alg. 1 [seed 004]"
 SQRT2 = math.sqrt(2.0)
 
@@ -102,21 +114,35 @@ def printed_constants(K: int, H: int, d: int, rho: float, p: float) -> dict[str,
     }
 
 
-def sound_constants(K: int, H: int, d: int, rho: float, p: float) -> dict[str, float]:
-    """Notes seed-004 §2.5 / §3.6 "sound" column, before calibration (rho/2 Gram + rho/2 y)."""
-    L = tree_depth(K - 1)
+def sound_constants(K: int, H: int, d: int, rho: float, p: float, structure: Structure | None = None) -> dict[str, float]:
+    """Notes seed-004 §2.5 / §3.6 "sound" column, before calibration (rho/2 Gram + rho/2 y); for a
+    factorized counter the tree depth L becomes its squared column norm (cost) and its worst prefix
+    variance (lam~), module docstring."""
+    L, V = counter_figures(K, structure)
     sigma_node = math.sqrt(H * L * 2.0 / (2 * (rho / 2)))
-    lam = math.sqrt(L) * sigma_node * (4 * math.sqrt(d) + 2 * math.log(3 * K * H / p))
+    lam = math.sqrt(V) * sigma_node * (4 * math.sqrt(d) + 2 * math.log(3 * K * H / p))
     n_max = d * H / math.log(2) * math.log(1 + K / (lam * d))
     cap = max(1, math.ceil(n_max) - 1)
     sigma_y = math.sqrt(cap * H * (2 * H + 2) ** 2 / (2 * (rho / 2)))
     return {"lam_tilde": lam, "N_max": n_max, "sigma_y": sigma_y, "sigma_node": sigma_node}
 
 
-def lam_from_node(sigma_node: float, K: int, H: int, d: int, p: float) -> float:
-    """lam~ = sqrt(L) sigma_node (4 sqrt(d) + 2 ln(3KH/p)): Claim 32 (Tao) for the prefix noise,
-    union bound over KH matrices (notes seed-004 §2.4, §2.5)."""
-    return math.sqrt(tree_depth(K - 1)) * sigma_node * (4 * math.sqrt(d) + 2 * math.log(3 * K * H / p))
+def counter_figures(K: int, structure: Structure | None) -> tuple[float, float]:
+    """(per-user cost multiplier ||col||_2^2, worst prefix variance V) of the Gram counter over K - 1
+    leaves: (L, L) for the tree (L = floor(log2 (K - 1)) + 1; the prefix sums at most L nodes), the
+    derived figures of docs/counters.md otherwise."""
+    if structure is None or structure.kind == "tree" or structure.strategy == "tree":
+        L = tree_depth(K - 1)
+        return float(L), float(L)
+    from privacct.counters.strategies import column_norm, worst_prefix_variance
+
+    return column_norm(structure, "l2") ** 2, worst_prefix_variance(structure)
+
+
+def lam_from_node(sigma_node: float, K: int, H: int, d: int, p: float, structure: Structure | None = None) -> float:
+    """lam~ = sqrt(V) sigma_node (4 sqrt(d) + 2 ln(3KH/p)): Claim 32 (Tao) for the prefix noise,
+    union bound over KH matrices (notes seed-004 §2.4, §2.5); V = L for the tree."""
+    return math.sqrt(counter_figures(K, structure)[1]) * sigma_node * (4 * math.sqrt(d) + 2 * math.log(3 * K * H / p))
 
 
 def switching_bound(K: int, H: int, d: int, lam_tilde: float) -> float:
@@ -139,21 +165,25 @@ def _check(config: RunConfig):
     c = check_positive("options.C (policy update rate)", opts.get("C", 2.0))
     if c <= 1:
         raise PrivacctError(f"options.C (policy update rate) must be > 1, got {c!r}")
+    if opts.get("counter") is not None and opts["counter"] not in COUNTERS:
+        raise PrivacctError(f"options.counter must be one of {', '.join(COUNTERS)}, got {opts['counter']!r}")
     return env, K, opts
 
 
-def _groups(H: int, d: int, K: int, sigma_node: float, sigma_y: float, cap: int, n_max_paper: float | None) -> list[ReleaseGroup]:
+def _groups(H: int, d: int, K: int, sigma_node: float, sigma_y: float, cap: int, n_max_paper: float | None,
+            structure: Structure | None = None) -> list[ReleaseGroup]:
     """The 2 kinds of release groups; ``n_max_paper`` None (tight mode) omits the PaperStatements,
-    which describe the printed calibration only."""
+    which describe the printed calibration only; ``structure``: the Gram counters' (default the tree)."""
     groups = []
+    structure = Structure.tree(leaves=K - 1) if structure is None else structure
     for h in range(1, H + 1):
         groups.append(ReleaseGroup(
             name=f"gram_h{h}", mechanism="symmetric-gaussian-matrix", noise_scale=sigma_node,
             sensitivity=Sensitivity("frobenius-upper", SQRT2,
                                     "replace-one: ||vec_ut(phi phi^T - psi psi^T)||_2 <= ||.||_F <= sqrt(2) for ||phi||, ||psi|| <= 1 "
                                     "(notes seed-004 §3.2; tight for e1 vs e2)"),
-            structure=Structure.tree(leaves=K - 1), dimension=d * (d + 1) // 2,
-            description=f"tree counter of sum_i phi_h^i phi_h^i^T at step h={h}, released every episode, shifted by 2 lam~ I",
+            structure=structure, dimension=d * (d + 1) // 2,
+            description=f"{'tree' if structure.kind == 'tree' else structure.strategy} counter of sum_i phi_h^i phi_h^i^T at step h={h}, released every episode, shifted by 2 lam~ I",
             paper=None if n_max_paper is None else PaperStatement(
                 sensitivity=2.0, per_user_count=math.log(K),
                 equation="Lemma 14 (operator norm 2); Eq. (6) (a point in at most log K nodes)"),
@@ -198,25 +228,48 @@ def _plan(config: RunConfig) -> tuple[MechanismLog, dict[str, Any]]:
     if config.calibration == "paper":
         pc = printed_constants(K, H, d, rho, p)
         cap = max(1, math.ceil(pc["N_max"]) - 1)
-        log = MechanismLog(f"{NAME}/paper", "joint", tuple(_groups(H, d, K, pc["sigma_node"], pc["sigma_y"], cap, pc["N_max"])),
+        structure = _counter_structure(opts.get("counter"), K)
+        log = MechanismLog(f"{NAME}/paper", "joint",
+                           tuple(_groups(H, d, K, pc["sigma_node"], pc["sigma_y"], cap, pc["N_max"], structure)),
                            claim=Claim(eps, delta), source=SOURCE, parameters={})
+        if structure is not None:
+            params["counter"] = opts["counter"]
         lam, n_max, lam_y = pc["lam_tilde"], pc["N_max"], pc["lam_y"]
         # What the printed y variance delivers (notes seed-004 §3.4): N_max H (2H+2)^2 / (2 * 6 H^2 N_max / rho).
         params["rho_y_printed_constants"] = (H + 1) ** 2 * rho / (3 * H)
         params["rho_y_note"] = ("printed y variance 6 H^2 N_max / rho gives (H+1)^2 rho / (3H) zCDP for the y part, "
                                 "not rho/2 (Lemma 15 sums sensitivities, not their squares)")
     else:
-        sc = sound_constants(K, H, d, rho, p)
-        cap = max(1, math.ceil(sc["N_max"]) - 1)
-        base = MechanismLog(f"{NAME}/tight", "joint", tuple(_groups(H, d, K, sc["sigma_node"], sc["sigma_y"], cap, None)),
-                            claim=Claim(eps, delta), source=SOURCE, parameters={})
         from privacct.calibrate import calibrate_log
 
-        log, acc = calibrate_log(base, epsilon=eps, delta=delta, return_accountant=True)
+        def tight_log(structure):
+            sc = sound_constants(K, H, d, rho, p, structure)
+            cap = max(1, math.ceil(sc["N_max"]) - 1)
+            base = MechanismLog(f"{NAME}/tight", "joint",
+                                tuple(_groups(H, d, K, sc["sigma_node"], sc["sigma_y"], cap, None, structure)),
+                                claim=Claim(eps, delta), source=SOURCE, parameters={})
+            log, acc = calibrate_log(base, epsilon=eps, delta=delta, return_accountant=True)
+            return log, acc, base, cap
+
+        structure = _counter_structure(opts.get("counter"), K)
+        if structure is None:                       # tight picks the least Gram prefix error at the claim
+            best = None
+            from privacct.counters.compare import candidates_for
+
+            for name in candidates_for("symmetric-gaussian-matrix"):
+                st = _counter_structure(name, K)
+                cand = tight_log(st)
+                err = cand[0].release_groups[0].noise_scale ** 2 * counter_figures(K, st)[1]
+                if best is None or err < best[0]:
+                    best = (err, st, cand)
+            _, structure, (log, acc, base, cap) = best
+        else:
+            log, acc, base, cap = tight_log(structure)
+        params["counter"] = structure.strategy if structure.kind == "factorized" else "tree"
         factor = log.release_groups[0].noise_scale / base.release_groups[0].noise_scale
         sig_node = log.release_groups[0].noise_scale
         sig_y = log.group("y").noise_scale
-        lam = lam_from_node(sig_node, K, H, d, p)
+        lam = lam_from_node(sig_node, K, H, d, p, structure)
         n_max = switching_bound(K, H, d, lam)
         lam_y = sig_y * (math.sqrt(d) + 2 * math.sqrt(math.log(3 * K * H / p)))
         params["calibration_accountant"] = acc
@@ -227,9 +280,20 @@ def _plan(config: RunConfig) -> tuple[MechanismLog, dict[str, Any]]:
     params.update({"lam_tilde": lam, "N_max_thm11": n_max, "N_cap": cap, "sigma_node": sig_node, "sigma_y": sig_y,
                    "lam_y": lam_y, "beta": beta, "bonus_scale": config.bonus_scale})
     params["rho_y_accounted"] = H * cap * (2 * H + 2) ** 2 / (2 * sig_y ** 2)
-    params["rho_gram_accounted"] = H * tree_depth(K - 1) * 2.0 / (2 * sig_node ** 2)
+    params["rho_gram_accounted"] = H * counter_figures(K, log.release_groups[0].structure)[0] * 2.0 / (2 * sig_node ** 2)
     log = MechanismLog(log.name, log.privacy_model, log.release_groups, log.neighbouring, params, log.claim, log.source)
     return log, {**params, "env": env, "K": K, "opts": opts}
+
+
+def _counter_structure(counter: str | None, K: int) -> Structure | None:
+    """The Gram counters' structure for option ``counter`` (None: not chosen; ``tree``: the tree itself)."""
+    if counter is None:
+        return None
+    if counter == "tree":
+        return Structure.tree(leaves=K - 1)
+    from privacct.counters.strategies import Strategy
+
+    return Strategy(counter).structure(K - 1, norm="l2")
 
 
 plan = C.cached_plan(_plan)
@@ -240,6 +304,10 @@ def build_log(config: RunConfig) -> MechanismLog:
 
 
 def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=None) -> RunResult:
+    if audit is not None and dict(config.options).get("counter") is None:
+        from dataclasses import replace
+
+        config = replace(config, options=tuple(config.options) + (("counter", "tree"),))   # the audit observes tree nodes
     log, c = plan(config)
     env, K, opts = c["env"], c["K"], c["opts"]
     seeds = C.check_seeds(seeds)
@@ -252,8 +320,16 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
     noise_rngs = noise_generators(seeds, 1, audit)
     tree_ledger = Ledger()
     y_ledgers = [Ledger() for _ in range(B)]
-    trees = [TreeCounter((d, d), leaves=K - 1, mechanism="symmetric-gaussian-matrix", scale=sig_node, rngs=noise_rngs,
-                         ledger=tree_ledger, group=f"gram_h{h + 1}") for h in range(H)]
+    gram_structure = log.release_groups[0].structure
+    if gram_structure.kind == "tree":
+        trees = [TreeCounter((d, d), leaves=K - 1, mechanism="symmetric-gaussian-matrix", scale=sig_node, rngs=noise_rngs,
+                             ledger=tree_ledger, group=f"gram_h{h + 1}") for h in range(H)]
+    else:
+        from privacct.counters.counter import FactorizedCounter
+
+        trees = [FactorizedCounter((d, d), strategy=gram_structure, leaves=K - 1, mechanism="symmetric-gaussian-matrix",
+                                   scale=sig_node, rngs=noise_rngs, ledger=tree_ledger, group=f"gram_h{h + 1}")
+                 for h in range(H)]
     hist = C.History(env, B)
     eye = np.eye(d)
     shift = 2.0 * lam * eye

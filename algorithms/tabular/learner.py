@@ -20,7 +20,9 @@ Options (``RunConfig.options``): ``e_scale`` (> 0, multiplies E_1 and E_2; defau
 ``pool_over_h`` (default False): counts summed over h, a stationary model, as the seed-002 authors'
 public code does and the paper does not (a DEPARTURE, for users comparing with that code;
 docs/seed-002-tabular.md#counts-pooled-over-h). The released vector shrinks to 2SA + SAS with the
-same l1 sensitivity, so the noise scale and the accounted eps are unchanged.
+same l1 sensitivity, so the noise scale and the accounted eps are unchanged. ``counter`` (JDP only; ``privacct
+run --counter STRATEGY``): the continual counter of the released counts (docs/counters.md; default: the tree
+for ``paper``, the least-noise strategy at the claim for ``tight``; see :mod:`.privatizers`).
 
 Audit hook (:class:`privacct.algorithms.base.AuditHook`, the contract's semantics): user 1 is the
 canary of :mod:`.canary` (JDP: a response function fed the actions pi^1 prescribes with the
@@ -55,7 +57,8 @@ from .planning import evaluate_po, log_terms, mirror_step, optimistic_model, pla
 from .privatizers import GROUP, Privatizer, build_tabular_log, e_terms
 from .stats import episode_stats, family_dims, split
 
-KNOWN_OPTIONS = ("e_scale", "confidence_delta", "eta", "pool_over_h")
+KNOWN_OPTIONS = ("e_scale", "confidence_delta", "eta", "pool_over_h", "counter")
+COUNTERS = ("tree", "tree-honaker", "sqrt-toeplitz", "blt")  # privacct.counters.strategies.STRATEGIES
 _CHUNK = 256  # episodes of uniforms pre-drawn per seed at a time (independent of the batch size)
 
 
@@ -83,7 +86,13 @@ def validate(config: RunConfig, algorithm: str) -> dict[str, Any]:
         raise PrivacctError(f"option pool_over_h must be true or false, got {pool!r}")
     if config.privacy == "jdp" and isinstance(config.episodes, int) and config.episodes < 2:
         raise PrivacctError(f"episodes must be an integer >= 2 for JDP (the tree has K - 1 leaves), got {config.episodes}")
+    counter = opts.get("counter")
+    if counter is not None and counter not in COUNTERS:
+        raise PrivacctError(f"option counter must be one of {', '.join(COUNTERS)}, got {counter!r}")
+    if counter is not None and config.privacy != "jdp":
+        raise PrivacctError(f"option counter applies to JDP (central) learners, got privacy {config.privacy!r}")
     return {
+        "counter": counter,
         "e_scale": check_positive("option e_scale", opts.get("e_scale", 1.0)),
         "confidence_delta": check_delta("option confidence_delta", opts.get("confidence_delta", 0.1)),
         "eta": None if eta is None else check_positive("option eta", eta),
@@ -109,14 +118,17 @@ def log_parameters(config: RunConfig, opts: dict[str, Any], mdp: TabularMDP, alg
     return p
 
 
-def build_log(config: RunConfig, algorithm: str):
-    """Declared MechanismLog of ``config`` (None for privacy ``none``)."""
+def build_log(config: RunConfig, algorithm: str, *, audited: bool = False):
+    """Declared MechanismLog of ``config`` (None for privacy ``none``). An audited run without an explicit
+    ``counter`` keeps the tree: the audit's all-node observation is the tree's nodes [1, 2^j] (its
+    noise scale at ``tight`` is the same as tree-honaker's, the same column of R)."""
     opts = validate(config, algorithm)
     mdp = make_mdp(config)
+    counter = opts["counter"] if not (audited and opts["counter"] is None and config.privacy == "jdp") else "tree"
     return build_tabular_log(algorithm=algorithm, privacy=config.privacy, calibration=config.calibration,
                              epsilon=config.epsilon, delta=config.delta, H=mdp.horizon, S=mdp.n_states,
                              A=mdp.n_actions, K=config.episodes, parameters=log_parameters(config, opts, mdp, algorithm),
-                             pooled=opts["pool_over_h"])
+                             pooled=opts["pool_over_h"], counter=counter)
 
 
 def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: str, audit: AuditHook | None = None,
@@ -129,7 +141,7 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
     mdp = make_mdp(config)
     H, S, A, K = mdp.horizon, mdp.n_states, mdp.n_actions, int(config.episodes)
     B = len(seeds)
-    log = build_log(config, algorithm)
+    log = build_log(config, algorithm, audited=audit is not None)
     ledger = Ledger() if log is not None else None
     env_rngs = stream_generators(seeds, 0, audit, fixed=audit is not None and audit.fixed_users)
     noise_rngs = noise_generators(seeds, 1, audit)

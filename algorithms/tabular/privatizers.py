@@ -25,6 +25,11 @@ trajectories) every step may differ: **6H** (2H per family; costs c + c' <= 2 pe
 paper's proof counts H per family (App. C, "at most H state-action pairs are encountered"), i.e.
 3H for the concatenation at the same printed scale: recorded in ``paper``; the any-two-trajectories
 value 6H is recorded in the JDP log's parameters (``sensitivity_any_two_trajectories``).
+Counter (option ``counter``, docs/counters.md): the JDP counter may be any factorized strategy over the
+K - 1 leaves (``tree``, ``tree-honaker``, ``sqrt-toeplitz``, ``blt``); ``tight`` without one picks the
+least worst-prefix variance at the claim (:func:`privacct.counters.compare.with_least_noise`; Laplace noise:
+``tree-honaker``, same noise scale as the tree and about half its prefix variance); ``paper`` keeps
+the tree. An explicit ``counter=tree`` is the printed tree itself.
 Per-user releases: the tree structure derives floor(log2 (K - 1)) + 1 nodes; the paper's proof uses
 "log K" (base not stated; we read the natural log, which the printed noise scale then uses).
 Departure: the printed scale is 0 at K = 1 (log 1 = 0); we use max(1, ln K) so the scale
@@ -36,7 +41,10 @@ Lemma 5.4: E_1 = (3H/eps) sqrt(8 K log(6SAT/delta)), E_2 with S^2 A T). Both are
 (Dwork-Roth Cor. 12.4); we compute them from the scale actually used (b from the log, so the
 ``tight`` mode gets its own E) with m = floor(log2 (K - 1)) + 1 nodes (central; the paper's log K) or
 m = K reports (local), times the tunable option ``e_scale`` (1 = theory; notes §5.3 shows the
-theory values make learning impossible at K = 2e4, so reproductions tune it).
+theory values make learning impossible at K = 2e4, so reproductions tune it). For a factorized
+counter other than the tree, a release's noise is sum_i w_i Y_i with Y_i i.i.d. Laplace(b), i.e.
+independent Laplace(|w_i| b), and Dwork-Roth Cor. 12.3 applies with nu^2 = b^2 sum_i w_i^2: m becomes
+the counter's worst prefix variance in node variances (docs/counters.md), its actual error bound.
 """
 
 from __future__ import annotations
@@ -101,7 +109,8 @@ def tabular_neighbours(privacy: str, H: int) -> NeighbourSpec:
 
 
 def build_tabular_log(*, algorithm: str, privacy: str, calibration: str, epsilon: float, delta: float,
-                      H: int, S: int, A: int, K: int, parameters: dict, pooled: bool = False) -> MechanismLog | None:
+                      H: int, S: int, A: int, K: int, parameters: dict, pooled: bool = False,
+                      counter: str | None = None) -> MechanismLog | None:
     """The declared log of one tabular configuration (None when ``privacy == "none"``).
 
     One release group ``counts``: the three families concatenated (visits | costs | transitions,
@@ -131,9 +140,17 @@ def build_tabular_log(*, algorithm: str, privacy: str, calibration: str, epsilon
         paper = PaperStatement(sensitivity=3.0 * H, per_user_count=paper_log_k(K),
                                equation="Lemma 5.1 / Cor. 5.2 and App. C: Lap(3H log K / eps) per node, <= H pairs "
                                         "per user in each of 3 families (eps/3 each), <= log K nodes per release")
-        structure = Structure.tree(K - 1)
-        how = "binary tree counter over the K - 1 used prefixes, noise drawn once per dyadic node and reused"
+        if counter in (None, "tree"):
+            structure = Structure.tree(K - 1)
+            how = "binary tree counter over the K - 1 used prefixes, noise drawn once per dyadic node and reused"
+        else:
+            from privacct.counters.strategies import Strategy
+
+            structure = Strategy(counter).structure(K - 1, norm="l1")
+            how = f"{counter} continual counter over the K - 1 used prefixes (docs/counters.md)"
     else:
+        if counter is not None:
+            raise PrivacctError(f"option counter applies to JDP (central) learners, got counter={counter!r} with privacy ldp")
         paper = PaperStatement(sensitivity=3.0 * H, per_user_count=1.0,
                                equation="Lemma 5.4 and App. C: Lap(3H / eps) on every coordinate of the user's "
                                         "report, <= H pairs per user in each of 3 families (eps/3 each)")
@@ -149,6 +166,8 @@ def build_tabular_log(*, algorithm: str, privacy: str, calibration: str, epsilon
               "calibration": calibration, "pool_over_h": bool(pooled), **parameters}
     if dist.arbitrary is not None:
         params["sensitivity_any_two_trajectories"] = dist.arbitrary
+    if central and counter is not None:
+        params["counter"] = counter
     log = MechanismLog(
         name=f"private-{algorithm}-{privacy}-{calibration}",
         privacy_model="joint" if central else "local",
@@ -159,7 +178,13 @@ def build_tabular_log(*, algorithm: str, privacy: str, calibration: str, epsilon
         source=SOURCE + (", Algorithm 1 (PO)" if algorithm == "ucb-po" else ", Algorithm 2 (VI)")
         + (", CENTRAL-PRIVATIZER" if central else ", LOCAL-PRIVATIZER"),
     )
-    if calibration == "tight":
+    if calibration == "tight" and central and counter is None:
+        from privacct.counters.compare import with_least_noise
+
+        log, chosen = with_least_noise(log, GROUP, epsilon=epsilon, delta=delta)
+        log = MechanismLog(log.name, log.privacy_model, log.release_groups, log.neighbouring,
+                           {**log.params, "counter": chosen}, log.claim, log.source)
+    elif calibration == "tight":
         from privacct.calibrate import calibrate_log
 
         log = calibrate_log(log, epsilon=epsilon, delta=delta)
@@ -174,11 +199,21 @@ def e_terms(log: MechanismLog | None, *, S: int, A: int, H: int, K: int, confide
     if log is None:
         return 0.0, 0.0
     T = K * H
-    m = tree_depth(max(K - 1, 1)) if log.privacy_model == "joint" else K
+    m = counter_terms(log.group(GROUP).structure) if log.privacy_model == "joint" else K
     b1 = b2 = log.group(GROUP).noise_scale
     e1 = b1 * math.sqrt(8.0 * m * math.log(6.0 * S * A * T / confidence_delta))
     e2 = b2 * math.sqrt(8.0 * m * math.log(6.0 * S * S * A * T / confidence_delta))
     return e_scale * e1, e_scale * e2
+
+
+def counter_terms(structure: Structure) -> float:
+    """m of the E terms for a central counter: the tree's floor(log2 (K - 1)) + 1 nodes, or a
+    factorized counter's worst prefix variance in node variances (module docstring)."""
+    if structure.kind == "tree" or structure.strategy == "tree":
+        return float(tree_depth(int(structure.leaves)))
+    from privacct.counters.strategies import worst_prefix_variance
+
+    return worst_prefix_variance(structure)
 
 
 class Privatizer:
@@ -200,8 +235,15 @@ class Privatizer:
         self.sums = np.zeros((len(rngs), dim))
         self.exact = np.zeros((len(rngs), dim))
         if self.kind == "central":
-            self.tree = TreeCounter((dim,), leaves=K - 1, mechanism="laplace", scale=log.group(GROUP).noise_scale,
-                                    rngs=rngs, ledger=ledger, group=GROUP)
+            structure = log.group(GROUP).structure
+            if structure.kind == "tree":
+                self.tree = TreeCounter((dim,), leaves=K - 1, mechanism="laplace", scale=log.group(GROUP).noise_scale,
+                                        rngs=rngs, ledger=ledger, group=GROUP)
+            else:
+                from privacct.counters.counter import FactorizedCounter
+
+                self.tree = FactorizedCounter((dim,), strategy=structure, leaves=K - 1, mechanism="laplace",
+                                              scale=log.group(GROUP).noise_scale, rngs=rngs, ledger=ledger, group=GROUP)
 
     def release(self, k: int, x: np.ndarray) -> np.ndarray:
         """Add user k's statistic ``x`` (B, dim) and return the released sums over users 1..k

@@ -273,3 +273,78 @@ class SwitchingPrivatizer:
 
     def __call__(self, dataset: str, rng: np.random.Generator, size: int) -> np.ndarray:
         return self.run(dataset, rng, size)
+
+
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FactorizedCounterPrivatizer:
+    """Central continual counter with a factorized strategy (docs/counters.md): user k adds x_k in
+    [-1, 1] (user 1: +1 in A, -1 in B; replace-one l2 sensitivity 2); the counter releases every
+    prefix sum L (R x + z) with Gaussian noise, sigma = 2 ||column of R||_2 / mu(eps, delta).
+    Observation: R x + z = C A^(-1) release for a Toeplitz R = C (an invertible post-processing of
+    the K releases). ``bug``: None | "norm-too-small" (runs ``blt`` buffers (0.9, 1.0) but declares
+    (0.9, 0.05), whose column norm is too small) | "noise-reused" (draws z_1 once and adds it at
+    every step instead of a fresh z_t per step)."""
+
+    users: int = 8
+    epsilon: float = 2.0
+    delta: float = 1e-5
+    bug: str | None = None
+
+    @property
+    def claim(self) -> Claim:
+        return Claim(self.epsilon, self.delta)
+
+    def declared_structure(self) -> Structure:
+        omega = 0.05 if self.bug == "norm-too-small" else 1.0
+        return Structure.factorized("blt", self.users, {"buffers": [{"theta": 0.9, "omega": omega}]})
+
+    def run_structure(self) -> Structure:
+        return Structure.factorized("blt", self.users, {"buffers": [{"theta": 0.9, "omega": 1.0}]})
+
+    def code_scale(self) -> float:
+        from privacct.accounting.formulas import gaussian_mu_for
+        from privacct.counters.strategies import column_norm
+
+        return 2.0 * column_norm(self.declared_structure(), "l2") / gaussian_mu_for(self.epsilon, self.delta)
+
+    def build_log(self) -> MechanismLog:
+        group = ReleaseGroup("prefix-sums", "gaussian", self.code_scale(),
+                             Sensitivity("l2", 2.0, "replace-one: x_1 in [-1, 1] moves by at most 2"),
+                             self.declared_structure(), dimension=1,
+                             description="prefix sums of x_1..x_K released at every step through a BLT counter")
+        return MechanismLog(f"mutant-factorized-counter-{self.bug or 'correct'}", "joint", (group,),
+                            parameters={"K": self.users}, claim=self.claim,
+                            source="privacct.audits.mutants.privatizers.FactorizedCounterPrivatizer")
+
+    def contributions(self, dataset: str) -> np.ndarray:
+        x = np.random.default_rng(OTHERS_SEED).uniform(-1.0, 1.0, size=self.users)
+        x[0] = 1.0 if dataset == "A" else -1.0
+        return x
+
+    def run(self, dataset: str, rng: np.random.Generator, size: int, ledger: Ledger | None = None) -> np.ndarray:
+        """(size, K): R x + z recovered from the K releases."""
+        from privacct.counters.counter import FactorizedCounter
+        from privacct.counters.strategies import column_coefficients
+
+        x, K, s = self.contributions(dataset), self.users, self.code_scale()
+        r = column_coefficients(self.run_structure())
+        rel = np.empty((K, size))
+        if self.bug == "noise-reused":
+            # BUG: one noise draw z_1 reused at every step (the release noise is L (z_1, ..., z_1))
+            z = gaussian([rng], (size,), s, ledger=ledger, group="prefix-sums", users=(1, 1))[0]
+            Cinv = np.linalg.inv(np.tril(np.array([[r[i - j] if i >= j else 0.0 for j in range(K)] for i in range(K)])))
+            noise = np.cumsum(Cinv @ np.ones(K))             # A C^{-1} (1, ..., 1)
+            for t in range(K):
+                rel[t] = x[:t + 1].sum() + noise[t] * z
+        else:
+            c = FactorizedCounter((size,), strategy=self.run_structure(), leaves=K, mechanism="gaussian", scale=s,
+                                  rngs=[rng], ledger=ledger, group="prefix-sums")
+            for t in range(K):
+                rel[t] = c.add(np.full((1, size), x[t]))[0]
+        steps = np.diff(rel, axis=0, prepend=0.0)           # A^{-1} release = C^{-1} (C x + z)
+        C = np.tril(np.array([[r[i - j] if i >= j else 0.0 for j in range(K)] for i in range(K)]))
+        return (C @ steps).T
+
+    def __call__(self, dataset: str, rng: np.random.Generator, size: int) -> np.ndarray:
+        return self.run(dataset, rng, size)

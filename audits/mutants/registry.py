@@ -39,7 +39,8 @@ from privacct.errors import PrivacctError
 from privacct.ledger import Ledger, check_ledger, shape_problems
 
 from ..runner import audit_mechanism
-from .privatizers import GramPrivatizer, LocalReportPrivatizer, SwitchingPrivatizer, TreeCounterPrivatizer
+from .privatizers import (FactorizedCounterPrivatizer, GramPrivatizer, LocalReportPrivatizer, SwitchingPrivatizer,
+                          TreeCounterPrivatizer)
 
 CHECKS = ("accountant", "ledger", "audit")
 
@@ -86,6 +87,15 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in [
            "Gram-matrix release with i.i.d. noise on all d^2 entries: (i, j) and (j, i) carry "
            "independent noise, doubling the information on every off-diagonal entry",
            GramPrivatizer(bug="not-symmetrised"), trials=10_000, reference="the notes Sec. 4 (vi)"),
+    Mutant("factorization-norm-too-small",
+           "continual counter that runs BLT buffers (theta 0.9, omega 1.0) but declares (0.9, 0.05): the declared "
+           "column norm of R (the derived per-user multiplier) is too small for what ran",
+           FactorizedCounterPrivatizer(bug="norm-too-small"), trials=20_000,
+           reference="docs/counters.md (accounting, ledger); Dvijotham et al. 2024 (BLT column norm)"),
+    Mutant("counter-noise-reused",
+           "continual counter that draws one noise value at step 1 and reuses it at every step, so "
+           "differences of releases are noiseless", FactorizedCounterPrivatizer(bug="noise-reused"), trials=20_000,
+           reference="docs/counters.md (a fresh z_t per step); Fichtenberger et al. 2023"),
     Mutant("adaptive-switching-no-cap",
            "low-switching learner with a data-driven switching rule and no hard cap on the number of "
            "switches, so user 1 is released at every switch", SwitchingPrivatizer(bug="no-cap")),
@@ -124,6 +134,8 @@ CONTROLS: dict[str, Mutant] = {m.name: m for m in [
     Mutant("correct-local-report", "correct local randomizer (clipped to [0, 1])", LocalReportPrivatizer()),
     Mutant("correct-gram", "correct symmetric Gram-matrix release", GramPrivatizer(), trials=10_000),
     Mutant("correct-switching", "correct doubling rule with a hard cap", SwitchingPrivatizer()),
+    Mutant("correct-factorized-counter", "correct BLT continual counter (declared = run)", FactorizedCounterPrivatizer(),
+           trials=20_000),
 ]}
 
 

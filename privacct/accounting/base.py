@@ -1,7 +1,9 @@
 """The accountant interface and the per-user view of a log that every accountant reads.
 
 A log becomes a list of :class:`Release` (mechanism kind, ratio, count): the worst user's data is
-in ``count`` releases of a group, each with ratio Delta / scale (Laplace: eps0 = Delta_1 / b;
+in ``count`` releases of a group, each with ratio Delta / scale (a factorized Toeplitz counter:
+one release with ratio Delta ||column of R|| / scale, the norm derived from the strategy,
+docs/counters.md#accounting) (Laplace: eps0 = Delta_1 / b;
 Gaussian and symmetric Gaussian matrix: mu = Delta_2 / sigma). The sensitivity is already stated
 under the log's neighbouring relation (see :mod:`privacct.log`), so every accountant below uses
 the add-or-remove formulas with that explicit sensitivity. This is also how the toolkit sidesteps
@@ -83,6 +85,20 @@ def ratio_up(sensitivity: float, scale: float) -> float:
     return math.nextafter(r, math.inf) if below else r
 
 
+def _product_up(a: float, b: float) -> float:
+    """The least float >= a * b (a, b > 0; +inf beyond the float range). For a factorized group,
+    the step sensitivity times the strategy's column norm (docs/counters.md#accounting)."""
+    if b == 1.0:
+        return a
+    p = a * b
+    if math.isinf(p) or math.isnan(p):
+        return math.inf
+    if 1e-250 < a < 1e250 and 1e-250 < b < 1e250:
+        _, e = _two_product(a, b)
+        return math.nextafter(p, math.inf) if e > 0 else p
+    return p if Fraction(p) >= Fraction(a) * Fraction(b) else math.nextafter(p, math.inf)
+
+
 def releases(log: MechanismLog) -> list[Release]:
     """Per-user releases of a log, identical (kind, ratio) merged by adding counts.
 
@@ -96,10 +112,12 @@ def releases(log: MechanismLog) -> list[Release]:
     exact: dict[tuple[str, float], Fraction] = {}
     for g in log.release_groups:
         kind = "laplace" if g.mechanism == "laplace" else "gaussian"
-        key = (kind, ratio_up(g.sensitivity.value, g.noise_scale))
+        sens, mult = g.sensitivity.value, g.sensitivity_multiplier
+        key = (kind, ratio_up(_product_up(sens, mult), g.noise_scale))
         merged[key] += g.per_user_count
         if kind == "laplace":  # exact ratios are only summed for pure releases
-            q = max(Fraction(g.sensitivity.value) / Fraction(g.noise_scale), Fraction(RATIO_FLOOR))
+            q = max(Fraction(sens) * Fraction(mult) / Fraction(g.noise_scale), Fraction(RATIO_FLOOR)) \
+                if math.isfinite(mult) else Fraction(RATIO_FLOOR)
             exact[key] = max(exact.get(key, q), q)
     out = tuple(Release(k, r, c, exact.get((k, r), Fraction(0))) for (k, r), c in sorted(merged.items()))
     object.__setattr__(log, "_privacct_releases", out)  # logs are frozen: the cache never goes stale
@@ -182,7 +200,8 @@ class Accountant(abc.ABC):
             return reason
         rel = releases(log)
         if any(math.isinf(r.ratio) for r in rel):
-            g = next(g for g in log.release_groups if math.isinf(ratio_up(g.sensitivity.value, g.noise_scale)))
+            g = next(g for g in log.release_groups
+                     if math.isinf(ratio_up(_product_up(g.sensitivity.value, g.sensitivity_multiplier), g.noise_scale)))
             return f"group {shown(g.name)}: sensitivity / noise_scale is beyond the floating-point range"
         return self.why_not_at_this_noise(rel, delta=delta)
 

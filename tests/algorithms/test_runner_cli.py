@@ -71,6 +71,8 @@ def test_run_non_private_has_no_privacy_files(tmp_path, capsys):
     (["--option", "canary=C", "--privacy", "jdp"], "canary"),
     (["--option", "nonsense=1"], "unknown option"),
     (["--env", "mountaincar"], "env"),
+    (["--counter", "blt"], "counter applies to JDP"),
+    (["--counter", "blt", "--privacy", "jdp", "--option", "counter=tree"], "--counter and --option counter"),
 ])
 def test_bad_run_arguments_exit_2(tmp_path, capsys, argv, needle):
     rc = main(["run", "ucb-vi", "--out", str(tmp_path / "x"), "--episodes", "3"] + argv)
@@ -183,3 +185,12 @@ def test_registry_rejects_duplicate_names(monkeypatch):
         registry._load.cache_clear()
     with pytest.raises(Exception, match="algorithm must be one of"):
         registry.get_learner("nope")
+
+
+def test_run_counter_flag_is_recorded_in_the_log(tmp_path, capsys):
+    rc = main(["run", "ucb-vi", "--privacy", "jdp", "--calibration", "tight", "--episodes", "9", "--counter", "tree-honaker",
+               "--out", str(tmp_path), "--json", "--no-progress"])
+    assert rc == 0
+    log = json.loads((tmp_path / "mechanism_log.json").read_text())
+    assert log["parameters"]["counter"] == "tree-honaker"
+    assert log["release_groups"][0]["structure"] == {"kind": "factorized", "leaves": 8, "strategy": "tree-honaker"}

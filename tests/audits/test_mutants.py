@@ -17,6 +17,8 @@ MUST = {
     "noise-shared-across-pairs": {"ledger", "audit"},
     "gram-noise-not-symmetrised": {"ledger"},
     "adaptive-switching-no-cap": {"ledger"},
+    "factorization-norm-too-small": {"ledger"},
+    "counter-noise-reused": {"audit"},
     # learner-level planted bugs (noise at 1/4 of the declared scale): only the audit can see them;
     # run in tests/audits/test_learner_audits.py::test_planted_learner_bug_is_caught_by_the_audit_alone
     "learner-noise-quarter-ucb-vi-jdp": {"audit"},

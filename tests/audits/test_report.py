@@ -58,3 +58,11 @@ def test_report_cli_rejects_unknown_learner(tmp_path, capsys):
     code = main(["report", "--out", str(tmp_path / "r"), "--only", "no-such-learner"])
     assert code == 2 and "--only" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
+
+
+def test_tight_column_names_the_counter_tight_chose():
+    from privacct.audits.report import _fmt_ratios
+
+    r = {"noise_ratio_tight_over_printed": {"counts": 0.5}, "tight_counter": "tree-honaker"}
+    assert _fmt_ratios(r) == "0.5 (tree-honaker counter)"
+    assert _fmt_ratios({"noise_ratio_tight_over_printed": {"a": 0.5, "b": 0.25}}) == "0.25-0.5"

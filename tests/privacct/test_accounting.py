@@ -27,7 +27,13 @@ LAP = mk(one("laplace", 10.0, structure=Structure.repeated(100)))
 MIXED = mk(one("gaussian", 5.0, structure=Structure.tree(1000)), one("laplace", 30.0, structure=Structure.repeated(3), name="l"))
 TINY = mk(one("gaussian", 1e12, structure=Structure.repeated(10**12)), one("laplace", 1e15, structure=Structure.tree(2**53), name="l"))
 HUGE_COUNT = mk(one("laplace", 3e6, structure=Structure.repeated(10**12)))
-LOGS = {"gauss": GAUSS, "laplace": LAP, "mixed": MIXED, "tiny": TINY, "huge-count": HUGE_COUNT}
+BLT = Structure.factorized("blt", 5000, {"buffers": [{"theta": 0.999, "omega": 0.05}, {"theta": 0.9, "omega": 0.2}]})
+FACT_GAUSS = mk(one("gaussian", 20.0, structure=Structure.factorized("sqrt-toeplitz", 10**4)),
+                one("symmetric-gaussian-matrix", 30.0, structure=BLT, name="m"))
+FACT_LAP = mk(one("laplace", 40.0, structure=Structure.factorized("tree-honaker", 1000)),
+              one("laplace", 25.0, structure=Structure.factorized("sqrt-toeplitz", 4), name="l"))
+LOGS = {"gauss": GAUSS, "laplace": LAP, "mixed": MIXED, "tiny": TINY, "huge-count": HUGE_COUNT,
+        "factorized-gauss": FACT_GAUSS, "factorized-laplace": FACT_LAP}
 
 
 APPLICABLE = [(n, w) for n in ACCOUNTANTS for w in LOGS if get_accountant(n).supports(LOGS[w], delta=1e-6)]
@@ -205,6 +211,34 @@ def test_gaussian_composition_identity():
     single = mk(one("gaussian", 1.0))
     for name in ("analytic-gaussian", "zcdp", "rdp", "pld"):
         assert get_accountant(name).epsilon(k, delta=1e-6) == pytest.approx(get_accountant(name).epsilon(single, delta=1e-6), rel=1e-9)
+
+
+@pytest.mark.parametrize("mech", ["gaussian", "laplace"])
+def test_factorized_trees_account_as_the_tree_and_toeplitz_as_one_scaled_release(mech):
+    from privacct.counters.strategies import column_norm
+
+    for strategy in ("tree", "tree-honaker"):
+        assert all_epsilons(mk(one(mech, 7.0, structure=Structure.factorized(strategy, 777))), delta=1e-6) == \
+            all_epsilons(mk(one(mech, 7.0, structure=Structure.tree(777))), delta=1e-6)
+    s = Structure.factorized("sqrt-toeplitz", 300)
+    norm = column_norm(s, "l1" if mech == "laplace" else "l2")
+    fact = all_epsilons(mk(one(mech, 7.0, structure=s)), delta=1e-6)
+    scaled = all_epsilons(mk(one(mech, 7.0, sens=norm)), delta=1e-6)
+    assert fact.keys() == scaled.keys()
+    for name in fact:
+        assert scaled[name] <= fact[name] <= scaled[name] * (1 + 1e-12)
+    # the derived multiplier is an upper bound on the true column norm: never below it
+    from privacct.counters.strategies import toeplitz_coefficients
+    c = toeplitz_coefficients(300)
+    assert norm >= (c.sum() if mech == "laplace" else math.sqrt(math.fsum(c * c)))
+
+
+def test_factorized_overflowing_multiplier_is_refused_with_a_reason():
+    huge = Structure.factorized("blt", 10**6, {"buffers": [{"theta": 0.999999, "omega": 1e300}]})
+    log = mk(one("gaussian", 1.0, structure=huge))
+    for name in ACCOUNTANTS:
+        reason = get_accountant(name).why_not(log, delta=1e-6)
+        assert reason is not None and "floating-point range" in reason
 
 
 def test_tree_is_its_derived_count_and_ratios_are_all_that_matter():

@@ -179,3 +179,37 @@ def test_missing_and_unreadable_files_name_the_path(tmp_path):
     bad.write_bytes(b'{"name": "caf\xe9"}')
     with pytest.raises(PrivacctError, match="not UTF-8 text"):
         MechanismLog.load(bad)
+
+
+# ---- factorized structure (docs/counters.md) ----------------------------------------------------
+@pytest.mark.parametrize("d,match", [
+    ({"kind": "factorized", "leaves": 8}, "structure.strategy is required"),
+    ({"kind": "factorized", "strategy": "dyadic", "leaves": 8}, "structure.strategy must be one of"),
+    ({"kind": "factorized", "strategy": "tree"}, "structure.leaves is required"),
+    ({"kind": "factorized", "strategy": "blt", "leaves": 8}, "structure.params is required"),
+    ({"kind": "factorized", "strategy": "tree", "leaves": 8, "params": {"buffers": [{"theta": 0.5, "omega": 1}]}},
+     "params is not allowed"),
+    ({"kind": "tree", "leaves": 8, "strategy": "tree"}, "strategy is not allowed for kind 'tree'"),
+    ({"kind": "factorized", "strategy": "blt", "leaves": 8, "params": {"buffers": [{"theta": 1.0, "omega": 1}]}},
+     r"theta must be in \(0, 1\)"),
+    ({"kind": "factorized", "strategy": "blt", "leaves": 8, "params": {"buffers": [[0.5, 1.0]]}}, r"buffers\[0\] must be an object"),
+    ({"kind": "factorized", "strategy": "blt", "leaves": 8, "params": {"buffers": [{"theta": 0.5, "omega": 1}] * 9}},
+     "1 to 8 buffers"),
+])
+def test_factorized_structure_refusals_name_the_field(d, match):
+    with pytest.raises(PrivacctError, match=match):
+        Structure.from_dict(d)
+
+
+def test_factorized_structure_round_trip_and_derived_counts():
+    blt = Structure.factorized("blt", 100, {"buffers": [{"theta": 0.9, "omega": 0.25}]})
+    for s in (Structure.factorized("tree", 100), Structure.factorized("tree-honaker", 100),
+              Structure.factorized("sqrt-toeplitz", 100), blt):
+        assert Structure.from_dict(s.to_dict()) == s
+    assert Structure.factorized("tree-honaker", 100).per_user_count() == 7          # floor(log2 100) + 1 nodes
+    assert blt.per_user_count() == 1                                              # one release R x + z
+    g = ReleaseGroup("g", "gaussian", 2.0, Sensitivity("l2", 3.0), blt)
+    col = [1.0] + [0.25 * 0.9 ** (k - 1) for k in range(1, 100)]
+    exact = math.sqrt(math.fsum(c * c for c in col))
+    assert exact <= g.sensitivity_multiplier <= exact * (1 + 1e-5)
+    assert g.ratio == pytest.approx(3.0 * exact / 2.0, rel=1e-5)

@@ -32,7 +32,11 @@ VALUES = st.one_of(
                      "frobenius-upper", "single", "repeated", "tree", "adaptive", "joint", "local", "add-remove",
                      "replace-one-user", "n" * 200, "n" * 201, "t" * 10_000, "t" * 10_001, "\ud800", "a\udfff", "\n\x1b",
                      [], {}, [1, "a", None], {"kind": "single"}, {"kind": "repeated", "count": 3}, {"kind": "tree"},
-                     {"epsilon": 1.0}, {"epsilon": 1.0, "delta": 1.0}, {"epsilon": 0}, {"norm": "l1", "value": 1}]),
+                     {"epsilon": 1.0}, {"epsilon": 1.0, "delta": 1.0}, {"epsilon": 0}, {"norm": "l1", "value": 1},
+                     "factorized", "tree-honaker", "sqrt-toeplitz", "blt", {"kind": "factorized", "strategy": "tree", "leaves": 4},
+                     {"kind": "factorized", "strategy": "blt", "leaves": 4}, {"buffers": [{"theta": 0.5, "omega": 1}]},
+                     {"buffers": [[0.5, 1.0]]}, {"buffers": []}, [{"theta": 0.5, "omega": 2.0}], [[0.5, 2.0]], [0.5, 2.0],
+                     {"theta": 1, "omega": 1}, {"theta": 0.5, "omega": 0}, {"theta": 0.5}, [{"theta": 0.1, "omega": 1}] * 9]),
     st.integers(-3, 3),
     st.floats(-2.0, 2.0),
 )
@@ -69,7 +73,8 @@ def documents(draw):
         elif op == "delete" and isinstance(parent, dict):
             del parent[key]
         elif op == "add" and isinstance(parent, dict):
-            parent[draw(st.sampled_from(["extra", "kind", "count", "leaves", "equation", "dimension", "paper"]))] = copy.deepcopy(draw(VALUES))
+            parent[draw(st.sampled_from(["extra", "kind", "count", "leaves", "equation", "dimension", "paper", "strategy", "params",
+                                         "buffers", "theta", "omega"]))] = copy.deepcopy(draw(VALUES))
         elif op == "nest":
             params = doc.get("parameters") if isinstance(doc.get("parameters"), dict) else {}
             params["deep"] = _nested(draw(st.integers(28, 32)))
@@ -88,6 +93,50 @@ def _unique_names(doc) -> bool:
 @settings(max_examples=300, deadline=None)
 @given(doc=documents())
 def test_schema_and_parser_agree(doc):
+    _agree(doc)
+
+
+FACTORIZED = [b for b in BASE if any(g["structure"]["kind"] == "factorized" for g in b["release_groups"])]
+
+
+@st.composite
+def factorized_documents(draw):
+    """Mutations inside a factorized structure (kind, strategy, leaves, params, buffers, theta, omega)."""
+    doc = copy.deepcopy(draw(st.sampled_from(FACTORIZED)))
+    group = draw(st.sampled_from(doc["release_groups"]))
+    for _ in range(draw(st.integers(1, 3))):
+        node = group["structure"]
+        if draw(st.booleans()) and isinstance(node.get("params"), dict) and isinstance(node["params"].get("buffers"), list):
+            node = node["params"]["buffers"]
+            if node and draw(st.booleans()):
+                node = node[draw(st.integers(0, len(node) - 1))]
+        if isinstance(node, list):
+            if draw(st.booleans()) or not node:
+                node.append(copy.deepcopy(draw(VALUES)))
+            else:
+                node[draw(st.integers(0, len(node) - 1))] = copy.deepcopy(draw(VALUES))
+            continue
+        if not isinstance(node, dict):
+            continue
+        key = draw(st.sampled_from(["kind", "strategy", "leaves", "params", "count", "theta", "omega", "buffers", "extra"]))
+        if draw(st.sampled_from(["set", "set", "delete"])) == "delete":
+            node.pop(key, None)
+        else:
+            node[key] = copy.deepcopy(draw(VALUES))
+    return doc
+
+
+@settings(max_examples=400, deadline=None)
+@given(doc=factorized_documents())
+def test_schema_and_parser_agree_on_factorized_structures(doc):
+    _agree(doc)
+
+
+def test_factorized_example_is_in_the_corpus():
+    assert FACTORIZED and any(g["structure"].get("strategy") == "blt" for b in FACTORIZED for g in b["release_groups"])
+
+
+def _agree(doc):
     if not _unique_names(doc):  # not expressible in JSON Schema (tested below)
         return
     text = json.dumps(doc)

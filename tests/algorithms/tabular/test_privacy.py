@@ -17,10 +17,35 @@ from privacct.rng import spawn_generators, spawn_sequences
 PRIVATE = [(a, p, c) for a in ("ucb-vi", "ucb-po") for p in ("jdp", "ldp") for c in ("paper", "tight")]
 
 
+@pytest.mark.parametrize("counter", [None, "tree-honaker", "sqrt-toeplitz", "blt"])
+def test_tight_counter_choice_and_ledger(counter):
+    """tight without a counter picks the least worst-prefix variance at the claim; any counter's ledger
+    equals its declared log (docs/counters.md)."""
+    from privacct.counters.compare import log_alternatives
+
+    K = 37
+    opts = () if counter is None else (("counter", counter),)
+    cfg = RunConfig("ucb-vi", "jdp", epsilon=0.5, calibration="tight", episodes=K, options=opts)
+    r = LEARNERS["ucb-vi"].run(cfg, spawn_sequences(2, 2))
+    chk = check_ledger(r.log, r.ledger)
+    assert chk.ok and chk.executed_epsilon <= chk.declared_epsilon * (1 + 1e-9)
+    assert tightest_epsilon(r.log, delta=0.0)[1] <= 0.5 * (1 + 1e-9)
+    chosen = r.log.params["counter"]
+    assert r.log.release_groups[0].structure.strategy == chosen
+    if counter is None:
+        from privacct.counters.compare import candidates_for
+
+        alts = log_alternatives(r.log, epsilon=0.5, delta=0.0, strategies=candidates_for("laplace"))[0]
+        assert chosen == alts.best.strategy == "tree-honaker"
+    else:
+        assert chosen == counter
+
+
 @pytest.mark.parametrize("alg, priv, cal", PRIVATE)
 def test_ledger_equals_log(alg, priv, cal):
     K = 37
-    cfg = RunConfig(alg, priv, epsilon=0.5, calibration=cal, episodes=K)
+    opts = (("counter", "tree"),) if priv == "jdp" else ()   # the tree's node counts (tight's own choice: below)
+    cfg = RunConfig(alg, priv, epsilon=0.5, calibration=cal, episodes=K, options=opts)
     r = LEARNERS[alg].run(cfg, spawn_sequences(2, 2))
     chk = check_ledger(r.log, r.ledger)
     assert chk.ok

@@ -1,0 +1,167 @@
+"""Continual counters for every factorization strategy (docs/counters.md), as privacct primitives.
+
+:class:`FactorizedCounter` releases, after each of up to K additions x_1..x_K (scalars, vectors or
+symmetric d x d matrices, batched over seeds: arrays of shape ``(B, *shape)``), an unbiased
+estimate of the prefix sum S_t = x_1 + ... + x_t. Every noise value is drawn through
+:func:`privacct.mechanisms.draw` (so the ledger sees it) and never reused for another node or step.
+
+* ``tree`` -- :class:`privacct.mechanisms.TreeCounter` (Chan, Shi, Song 2011, Alg. 2), unchanged.
+* ``tree-honaker`` -- every dyadic node [t - 2^i + 1, t] (i = 0..nu(t), nu = trailing zeros of t)
+  is noised when it completes at step t; each complete subtree's root is estimated bottom-up
+  by least squares (Honaker 2015; Kairouz et al. 2021, App. D): est = w y + (1 - w)(est_left +
+  est_right) with w = 2 v_(i-1) / (2 v_(i-1) + 1), v_i = w (docs/counters.md#tree-honaker);
+  the release sums the estimates of the set bits of t. Memory O(log K).
+* ``sqrt-toeplitz`` -- release S_t + (C z)_t with C the (1 - x)^(-1/2) Toeplitz matrix
+  (Fichtenberger, Henzinger, Upadhyay 2023): L = R = C. Keeps every z (memory O(K)).
+* ``blt`` -- release S_t + (A C^(-1) z)_t, C the BLT matrix of the buffers (Dvijotham et al. 2024,
+  Sec. 3): u = C^(-1) z by the recursion Q(B) u = P(B) z (B the backshift, C(x) = Q(x)/P(x),
+  :func:`privacct.counters.strategies.blt_polynomials`) and a running sum of u. Memory O(d).
+
+Ledger: each draw records the users of its node (trees, weight 1 each) or, for the Toeplitz
+strategies, the users of steps 1..t with the weights of row t of R (R[t, s] = r_(t-s)); the
+weights need the K coefficients of column 1, kept only when a ledger is given.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import PrivacctError, check_count, check_positive
+from ..ledger import Ledger
+from ..log import Structure
+from ..mechanisms import NOISE_KINDS, TreeCounter, _shape, draw
+from ..rng import as_generators
+from .strategies import (Strategy, _honaker_weight, blt_polynomials, column_coefficients, noise_unit_variance,
+                         prefix_variances)
+
+
+def _combine(coef: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """sum_j coef[j] rows[j], accumulated strictly in order j = 0, 1, ... (cumsum; neither BLAS nor
+    pairwise summation, whose order depends on the array's shape): each seed's value does not depend
+    on the batch size (same seed, same bytes)."""
+    return np.cumsum(np.multiply(coef.reshape((-1,) + (1,) * (rows.ndim - 1)), rows), axis=0)[-1]
+
+
+class FactorizedCounter:
+    """A continual counter over up to ``leaves`` additions with a named strategy.
+
+    ``strategy``: a name (``tree``, ``tree-honaker``, ``sqrt-toeplitz``, ``blt``), a
+    :class:`~privacct.counters.strategies.Strategy` or a factorized :class:`~privacct.log.Structure`
+    (``blt`` without buffers: optimised for ``leaves`` and the mechanism's norm). ``structure`` is
+    the factorized structure the counter runs, the one its release group declares.
+    Other arguments as :class:`privacct.mechanisms.TreeCounter`: ``add(x)`` with ``x`` of shape
+    ``(B, *shape)`` returns the noisy prefix sum; ``noisy_sum()`` re-reads it at no privacy cost.
+    """
+
+    def __init__(self, shape, *, strategy, leaves: int, mechanism: str, scale: float, rngs,
+                 ledger: Ledger | None = None, group: str | None = None, first_user: int = 1) -> None:
+        self.shape = _shape(shape)
+        self.leaves = check_count("leaves", leaves)
+        if mechanism not in NOISE_KINDS:
+            raise PrivacctError(f"mechanism must be one of {', '.join(NOISE_KINDS)}, got {mechanism!r}")
+        if mechanism == "symmetric-gaussian-matrix" and (len(self.shape) != 2 or self.shape[0] != self.shape[1]):
+            raise PrivacctError(f"symmetric-gaussian-matrix counter needs a square (d, d) shape, got {self.shape}")
+        self.mechanism = mechanism
+        self.scale = check_positive("scale", scale)
+        self.rngs = as_generators(rngs)
+        if ledger is not None and group is None:
+            raise PrivacctError("group is required when a ledger is given")
+        self.ledger, self.group = ledger, group
+        self.first_user = check_count("first_user", first_user)
+        given = Strategy.of(strategy)
+        if isinstance(strategy, Structure) and strategy.kind == "factorized" and int(strategy.leaves) != self.leaves:
+            raise PrivacctError(f"strategy structure has leaves={strategy.leaves}, the counter leaves={self.leaves}")
+        self.structure = given.structure(self.leaves, norm="l1" if mechanism == "laplace" else "l2")
+        self.strategy = self.structure.strategy
+        B = len(self.rngs)
+        self._exact = np.zeros((B,) + self.shape)
+        self._noise = np.zeros((B,) + self.shape)   # noise of the current release
+        self.steps = 0
+        if self.strategy == "tree":
+            self._tree = TreeCounter(self.shape, leaves=self.leaves, mechanism=mechanism, scale=self.scale,
+                                     rngs=self.rngs, ledger=ledger, group=group, first_user=self.first_user)
+        elif self.strategy == "tree-honaker":
+            levels = self.leaves.bit_length()
+            self._est = np.zeros((levels, B) + self.shape)     # noise part of the estimate of the last node per level
+        else:
+            self._coef = column_coefficients(self.structure) if (ledger is not None or self.strategy == "sqrt-toeplitz") else None
+            if self.strategy == "sqrt-toeplitz":
+                self._z = np.zeros((self.leaves, B) + self.shape)
+            else:
+                P, Q = blt_polynomials(self.structure.buffers)
+                self._P, self._Q = [float(v) for v in P[1:]], [float(v) for v in Q[1:]]   # P_0 = Q_0 = 1
+                d = len(self._P)
+                self._zhist = np.zeros((d, B) + self.shape)       # ring buffers: slot (t - k) % d holds z_(t-k), u_(t-k)
+                self._uhist = np.zeros((d, B) + self.shape)
+
+    @property
+    def batch(self) -> int:
+        return len(self.rngs)
+
+    def _draw(self, users: tuple[int, int], weights=None) -> np.ndarray:
+        out = draw(self.mechanism, self.rngs, self.shape, self.scale)
+        if self.ledger is not None:
+            self.ledger.record(group=self.group, users=users, mechanism=self.mechanism, scale=self.scale,
+                               shape=self.shape, batch=self.batch, weights=weights)
+        return out
+
+    def add(self, x) -> np.ndarray:
+        x = np.asarray(x, dtype=float)
+        if x.shape != (self.batch,) + self.shape:
+            raise PrivacctError(f"x must have shape {(self.batch,) + self.shape}, got {x.shape}")
+        if self.steps >= self.leaves:
+            raise PrivacctError(f"counter is full: it was built for leaves={self.leaves} additions")
+        self.steps += 1
+        t = self.steps
+        self._exact += x
+        if self.strategy == "tree":
+            return self._tree.add(x)
+        u0 = self.first_user - 1
+        if self.strategy == "tree-honaker":
+            nu = (t & -t).bit_length() - 1
+            est = self._draw((u0 + t, u0 + t))                        # the leaf [t, t]
+            for i in range(1, nu + 1):
+                y = self._draw((u0 + t - (1 << i) + 1, u0 + t))       # node [t - 2^i + 1, t]
+                w = _honaker_weight(i)                                # v_i = 2 v_(i-1) / (2 v_(i-1) + 1) = weight on y
+                est = w * y + (1.0 - w) * (self._est[i - 1] + est)
+            # release noise = sum of the estimates of the set bits of t: bits 0..nu-1 of t - 1 leave, bit nu enters
+            for i in range(nu):
+                self._noise -= self._est[i]
+            self._est[nu] = est
+            self._noise += est
+        elif self.strategy == "sqrt-toeplitz":
+            weights = None if self.ledger is None else self._coef[:t][::-1]
+            self._z[t - 1] = self._draw((u0 + 1, u0 + t), weights)
+            self._noise = _combine(self._coef[:t][::-1], self._z[:t])
+        else:
+            weights = None if self.ledger is None else self._coef[:t][::-1]
+            z = self._draw((u0 + 1, u0 + t), weights)
+            u = z.copy()
+            d = len(self._P)
+            for k in range(1, d + 1):                                 # in order k = 1..d: same bytes per seed
+                slot = (t - k) % d
+                u += self._P[k - 1] * self._zhist[slot]
+                u -= self._Q[k - 1] * self._uhist[slot]
+            slot = t % d
+            self._zhist[slot], self._uhist[slot] = z, u
+            self._noise += u
+        return self.noisy_sum()
+
+    def noisy_sum(self) -> np.ndarray:
+        if self.strategy == "tree":
+            return self._tree.noisy_sum()
+        return self._exact + self._noise
+
+    def exact_sum(self) -> np.ndarray:
+        """The noiseless prefix sum (for tests and regret diagnostics only; never released)."""
+        return self._exact.copy()
+
+    def noise_variance(self, steps: int | None = None) -> float:
+        """Derived variance of one coordinate of the release after ``steps`` additions (default: now)."""
+        t = self.steps if steps is None else check_count("steps", steps, maximum=self.leaves)
+        if t == 0:
+            return 0.0
+        return noise_unit_variance(self.mechanism, self.scale) * float(prefix_variances(self.structure, t)[-1])
+
+
+__all__ = ["FactorizedCounter"]
