@@ -71,7 +71,8 @@ def test_run_non_private_has_no_privacy_files(tmp_path, capsys):
     (["--option", "canary=C", "--privacy", "jdp"], "canary"),
     (["--option", "nonsense=1"], "unknown option"),
     (["--env", "mountaincar"], "env"),
-    (["--counter", "blt"], "counter applies to JDP"),
+    (["--counter", "blt"], "--counter applies only to a private run"),
+    (["--counter", "blt", "--privacy", "ldp"], "counter applies to JDP"),
     (["--counter", "blt", "--privacy", "jdp", "--option", "counter=tree"], "--counter and --option counter"),
 ])
 def test_bad_run_arguments_exit_2(tmp_path, capsys, argv, needle):
