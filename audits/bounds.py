@@ -20,8 +20,8 @@ Gaussian DP (Dong, Roth, Su 2019, arXiv 1905.02383, Def. 2.6 / Cor. 2.13): mu-GD
 has TPR <= Phi(Phi^-1(FPR) + mu), so mu >= Phi^-1(TPR) - Phi^-1(FPR). With the same CP bounds,
 mu_lb = Phi^-1(TPR_lo) - Phi^-1(FPR_hi) floored at 0 (Nasr et al. 2023, arXiv 2302.07956, Sec. 3).
 This is *not* an absolute value: jax_privacy 2.0.0 took ``abs(...)`` and reported large eps on
-identical distributions (fixed upstream in aab3e1c); a null mechanism here gives mu_lb = 0 (the
-notes, Sec. 3.6). The mu -> (eps, delta) conversion is valid only if the mechanism is GDP-shaped.
+identical distributions (fixed upstream in aab3e1c); a null mechanism here gives mu_lb = 0 (docs/auditing.md#gaussian-dp-estimate).
+The mu -> (eps, delta) conversion is valid only if the mechanism is GDP-shaped.
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ def epsilon_ceiling(n: int, alpha: float, delta: float = 0.0) -> float:
     """Largest eps_lb a perfect test can certify with n trials per side at test failure ``alpha``.
 
     TP = n and FP = 0 give TPR_lo = (alpha/2)^(1/n) and FPR_hi = 1 - (alpha/2)^(1/n)
-    (the notes, Sec. 3.1: about ln(n / ln(2/alpha))).
+    (docs/auditing.md#the-epsilon-ceiling: about ln(n / ln(2/alpha))).
     """
     e, _, _ = epsilon_lower_bound(n, n, 0, n, delta=delta, alpha=alpha)
     return float(e)

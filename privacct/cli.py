@@ -2,7 +2,7 @@
 
 Core subcommands: ``account``, ``calibrate``, ``verify``, ``schema``. Other packages add theirs
 (``run``, ``reproduce``, ``audit``, ``mutants``, ``report``) through the ``privacct.commands``
-entry-point group, so privacct never imports them (DESIGN.md: dependencies point one way).
+entry-point group, so privacct never imports them (docs/README.md#package-layout: dependencies point one way).
 
 Exit codes (every command): 0 success (``verify``: the claim holds; ``audit``: passes), 1 the claim
 does not hold (``audit``: fails), 2 bad input (one line on stderr naming the argument or field and

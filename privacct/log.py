@@ -1,6 +1,6 @@
 """Mechanism logs: the declarative, versioned JSON description of every noisy release.
 
-A :class:`MechanismLog` is one document per algorithm configuration (DESIGN.md, "MechanismLog").
+A :class:`MechanismLog` is one document per algorithm configuration (docs/accounting.md#mechanism-logs).
 It names the privacy model (``joint`` = central/JDP, ``local`` = LDP), the neighbouring relation
 (``replace-one-user`` by default, ``add-remove`` allowed), the algorithm's parameters, an optional
 claim (epsilon, delta) and a list of :class:`ReleaseGroup`.

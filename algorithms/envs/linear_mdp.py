@@ -12,11 +12,11 @@ Norm assumptions checked by :meth:`LinearMDP.check_assumptions` (and by a test):
 * ||theta_h||_2 <= sqrt(d);
 * ||sum_{s'} mu_h(s') v(s')||_2 <= sqrt(d) ||v||_inf for every v: S -> R (Jin et al.; seed 003
   Assumption 1). Seed 004 prints ``max{||mu_h(S)||, ||theta_h||} <= d``; its Lemma 19 (copied from
-  Jin et al.) needs the sqrt(d) version (notes seed-004 §1.2 [fix]), which implies the printed one,
+  Jin et al.) needs the sqrt(d) version (docs/seed-004-private-lsvi-ucb.md#other-slips), which implies the printed one,
   so the instances here satisfy the sqrt(d) version;
 * P_h(.|s, a) a probability vector and r_h(s, a) in [0, 1].
 
-Construction ("simplex features", notes seed-004 §1.2): every phi(s, a) lies in the probability
+Construction ("simplex features", docs/seed-004-private-lsvi-ucb.md#departures): every phi(s, a) lies in the probability
 simplex of R^d (so ||phi||_2 <= ||phi||_1 = 1), every mu_h^i is a probability distribution over S
 (so P is one, and |<mu_h^i, v>| <= ||v||_inf gives the sqrt(d) bound), theta_h in [0, 1]^d (so
 r in [0, 1] and ||theta_h|| <= sqrt(d)).
@@ -30,8 +30,8 @@ stay there. The pure actions e_0 (at state 0) and e_1 (at state 1) are what the 
 prescribes to the audit canaries (:mod:`privacct.algorithms.linear_mdp.canary`): orthogonal unit
 features, rewards 1 vs 0, next states 0 vs 1.
 
-Instances (:data:`LINEAR_ENVS`), all toolkit-designed: the papers print no experiments (notes
-seed-003 §7, seed-004 §5). The issue asks for "seed-003 Appendix E.1 style"; App. E.1 of seed 003
+Instances (:data:`LINEAR_ENVS`), all toolkit-designed: the papers print no experiments (docs/seed-003-linear-representation.md#experiments,
+docs/seed-004-private-lsvi-ucb.md#experiments). The issue asks for "seed-003 Appendix E.1 style"; App. E.1 of seed 003
 only initialises the parameters of its Alg. 2, so the small instance follows the shape requested
 (2 states, many actions, d = 10) rather than anything printed:
 

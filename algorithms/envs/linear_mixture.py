@@ -14,10 +14,10 @@ imported, not edited) which gives exact V*, V^pi and inverse-CDF sampling.
   (r_h(s,a) = <varphi(s,a), theta_{h,r}>; one-hot, so the known rewards are exactly linear);
 * ``reward_max``: the largest one-step reward; value caps are ``reward_max * (H - h)`` for V_h
   (0-based h), the truncation level the learners use (Alg. 1 of seed 001 truncates at H-h+1;
-  with rewards normalised by H this is (H-h+1)/H, the reading of notes seed-001 §6 item 8);
+  with rewards normalised by H this is (H-h+1)/H, the reading of docs/seed-001-linear-mixture-ldp.md#departures);
 * ``phi_norm_bound``: b with sup_{V in [0,1]^S, s, a} ||phi_V(s,a)||_2 <= b, computed exactly
   (enumerating the vertices {0,1}^supp of the cube, since the norm is convex in V), so the
-  sensitivity derivations use the real feature geometry, not assumption (3.1) (notes F2);
+  sensitivity derivations use the real feature geometry, not assumption (3.1) (docs/seed-001-linear-mixture-ldp.md#sensitivity);
 * ``phi_l1_bound``: b1 with sup_{V in [0,1]^S, s, a} ||phi_V(s,a)||_1 <= b1 (same enumeration; the l1
   sensitivities of the pure-DP Laplace learners of seed 003 App. C.4 use it);
 * ``theta_norm_bound``: the structural bound on ||theta_h||_2 a learner may use (public).
@@ -29,7 +29,7 @@ features e_{(s,a,s')} (d = S^2 A = 2 S^2), rewards normalised by H (r(0,left) = 
 r(S-1,right) = 1/H), H = 2S. **Our reading of what the paper leaves out** (Figure 1 is an image):
 
 * states 0..S-1, start state 0 (leftmost), actions 0 = left, 1 = right;
-* homogeneous kernel (the TabulaRL-style episodic RiverSwim of notes seed-001 §5.1): left is
+* homogeneous kernel (the TabulaRL-style episodic RiverSwim of docs/seed-001-linear-mixture-ldp.md#experiments): left is
   deterministic to max(s-1, 0); right at interior s: s+1 w.p. 0.3, stay 0.6, s-1 0.1; right at
   s = 0: 1 w.p. 0.7, stay 0.3; right at s = S-1: stay 0.9, S-2 w.p. 0.1;
 * "r(S,1) = 1/H" is read as the rightmost state S-1 with action right;

@@ -1,7 +1,7 @@
 """RiverSwim (Strehl & Littman 2008; Osband et al. 2013) exactly as in seed 002's experiment.
 
 The parameters are those of the authors' public code (``make_riverSwim(epLen=20, nState=6)``),
-recorded in notes seed-002 §5.2 (the paper text only shows Fig. 1 as an image): states 0..S-1,
+recorded in docs/seed-002-tabular.md#riverswim (the paper text only shows Fig. 1 as an image): states 0..S-1,
 start state 0, action 0 = left, 1 = right, stationary kernel:
 
 * left: s -> max(0, s - 1) with probability 1;

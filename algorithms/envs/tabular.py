@@ -6,7 +6,7 @@ state. Steps are 0-based in code (h = 0..H-1 is the paper's h = 1..H).
 
 Exact values by backward induction (Bellman equations, Chowdhury & Zhou 2022 [seed 002] §2.1,
 written for rewards; the paper's costs are ``c = 1 - r``, which leaves regret unchanged because
-every episode has exactly H steps, notes seed-002 §5.2):
+every episode has exactly H steps, docs/seed-002-tabular.md#departures):
 
     Q_h(s, a) = R_h(s, a) + sum_{s'} P_h(s'|s, a) V_{h+1}(s'),   V_{H+1} = 0
     V*_h(s) = max_a Q*_h(s, a);   V^pi_h(s) = sum_a pi_h(a|s) Q^pi_h(s, a).

@@ -1,7 +1,7 @@
 """Privacy-preserving LSVI-UCB through batching (seed 003: Luyo, Garcelon, Lazaric, Pirotta 2021,
 Alg. 2, App. E), (eps, delta)-JDP with a fixed (data-independent) batch schedule.
 
-Schedule (Alg. 2; notes seed-003 §4.2): B batches, batch i starts at k_i = i ceil(K/B) + 1 (i < B).
+Schedule (Alg. 2; docs/seed-003-linear-representation.md#algorithm-2-batched-lsvi-ucb): B batches, batch i starts at k_i = i ceil(K/B) + 1 (i < B).
 Batch 0 plays the data-free policy of Lam~_0 = lambda I, w~_0 = 0. At the end of batch b (episode
 k_{b+1} - 1) the server releases, for h = H..1,
 
@@ -11,7 +11,7 @@ k_{b+1} - 1) the server releases, for h = H..1,
 where tree h (B - 1 leaves: one per released batch, leaf = the batch's sum of phi phi^T) is a
 :class:`privacct.mechanisms.TreeCounter` with symmetric Gaussian node noise, and then plays
 Q = clip(<phi, w~> + beta ||phi||_{Lam~^{-1}}, 0, H) until the next release. Releases that no user
-would see (after the last episode) are skipped (notes §9 item 11), so there are B - 1 releases.
+would see (after the last episode) are skipped (docs/seed-003-linear-representation.md#per-user-release-count), so there are B - 1 releases.
 Ledger: the tree's leaf t holds the users of batch t - 1, so each node's draw is recorded over
 that batch range of users (:class:`privacct.mechanisms.TreeCounter` with ``leaf_users``).
 
@@ -28,13 +28,13 @@ sqrt(dK/(lambda + c_K)) + C^J/(lambda + c_K)}, chi = 24^2 18 K^2 d U_K H / p, be
 (lambda + c_K)) log chi. The paper's node noise is (Z' + Z'^T)/2 with Z'_ij ~ N(0, sigma_Lam^2)
 (off-diagonal std sigma/sqrt(2)); the toolkit's primitive gives every upper entry std sigma_Lam,
 i.e. at least the paper's noise on every coordinate (departure: privacy is not weakened). The
-paper's sigmas deliver far less than its claimed eps (notes §5.3): ``verify`` reports the claim
+paper's sigmas deliver far less than its claimed eps (docs/seed-003-linear-representation.md#readings-and-accounted-epsilon): ``verify`` reports the claim
 holding with a large over-noising factor.
 
 ``tight`` mode: the same log with corrected sensitivities, scales rescaled by
 :func:`privacct.calibrate.calibrate_log` for the claimed (eps, delta); Upsilon is recomputed from
 the calibrated node std as sigma sqrt(B0) (4 sqrt(d) + 2 log(6KH/p)) (the prefix sums B0 nodes at
-most; the paper's B0 instead of sqrt(B0) is conservative, notes §4.1) and c_K = d Upsilon.
+most; the paper's B0 instead of sqrt(B0) is conservative, docs/seed-003-linear-representation.md#tight-calibration) and c_K = d Upsilon.
 
 Options: ``p`` (default 0.05), ``batches`` (B >= 2, overrides the formula), ``beta``, ``eig_floor``.
 
@@ -84,7 +84,7 @@ SOURCE = ("Luyo, Garcelon, Lazaric, Pirotta (2021), Differentially Private Explo
 
 
 def printed_constants(K: int, H: int, d: int, eps: float, delta: float, p: float, batches: int | None = None) -> dict[str, float]:
-    """App. E.1 of seed 003 (notes seed-003 §4.1)."""
+    """App. E.1 of seed 003 (docs/seed-003-linear-representation.md#constants-as-printed)."""
     B = batches if batches is not None else math.ceil((K * eps) ** 0.4 / (d ** 0.6 * H ** 0.2))
     B = max(2, min(B, K))
     B0 = math.ceil(math.log2(B) + 1)
@@ -188,7 +188,7 @@ def _plan(config: RunConfig) -> tuple[MechanismLog, dict[str, Any]]:
     else:
         gram_mech, gram_sens = "symmetric-gaussian-matrix", Sensitivity(
             "frobenius-upper", math.sqrt(2.0),
-            "replace-one: ||vec_ut(phi phi^T - psi psi^T)||_2 <= sqrt(2) for ||phi||, ||psi|| <= 1 (notes seed-003 §5.3)")
+            "replace-one: ||vec_ut(phi phi^T - psi psi^T)||_2 <= sqrt(2) for ||phi||, ||psi|| <= 1 (docs/seed-003-linear-representation.md#sensitivity)")
         u_mech, u_sens = "gaussian", Sensitivity(
             "l2", 2.0 * (H + 1), "replace-one: ||phi t - phi' t'|| <= 2(H+1), t = r + V in [0, H+1] (Pi_[0,H]; App. E.2.1)")
         paper_gram = PaperStatement(sensitivity=2.0, per_user_count=float(pc["B"] * pc["B0"]),

@@ -17,9 +17,9 @@ Finite states let y_h be computed exactly from sufficient statistics of the hist
 N_h(s, a, s') the visit counts and R_h = sum_i phi_h^i r_h^i,
 y_h = R_h + sum_{s,a,s'} N_h(s,a,s') phi(s,a) V_{h+1}(s') -- the same vector as the per-episode sum,
 at O(S^2 A + S A d) instead of O(k d) per step. Q is clipped to [0, H] (not only from above as
-printed in seed 004 Alg. 1 line 14): the lower clip bounds the response's sensitivity (notes
-seed-004 §3.2 [fix]); Q* >= 0 so optimism is kept. Ties in argmax go to the lowest action index
-(deterministic; notes seed-004 §6 item 15).
+printed in seed 004 Alg. 1 line 14): the lower clip bounds the response's sensitivity
+(docs/seed-004-private-lsvi-ucb.md#sensitivity); Q* >= 0 so optimism is kept. Ties in argmax go to the lowest action index
+(deterministic; docs/seed-004-private-lsvi-ucb.md#departures).
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def child_generators(seeds: list[np.random.SeedSequence], j: int) -> list[np.ran
 
 def zcdp_rho(epsilon: float, delta: float) -> float:
     """rho with rho + 2 sqrt(rho log(1/delta)) = epsilon (Bun & Steinke 2016 Prop. 1.3; seed 004
-    Lemma 6), i.e. rho = (sqrt(log(1/delta) + epsilon) - sqrt(log(1/delta)))^2 (notes seed-004 §3.5).
+    Lemma 6), i.e. rho = (sqrt(log(1/delta) + epsilon) - sqrt(log(1/delta)))^2 (docs/seed-004-private-lsvi-ucb.md#other-slips).
     Seed 004 Sec. 4.2 prints the conversion without the factor 2; Lemma 6 and Thm 16 have it,
     and it is the correct one, so it is used here."""
     L = math.log(1.0 / delta)
@@ -107,7 +107,7 @@ def floored_logdet(M: np.ndarray, floor: float, *, allow_floor: bool, what: str)
     """(matrices, logdets, floored) for a stack ``M`` (..., d, d) of symmetric matrices.
 
     Every matrix whose smallest eigenvalue is below ``floor`` (> 0) has its eigenvalues raised to
-    ``floor`` (post-processing of released matrices: no privacy cost; notes seed-004 §6 item 7),
+    ``floor`` (post-processing of released matrices: no privacy cost; docs/seed-004-private-lsvi-ucb.md#departures),
     and ``floored`` marks it. Fast path: a Cholesky of M - floor I succeeding proves no floor is
     needed, and the log-determinant comes from a Cholesky of M. With ``allow_floor`` False a
     matrix that is not positive definite raises :class:`NumericalError` (never a silent NaN).
@@ -192,7 +192,7 @@ def lsvi(env: LinearMDP, Ainv: np.ndarray, N: np.ndarray, Rphi: np.ndarray, beta
 
     ``y_noise(h, y, V)`` (optional) returns the privatised response y~_h from the exact y_h (n, d)
     built with V = V_{h+1} (n, S); it is called for h = H..1 in that order (0-based h = H-1..0), each
-    y_h built from the released y~_{h+1} only (notes seed-004 §3.4, order within an update). Returns
+    y_h built from the released y~_{h+1} only (docs/seed-004-private-lsvi-ucb.md#algorithm-and-releases, order within an update). Returns
     (policy (n, H, S) int, released y~ (n, H, d)).
     """
     n = Ainv.shape[0]

@@ -1,6 +1,6 @@
 """Private LSVI-UCB (seed 004: Ngo, Vietri, Wu, ICML 2022, Alg. 1), rho-zCDP -> (eps, delta)-JDP.
 
-Mechanisms (notes seed-004 §2):
+Mechanisms (docs/seed-004-private-lsvi-ucb.md#algorithm-and-releases):
 
 * Gram matrices: H binary-tree counters (one per step h; Shariff & Sheffet 2018 variant), every
   tree node noised once with a symmetric Gaussian matrix (:class:`privacct.mechanisms.TreeCounter`,
@@ -9,42 +9,42 @@ Mechanisms (notes seed-004 §2):
 * Switch rule (Alg. 1 line 8): update at episode k iff some h has
   logdet Lam~_h^k - logdet Lam~_h^{k~} >= log C, computed from the noisy released matrices only
   (log-determinants by Cholesky), and the number of updates so far is below the hard cap
-  N_cap = ceil(N_max) - 1 (N_count starts at 1, test strict: notes §2.3). The cap is enforced on
-  every run, so it holds surely (notes §3.4, §6 item 2).
+  N_cap = ceil(N_max) - 1 (N_count starts at 1, test strict: docs/seed-004-private-lsvi-ucb.md#algorithm-and-releases). The cap is enforced on
+  every run, so it holds surely (docs/seed-004-private-lsvi-ucb.md#per-user-release-count).
 * Responses: at every update, for h = H..1, y_h is recomputed from the whole history with the
   current V and released with fresh Gaussian noise (Alg. 1 lines 10-11); y_h uses only the released
-  y~_{h+1}. Between updates the policy (w and the bonus matrix) is frozen (notes §2.3).
+  y~_{h+1}. Between updates the policy (w and the bonus matrix) is frozen (docs/seed-004-private-lsvi-ucb.md#algorithm-and-releases).
 
 Privacy claim: the paper claims rho-zCDP for the billboard (rho/2 Gram + rho/2 y; Sec. 4.2) and
 converts with Lemma 6, eps = rho + 2 sqrt(rho log(1/delta)) (Bun & Steinke 2016 Prop. 1.3). The
 toolkit takes the claimed (eps, delta) of the config, inverts that conversion to get rho (recorded
 in the log's parameters as ``rho``), and declares the claim (eps, delta). Sec. 4.2 prints the
-conversion without the 2; Lemma 6 / Thm 16 have it; the correct one is used (notes §3.5).
+conversion without the 2; Lemma 6 / Thm 16 have it; the correct one is used (docs/seed-004-private-lsvi-ucb.md#other-slips).
 
 Calibration modes:
 
-``paper`` (printed constants; notes §2.2, §3.6): lam~ = ln K (6 sqrt(d+1) + 2 ln(3KH/p)) / sqrt(2 rho);
+``paper`` (printed constants; docs/seed-004-private-lsvi-ucb.md#constants-as-printed): lam~ = ln K (6 sqrt(d+1) + 2 ln(3KH/p)) / sqrt(2 rho);
 N_max = (dH/ln 2) ln(1 + K/(lam~ d)); y noise variance 6 H^2 N_max / rho (line 11); Gram node std
 sqrt(ln K / (2 rho)) -- the only reading of Eq. (6) consistent with lam~ (Eq. (6) is ambiguous:
-notes §3.3 [ambig]). The log records the toolkit's sensitivities (Gram sqrt(2) in the
+docs/seed-004-private-lsvi-ucb.md#eq-6-node-noise). The log records the toolkit's sensitivities (Gram sqrt(2) in the
 upper-triangle l2 norm, y 2(H+1) with V clipped to [0, H]) and tree depth floor(log2 K) + 1, with
 what the paper printed in ``paper``: Gram, operator-norm sensitivity 2 and ln K nodes (Lemma 14,
 Eq. (6)); y, the per-release sensitivity sqrt(6H) that its Lemma 15 calibration (variance
 6 H^2 N_max / rho over H N_max releases for rho/2) amounts to as a Gaussian mechanism, so that the
 report's ``paper_rho`` of group ``y`` is the claimed rho/2 and its ``derived_rho`` what the printed
 noise delivers with Lemma 14's 2H + 2: (H+1)^2 rho / (3H) (times N_cap / N_max under the hard cap;
-Lemma 15 sums sensitivities where their squares are needed; notes §3.4). The Gram part costs about
-2H rho instead of rho/2 (notes §3.3). ``privacct verify`` shows the claim fails and names both.
+Lemma 15 sums sensitivities where their squares are needed; docs/seed-004-private-lsvi-ucb.md#lemma-15-sums-sensitivities). The Gram part costs about
+2H rho instead of rho/2 (docs/seed-004-private-lsvi-ucb.md#eq-6-node-noise). ``privacct verify`` shows the claim fails and names both.
 The log's parameters record rho, rho_claimed_gram = rho_claimed_y = rho/2 and
 rho_y_printed_constants = (H+1)^2 rho / (3H). Departure: Q is
 clipped to [0, H], not only from above, in both modes -- without the lower clip the response has
-no finite sensitivity at all (notes §3.2 [fix]), and nothing could be verified.
+no finite sensitivity at all (docs/seed-004-private-lsvi-ucb.md#sensitivity), and nothing could be verified.
 
 Tree: the Gram prefix after episode k is read at episode k + 1 (Alg. 1 line 8), so the prefix after
 episode K is never read: the H trees have K - 1 leaves and user K's features are never added (the
 same rule as seed 002 Sec. 5.1's "k - 1 leaf nodes at the start of episode k").
 
-``tight`` (notes §2.5): node std sqrt(2 H L / rho) with L = floor(log2 (K - 1)) + 1, lam~ =
+``tight`` (docs/seed-004-private-lsvi-ucb.md#tight-calibration): node std sqrt(2 H L / rho) with L = floor(log2 (K - 1)) + 1, lam~ =
 sqrt(L) sigma_node (4 sqrt(d) + 2 ln(3KH/p)) (Claim 32 / Tao with the actual prefix std), N_max by
 Thm 11's formula with that lam~, y std sqrt(N_cap H (2H+2)^2 / rho) (rho/2 each); then
 :func:`privacct.calibrate.calibrate_log` rescales all noise for the claimed (eps, delta) under
@@ -52,7 +52,7 @@ the tightest accountant, and lam~ is recomputed from the calibrated node std (la
 to it). The cap N_cap is fixed before calibration (it is part of the declared structure).
 
 Positive definiteness: every noisy matrix the learner uses is eigenvalue-floored at lam~ when its
-smallest eigenvalue is below lam~ (post-processing; notes §6 item 7); the number of floored
+smallest eigenvalue is below lam~ (post-processing; docs/seed-004-private-lsvi-ucb.md#departures); the number of floored
 matrices is reported in ``info["floor_events"]``; with option ``eig_floor=False`` a matrix that is
 not positive definite raises :class:`privacct.errors.NumericalError` instead.
 
@@ -101,7 +101,7 @@ SQRT2 = math.sqrt(2.0)
 
 
 def printed_constants(K: int, H: int, d: int, rho: float, p: float) -> dict[str, float]:
-    """Alg. 1 lines 2, 3, 11 and the [ambig] Gram node std of Eq. (6) (notes seed-004 §2.2, §3.6)."""
+    """Alg. 1 lines 2, 3, 11 and the Gram node std of Eq. (6), reading A (docs/seed-004-private-lsvi-ucb.md#eq-6-node-noise)."""
     lnK = math.log(K)
     lam = lnK * (6 * math.sqrt(d + 1) + 2 * math.log(3 * K * H / p)) / math.sqrt(2 * rho)
     n_max = d * H / math.log(2) * math.log(1 + K / (lam * d))
@@ -115,7 +115,7 @@ def printed_constants(K: int, H: int, d: int, rho: float, p: float) -> dict[str,
 
 
 def sound_constants(K: int, H: int, d: int, rho: float, p: float, structure: Structure | None = None) -> dict[str, float]:
-    """Notes seed-004 §2.5 / §3.6 "sound" column, before calibration (rho/2 Gram + rho/2 y); for a
+    """Sound constants (docs/seed-004-private-lsvi-ucb.md#tight-calibration), before calibration (rho/2 Gram + rho/2 y); for a
     factorized counter the tree depth L becomes its squared column norm (cost) and its worst prefix
     variance (lam~), module docstring."""
     L, V = counter_figures(K, structure)
@@ -141,7 +141,7 @@ def counter_figures(K: int, structure: Structure | None) -> tuple[float, float]:
 
 def lam_from_node(sigma_node: float, K: int, H: int, d: int, p: float, structure: Structure | None = None) -> float:
     """lam~ = sqrt(V) sigma_node (4 sqrt(d) + 2 ln(3KH/p)): Claim 32 (Tao) for the prefix noise,
-    union bound over KH matrices (notes seed-004 §2.4, §2.5); V = L for the tree."""
+    union bound over KH matrices (docs/seed-004-private-lsvi-ucb.md#tight-calibration); V = L for the tree."""
     return math.sqrt(counter_figures(K, structure)[1]) * sigma_node * (4 * math.sqrt(d) + 2 * math.log(3 * K * H / p))
 
 
@@ -181,7 +181,7 @@ def _groups(H: int, d: int, K: int, sigma_node: float, sigma_y: float, cap: int,
             name=f"gram_h{h}", mechanism="symmetric-gaussian-matrix", noise_scale=sigma_node,
             sensitivity=Sensitivity("frobenius-upper", SQRT2,
                                     "replace-one: ||vec_ut(phi phi^T - psi psi^T)||_2 <= ||.||_F <= sqrt(2) for ||phi||, ||psi|| <= 1 "
-                                    "(notes seed-004 §3.2; tight for e1 vs e2)"),
+                                    "(docs/seed-004-private-lsvi-ucb.md#sensitivity; tight for e1 vs e2)"),
             structure=structure, dimension=d * (d + 1) // 2,
             description=f"{'tree' if structure.kind == 'tree' else structure.strategy} counter of sum_i phi_h^i phi_h^i^T at step h={h}, released every episode, shifted by 2 lam~ I",
             paper=None if n_max_paper is None else PaperStatement(
@@ -192,7 +192,7 @@ def _groups(H: int, d: int, K: int, sigma_node: float, sigma_y: float, cap: int,
         name="y", mechanism="gaussian", noise_scale=sigma_y,
         sensitivity=Sensitivity("l2", 2.0 * (H + 1),
                                 "replace-one: ||phi t - phi' t'||_2 <= 2 max|t|, t = r + V_{h+1} in [0, H+1] with Q clipped "
-                                "to [0, H] (Lemma 14; notes seed-004 §3.2 [fix]: the paper clips only from above)"),
+                                "to [0, H] (Lemma 14; docs/seed-004-private-lsvi-ucb.md#sensitivity: the paper clips only from above)"),
         structure=Structure.adaptive(max_count=H * cap), dimension=d,
         description=f"responses y_h (one release per step h = H..1 at every policy update; fresh Gaussian noise each), "
                     f"updates triggered by noisy log-det doubling, hard cap N_cap = {cap} updates, so at most H * N_cap = {H * cap} releases",
@@ -235,7 +235,7 @@ def _plan(config: RunConfig) -> tuple[MechanismLog, dict[str, Any]]:
         if structure is not None:
             params["counter"] = opts["counter"]
         lam, n_max, lam_y = pc["lam_tilde"], pc["N_max"], pc["lam_y"]
-        # What the printed y variance delivers (notes seed-004 §3.4): N_max H (2H+2)^2 / (2 * 6 H^2 N_max / rho).
+        # What the printed y variance delivers (docs/seed-004-private-lsvi-ucb.md#lemma-15-sums-sensitivities): N_max H (2H+2)^2 / (2 * 6 H^2 N_max / rho).
         params["rho_y_printed_constants"] = (H + 1) ** 2 * rho / (3 * H)
         params["rho_y_note"] = ("printed y variance 6 H^2 N_max / rho gives (H+1)^2 rho / (3H) zCDP for the y part, "
                                 "not rho/2 (Lemma 15 sums sensitivities, not their squares)")

@@ -39,7 +39,7 @@ def safe_inverse(S: np.ndarray, floor: float) -> tuple[np.ndarray, np.ndarray]:
 
     PD matrices (Cholesky succeeds) are inverted exactly. A matrix whose Cholesky fails has its
     eigenvalues floored at ``floor`` (> 0) before inversion -- post-processing of released
-    statistics, privacy-neutral (notes seed 001 §2.2 item 4, seed 000 §7 item 6); the event is
+    statistics, privacy-neutral (docs/learners.md#common-repairs); the event is
     returned so that the caller records it (never a silent NaN).
     """
     shape = S.shape

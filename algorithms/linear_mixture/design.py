@@ -10,9 +10,9 @@ sigma = 4 H sqrt(2 log(2.5H/delta))/eps, which is this substitution (Delta_f = 1
 
 Sensitivities (``tight`` and the ``sensitivity.value`` of ``paper`` logs) are derived here under
 replace-one-user, with the clip the derivation needs made explicit in the learner: the user clips
-V_{h+1} to [0, vbar_{h+1}], vbar_{h+1} = r_max (H - h) (seed 001 notes F1: Alg. 1 clips only from
+V_{h+1} to [0, vbar_{h+1}], vbar_{h+1} = r_max (H - h) (docs/seed-001-linear-mixture-ldp.md#sensitivity: Alg. 1 clips only from
 above), so ||phi_V|| <= b * vbar_{h+1} with b = ``env.phi_norm_bound`` (computed from the real
-features, notes F2), y = V_{h+1}(s') in [0, vbar_{h+1}], and for the reward statistics of
+features, docs/seed-001-linear-mixture-ldp.md#sensitivity), y = V_{h+1}(s') in [0, vbar_{h+1}], and for the reward statistics of
 seed 000 ||varphi|| <= 1, r in [0, r_max]. Per release (one stage h, one statistic):
 
 * Gram phi phi^T (symmetric-gaussian-matrix, ``frobenius-upper``):
@@ -289,7 +289,7 @@ def ldp_ucrl_vtr(env: LinearMixtureMDP, K: int, eps: float, delta: float, alpha:
     """Seed 001 Alg. 1. sigma = 2H Delta sqrt(2 log(2.5H/delta))/eps with printed Delta = 2 vs^2
     (= 4H^3 sqrt(...)/eps, Alg. 1 line 1, for r_max = 1; = 4H sqrt(...)/eps, §6, for rewards / H).
     Shift r_k = 2 Gamma_k, Gamma_k = sqrt(k-1) sigma (sqrt(4d) + 2 log(6H/alpha)) (proof of Lemma B.1,
-    eq. B.2 with its typos fixed, notes §2.1) times ``shift_scale``; lambda = 1.
+    eq. B.2 with its typos fixed, docs/seed-001-linear-mixture-ldp.md#algorithm-and-releases) times ``shift_scale``; lambda = 1.
     Radius ``theory``: the sum of the three Lemma B.1 bounds (q1: sqrt(3 Gamma + lambda) C_theta;
     q2: 8 vs sqrt(d log(1+(k-1) B^2/(d lambda)) log(24 (k-1)^2 H/alpha)) + 4 vs log(24 (k-1)^2 H/alpha);
     q3: sigma sqrt((k-1) d log(12 d H/alpha)) / sqrt(Gamma_k)), with k-1 read as max(k-1, 1).
@@ -345,7 +345,7 @@ def ldp_ucrl_vtr(env: LinearMixtureMDP, K: int, eps: float, delta: float, alpha:
 # ---- non-private UCRL-VTR (seed 001 §6.2 baseline) ------------------------------------------------
 def ucrl_vtr(env: LinearMixtureMDP, K: int) -> Design:
     """Inhomogeneous UCRL-VTR (Jia et al. 2020), the seed-001 §6.2 baseline. Radius (our reading of
-    the misprinted §6.2 formula, notes §2.3): beta_{k,h} = sqrt(lambda) C_theta + cap_h sqrt(2 log K +
+    the misprinted §6.2 formula, docs/seed-001-linear-mixture-ldp.md#where-the-constants-slip): beta_{k,h} = sqrt(lambda) C_theta + cap_h sqrt(2 log K +
     log(det M_{k,h} / det(lambda I))), cap_h = r_max (H-h+1); C_theta = ||theta_h|| bound (sqrt(SA) one-hot
     = the paper's c sqrt(d_1)). lambda = 1."""
     H = env.horizon
@@ -610,12 +610,12 @@ def pp_ucrl_vtr_plus(env: LinearMixtureMDP, K: int, eps: float, delta: float, al
 # ---- seed 000: Private-LinOpt-VI / -PO --------------------------------------------------------------
 def private_linopt(env: LinearMixtureMDP, K: int, eps: float, delta: float, alpha: float, policy: str,
                    shift_scale: float, private: bool, noise_factor: float = 1.0) -> Design:
-    """Seed 000 Algs. 1-2 with the Sec. 6.1 PRIVATIZER (notes §3.3-3.4; symbols as there).
+    """Seed 000 Algs. 1-2 with the Sec. 6.1 PRIVATIZER (docs/seed-000-linear-mixture-jdp.md#constants-as-printed; symbols as there).
 
     m = ceil(log2 K), L = ln(4H/delta); printed (add/remove) Delta_{p,1} = d1 vs^2, Delta_{p,2} = sqrt(d1) vs^2,
     Delta_{r,1} = Delta_{r,2} = 1; sigma_c = (H Delta_c/eps) sqrt(32 m L).
     Upsilon_p = sigma_{p,1} sqrt(m)(4 sqrt(d1) + sqrt(8 ln(8KH/alpha))) (printed '4 sqrt d'; d1 is the matrix
-    size, notes §7.16), Upsilon_r likewise with d2;
+    size, docs/seed-000-linear-mixture-jdp.md#where-the-constants-slip), Upsilon_r likewise with d2;
     shifts gamma = 2 Upsilon (Z = N + gamma I, no extra lambda); lambda_min = Upsilon, lambda_max = 3 Upsilon;
     nu_c = sigma_{c,2} sqrt(m/Upsilon_c)(sqrt(d_c) + sqrt(2 ln(4KH/alpha))).
     beta_p = (vs/2) sqrt(2 ln(H/alpha) + d1 ln(1 + K vs^2/lambda_min)) + sqrt(d1 lambda_max) + nu_p (Lemma 3.1),

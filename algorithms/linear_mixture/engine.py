@@ -12,7 +12,7 @@ One episode k (= one user), for all B seeds at once:
 3. policy: greedy with uniformly random tie-breaking among maximisers (tol 1e-12 relative), or the
    mirror-descent softmax of seed 000 Alg. 2 (pi^{k}_h ∝ exp(eta sum_{j<k} Q^j_h)), V_h = <Q_h, pi_h>;
 4. exact regret V*_1(s_1) - V^{pi_k}_1(s_1) by backward induction on the true kernel;
-5. roll out; x_h = phi_{V_{h+1}}(s_h,a_h) (episode k's own V, notes seed 000 §7.1), y_h = V_{h+1}(s_{h+1});
+5. roll out; x_h = phi_{V_{h+1}}(s_h,a_h) (episode k's own V, docs/seed-000-linear-mixture-jdp.md#departures), y_h = V_{h+1}(s_{h+1});
 6. privatise and aggregate through :mod:`.aggregators`: ``none`` (Sherman-Morrison), ``local``
    (each user adds fresh privacct noise, users=(k,k)), ``tree`` (one privacct TreeCounter per
    release group, K-1 leaves).

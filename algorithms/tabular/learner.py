@@ -12,7 +12,7 @@ Per episode k = 1..K (users are 1-based episode indices):
 3. roll out pi_k;
 4. the privatizer releases the new prefix sums over users 1..k (JDP: not after user K, whose
    prefix no policy reads; K - 1 tree leaves);
-5. PO only: pi^{k+1} proportional to pi^k exp(-eta Q~^k) (Q~^k from step 1, notes §6.11).
+5. PO only: pi^{k+1} proportional to pi^k exp(-eta Q~^k) (Q~^k from step 1, docs/seed-002-tabular.md#planning).
 
 Options (``RunConfig.options``): ``e_scale`` (> 0, multiplies E_1 and E_2; default 1 = theory),
 ``confidence_delta`` (the paper's confidence delta in (0, 1), default 0.1; not a privacy delta),
@@ -110,7 +110,7 @@ def theory_eta(A: int, H: int, K: int) -> float:
 
 
 def log_parameters(config: RunConfig, opts: dict[str, Any], mdp: TabularMDP, algorithm: str) -> dict[str, Any]:
-    """Non-privacy parameters recorded in the log (tunables included, notes §5.5 item 5)."""
+    """Non-privacy parameters recorded in the log (tunables included, docs/learners.md#tunables)."""
     p = {"env": mdp.name, "bonus_scale": float(config.bonus_scale), "e_scale": opts["e_scale"],
          "confidence_delta": opts["confidence_delta"]}
     if algorithm == "ucb-po":
@@ -160,7 +160,7 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
     v_star = mdp.optimal_value()
     released = np.zeros((B, dim))
     rows = np.arange(B)
-    cost_table = 1.0 - mdp.R                 # c = 1 - r (notes §6.1)
+    cost_table = 1.0 - mdp.R                 # c = 1 - r (docs/seed-002-tabular.md#departures)
     every = max(1, K // 200)
 
     for k in range(1, K + 1):

@@ -5,7 +5,7 @@ and Q is truncated to [0, H - h + 1] (Alg. 1 line 9, Alg. 2 line 8; with 0-based
 H - h). All arrays carry a leading batch axis B (one row per seed); shapes below omit it.
 
 Estimates, eq. (1), with the shifted denominator n = max{1, N~ + E_1} and raw numerators (no
-clipping of negative noisy counts; P~ rows need not be distributions -- notes §2.2, §6.2):
+clipping of negative noisy counts; P~ rows need not be distributions -- docs/seed-002-tabular.md#counts-and-estimates):
 
     c~ = C~ / n,   P~(s'|s,a) = N~(s,a,s') / n
 
@@ -17,7 +17,7 @@ Bonuses (times the tunable ``bonus_scale``, 1 = theory):
     PO: beta = beta^c + H beta^p (Alg. 1 line 8);  VI: beta = beta^c + beta^pv (Alg. 2 line 7)
 
 Non-private baselines (UCB-VI, Azar et al. 2017; OPPO, Efroni et al. 2020) are read as the same
-algorithms with exact counts and E = 0 (notes §2.4-2.5: the paper does not print them).
+algorithms with exact counts and E = 0 (docs/seed-002-tabular.md#planning: the paper does not print them).
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ Lemma 5.4: E_1 = (3H/eps) sqrt(8 K log(6SAT/delta)), E_2 with S^2 A T). Both are
 ``b sqrt(8 m log(6 S A T / delta))`` for per-coordinate Laplace scale b summed over m noises
 (Dwork-Roth Cor. 12.4); we compute them from the scale actually used (b from the log, so the
 ``tight`` mode gets its own E) with m = floor(log2 (K - 1)) + 1 nodes (central; the paper's log K) or
-m = K reports (local), times the tunable option ``e_scale`` (1 = theory; notes §5.3 shows the
+m = K reports (local), times the tunable option ``e_scale`` (1 = theory; docs/seed-002-tabular.md#why-the-printed-constants-cannot-learn shows the
 theory values make learning impossible at K = 2e4, so reproductions tune it). For a factorized
 counter other than the tree, a release's noise is sum_i w_i Y_i with Y_i i.i.d. Laplace(b), i.e.
 independent Laplace(|w_i| b), and Dwork-Roth Cor. 12.3 applies with nu^2 = b^2 sum_i w_i^2: m becomes

@@ -1,7 +1,7 @@
 """Per-episode count statistics of seed 002 (Chowdhury & Zhou 2022, §3 and §5.1).
 
 One user (episode) contributes, for every step h, one element to each of three families of
-streams (notes seed-002 §1.2, §3.3):
+streams (docs/seed-002-tabular.md#privatizers, docs/seed-002-tabular.md#sensitivity):
 
 * ``visits``      sigma_h(s, a)        = 1{s_h = s, a_h = a}                  shape (H, S, A)
 * ``costs``       1{s_h = s, a_h = a} c_h   (costs c = 1 - r in [0, 1])        shape (H, S, A)

@@ -13,7 +13,7 @@ Privatizers (units: epsilon in nats; users are 1-based episodes; replace-one-use
 * :class:`TreeCounterPrivatizer` -- central (JDP) tabular visit counter: user k visits one pair
   (s, a) at each of H steps (one-hot vector of H x P entries); a binary-tree counter over the K
   users releases the noisy prefix sum after every user (the billboard). Replace-one l1
-  sensitivity 2H (seed-002 notes, Sec. 3.3: two trajectories differ at every step); each user
+  sensitivity 2H (docs/seed-002-tabular.md#any-two-trajectories: two trajectories differ at every step); each user
   sits in floor(log2 K) + 1 nodes (Chan, Shi, Song 2011); Laplace b = (floor(log2 K)+1) 2H / eps
   (basic composition over the nodes). Observation: the K releases, differenced to the node each
   release adds (r_t - r_{t - lowbit t}; an invertible post-processing of the billboard).

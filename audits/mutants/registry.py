@@ -68,25 +68,25 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in [
     Mutant("tree-noise-redrawn",
            "binary-tree counter that redraws the noise of every node at every release, so user 1 is "
            "noised in all K releases instead of floor(log2 K)+1 nodes", _tree("tree-redraw"),
-           reference="Chan, Shi, Song 2011 (noise once per dyadic node); DESIGN.md, Ledger"),
+           reference="Chan, Shi, Song 2011 (noise once per dyadic node); docs/accounting.md#ledger-check"),
     Mutant("noise-scale-halved", "tree counter whose code adds Laplace noise of half the declared scale",
            _tree("noise-halved")),
     Mutant("sensitivity-h-not-2h",
            "noise calibrated to l1 sensitivity H (the add/remove count) under replace-one-user, where "
            "two trajectories differ by 2H", _tree("sensitivity-h"),
-           reference="seed-002 notes Sec. 3.3; dp-accounting issue #378 (same factor 2)"),
+           reference="docs/seed-002-tabular.md#h-versus-2h; dp-accounting issue #378 (same factor 2)"),
     Mutant("tree-depth-ln-k", "noise calibrated to ln K nodes per user instead of floor(log2 K)+1",
-           _tree("depth-ln-k"), reference="Chan-Shi-Song print Lap(log K / eps); the notes Sec. 4 (v), 5.11"),
+           _tree("depth-ln-k"), reference="Chan-Shi-Song print Lap(log K / eps); docs/accounting.md#binary-tree-counters"),
     Mutant("ldp-not-clipped-below",
            "local randomizer that clips rewards to (-inf, 1] instead of [0, 1], so an out-of-range "
            "report moves the release by more than the declared sensitivity", LocalReportPrivatizer(bug="no-clip-below")),
     Mutant("noise-shared-across-pairs",
            "one noise value per step shared by every (s, a) pair, so differences of counts are noiseless",
-           _tree("shared-noise"), reference="seed-002 notes Sec. 7.5 (public LDP code)"),
+           _tree("shared-noise"), reference="docs/seed-002-tabular.md#the-authors-public-code (public LDP code)"),
     Mutant("gram-noise-not-symmetrised",
            "Gram-matrix release with i.i.d. noise on all d^2 entries: (i, j) and (j, i) carry "
            "independent noise, doubling the information on every off-diagonal entry",
-           GramPrivatizer(bug="not-symmetrised"), trials=10_000, reference="the notes Sec. 4 (vi)"),
+           GramPrivatizer(bug="not-symmetrised"), trials=10_000, reference="docs/accounting.md#symmetric-gaussian-matrices"),
     Mutant("factorization-norm-too-small",
            "continual counter that runs BLT buffers (theta 0.9, omega 1.0) but declares (0.9, 0.05): the declared "
            "column norm of R (the derived per-user multiplier) is too small for what ran",

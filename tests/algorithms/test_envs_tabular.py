@@ -1,4 +1,4 @@
-"""Tabular MDPs, RiverSwim (seed 002 notes §5.2) and the Gymnasium-style adapter."""
+"""Tabular MDPs, RiverSwim (docs/seed-002-tabular.md#riverswim) and the Gymnasium-style adapter."""
 
 import numpy as np
 import pytest
@@ -25,8 +25,8 @@ def test_riverswim_parameters():
     assert np.array_equal(m.P[0], m.P[19])  # stationary
 
 
-def test_riverswim_optimal_policy_matches_notes():
-    # notes §5.2: left in state 0 for h >= 15, state 1 for h >= 17, 2 for h >= 18, 3 for h >= 19, 4 at h = 20
+def test_riverswim_optimal_policy_matches_docs():
+    # docs/seed-002-tabular.md#riverswim: left in state 0 for h >= 15, state 1 for h >= 17, 2 for h >= 18, 3 for h >= 19, 4 at h = 20
     greedy = riverswim().optimal_q().argmax(axis=2)  # (H, S), 0-based h
     first_left = {0: 15, 1: 17, 2: 18, 3: 19, 4: 20}
     for s, h1 in first_left.items():

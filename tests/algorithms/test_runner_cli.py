@@ -108,7 +108,7 @@ def test_reproduce_tabular_tiny(tmp_path, capsys):
     assert len(rows) == 3 * 2 * 5  # tracks (paper, tight, tuned-noise) x panels x settings
     for r in rows:
         if r["privacy"] != "none" and r["calibration"] == "tuned-noise":
-            # track B runs the printed noise / NOISE_DIVISOR: it certifies far more than the figure's eps
+            # track B (docs/seed-002-tabular.md#figure-tracks) runs the printed noise / NOISE_DIVISOR: it certifies far more than the figure's eps
             assert r["accounted_epsilon"] > 1000 * r["claimed_epsilon"]
         if r["privacy"] != "none" and r["calibration"] == "tight":
             assert r["accounted_epsilon"] <= r["claimed_epsilon"] * (1 + 1e-9)

@@ -33,8 +33,8 @@ def test_epsilon_from_bounds_floors_and_delta():
     assert bounds.epsilon_from_bounds(0.3, 0.1, delta=0.1) == pytest.approx(math.log(2))
 
 
-def test_ceiling_matches_notes_table():
-    # the notes, Sec. 3.1: perfect attack, 95%, n per side -> about ln(n / ln(2/alpha))
+def test_ceiling_matches_docs_table():
+    # docs/auditing.md#the-epsilon-ceiling: perfect attack, 95%, n per side -> about ln(n / ln(2/alpha))
     assert bounds.epsilon_ceiling(1000, 0.05) == pytest.approx(5.60, abs=0.01)
     assert bounds.epsilon_ceiling(100_000, 0.05) == pytest.approx(10.21, abs=0.01)
 
@@ -47,7 +47,7 @@ def test_mu_is_floored_not_absolute():
 
 
 def test_gdp_conversion_matches_analytic_gaussian():
-    # Balle & Wang 2018: delta(1; sigma=1) = 0.1269367375 (the notes, Sec. 4 iii)
+    # Balle & Wang 2018: delta(1; sigma=1) = 0.1269367375 (docs/accounting.md#regression-anchors)
     assert bounds.gdp_delta(1.0, 1.0) == pytest.approx(0.1269367375, rel=1e-8)
     assert bounds.epsilon_from_mu(1.0, 0.1269367375) == pytest.approx(1.0, abs=1e-6)
     assert bounds.epsilon_from_mu(0.0, 1e-5) == 0.0

@@ -141,7 +141,7 @@ def test_golden_analytic_gaussian_balle_wang():
 
 
 def test_classical_gaussian_formula_is_not_private_at_large_eps():
-    """Regression (notes 4 iii / 5.5): sigma = sqrt(2 ln(1.25/delta))/eps at (10, 1e-5) has delta(10) = 2.27e-5."""
+    """Regression (docs/accounting.md#gaussian-mechanism): sigma = sqrt(2 ln(1.25/delta))/eps at (10, 1e-5) has delta(10) = 2.27e-5."""
     sigma = math.sqrt(2 * math.log(1.25 / 1e-5)) / 10
     assert F.gaussian_delta(10.0, 1 / sigma) == pytest.approx(2.27e-5, rel=0.01)
     log = mk(one("gaussian", sigma))

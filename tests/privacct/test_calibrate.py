@@ -38,7 +38,7 @@ def test_calibrated_laplace_tree_never_overshoots(eps, sens, leaves, acc):
 def test_calibrate_pld_round_trip_and_closed_forms():
     scale, name = calibrate_noise(mechanism="gaussian", sensitivity=1.0, structure=Structure.repeated(1000),
                                   epsilon=1.0, delta=1e-6, accountant="pld")
-    # notes 1.4: PLD calibration 133.596; one grid interval of margin (pld.GRID_MARGIN) adds ~2e-4 in eps
+    # PLD calibration 133.596 (docs/accounting.md#regression-anchors); one grid interval of margin (pld.GRID_MARGIN) adds ~2e-4 in eps
     assert scale == pytest.approx(133.596, rel=5e-4) and scale >= 133.596
     log = single_group_log(mechanism="gaussian", sensitivity=1.0, structure=Structure.repeated(1000), noise_scale=scale)
     assert get_accountant("pld").epsilon(log, delta=1e-6) <= 1.0

@@ -109,7 +109,7 @@ def test_paper_mode_verify_shows_what_printed_constants_deliver():
     rep = privacy_report(log)
     assert not rep.holds and rep.tightest_epsilon > 1.0
     y = next(g for g in rep.groups if g["name"] == "y")
-    # notes seed-004 §3.4: the paper's own argument gives the y part rho/2; the printed variance
+    # docs/seed-004-private-lsvi-ucb.md#lemma-15-sums-sensitivities: the paper's own argument gives the y part rho/2; the printed variance
     # 6 H^2 N_max / rho with Lemma 14's sensitivity 2H+2 delivers (H+1)^2 rho / (3H) (times N_cap / N_max
     # with the hard cap N_cap = ceil(N_max) - 1 < N_max).
     n_max, cap = log.params["N_max_thm11"], log.params["N_cap"]
@@ -123,7 +123,7 @@ def test_paper_mode_verify_shows_what_printed_constants_deliver():
     assert rep_t.holds and rep_t.tightest_epsilon <= 1.0 * (1 + 1e-9) and rep_t.tightest_epsilon > 0.99
 
 
-def test_printed_constants_match_the_notes_worked_numbers():
+def test_printed_constants_match_the_docs_worked_numbers():
     pc = P.printed_constants(10 ** 4, 5, 4, 1.0, 0.05)
     assert round(pc["lam_tilde"], 1) == 281.6 and round(pc["N_max"], 2) == 66.08 and round(pc["sigma_y"], 2) == 99.56
     assert abs(P.theory_beta(10 ** 4, 5, 4, pc["lam_tilde"], pc["lam_y"], 0.05) - 3.50e4) < 100
@@ -192,8 +192,8 @@ def test_bad_arguments():
         LEARNERS["lsvi-ucb"].run(RunConfig("lsvi-ucb", episodes=10, options=(("lambda", 0.0),)), seeds)
 
 
-def test_seed003_printed_constants_match_the_notes_table():
-    # notes seed-003 §5.3: H = 5, d = 5, delta = 0.1, p = 0.1, K = 1e4
+def test_seed003_printed_constants_match_the_docs_table():
+    # docs/seed-003-linear-representation.md#worked-numbers: H = 5, d = 5, delta = 0.1, p = 0.1, K = 1e4
     pc = batched_jdp.printed_constants(10 ** 4, 5, 5, 1.0, 0.1, 0.1)
     assert (pc["B"], pc["B0"]) == (11, 5)
     assert round(pc["sigma_lam"], -4) == 2.8e5 and round(pc["sigma_u"], -4) == 6.2e5

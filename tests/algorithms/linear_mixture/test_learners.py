@@ -195,7 +195,7 @@ def test_declared_sensitivity_bounds_canary_statistics(env_name):
 @pytest.mark.parametrize("env", [riverswim_lm(3), hard_to_learn(episodes=100)])
 def test_user_side_clip_holds_for_a_malicious_broadcast(env):
     """LDP: the server chooses (Sigma^{-1}, theta). Whatever it sends, V stays in [0, cap] and the
-    statistics the user would release stay within the declared sensitivity (notes seed 001 F1)."""
+    statistics the user would release stay within the declared sensitivity (docs/seed-001-linear-mixture-ldp.md#sensitivity)."""
     from privacct.algorithms.linear_mixture.planning import plan
     H, d = env.horizon, env.dim
     rng = np.random.default_rng(5)
@@ -222,7 +222,7 @@ def test_tight_shift_and_radius_follow_the_calibrated_sigma(name, privacy):
     paper = LEARNERS[name].run(cfg(name, privacy, episodes=12), seeds)
     tight = LEARNERS[name].run(cfg(name, privacy, episodes=12, calibration="tight"), seeds)
     factor = tight.log.release_groups[0].noise_scale / paper.log.release_groups[0].noise_scale
-    assert factor < 1  # the printed sigmas over-noise (notes: seed 001 F4, seed 000 §4.2, seed 003 §5.3)
+    assert factor < 1  # the printed sigmas over-noise (docs/accounting.md#over-noising-factor; seeds 000, 001, 003)
     for g in tight.log.release_groups:
         assert g.noise_scale == pytest.approx(factor * paper.log.group(g.name).noise_scale, rel=1e-9)
     rec_p, rec_t = paper.info["design"], tight.info["design"]

@@ -62,7 +62,7 @@ def test_bonus_formulas_and_shifted_denominator():
 
 def test_log_terms():
     Lc, Lp = log_terms(6, 2, 20, 20000, 0.1)
-    assert Lc == pytest.approx(6.18, abs=0.01) and Lp == pytest.approx(21.6, abs=0.1)  # notes §2.3
+    assert Lc == pytest.approx(6.18, abs=0.01) and Lp == pytest.approx(21.6, abs=0.1)  # docs/seed-002-tabular.md#confidence-widths
 
 
 def test_mirror_step_is_exponential_weights():

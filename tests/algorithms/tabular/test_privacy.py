@@ -1,4 +1,4 @@
-"""Declared logs, ledgers and privatizer noise of the tabular learners (seed 002 §5, notes §3)."""
+"""Declared logs, ledgers and privatizer noise of the tabular learners (seed 002 §5; docs/seed-002-tabular.md#privatizers)."""
 
 import math
 
@@ -104,7 +104,7 @@ def test_tree_counter_error_matches_theoretical_scale():
         out = priv.release(k, x)
     assert np.array_equal(priv.release(K, x), out)  # user K: no release (no policy reads it)
     err = out - exact
-    assert np.all(err != 0)  # every coordinate is noised, visited or not (notes §6.9)
+    assert np.all(err != 0)  # every coordinate is noised, visited or not (docs/seed-002-tabular.md#departures)
     theory = b * math.sqrt(2 * 3)  # Laplace(b) std = b sqrt 2, three nodes
     assert err.std() == pytest.approx(theory, rel=0.03)
     assert abs(err.mean()) < 4 * theory / math.sqrt(err.size)
