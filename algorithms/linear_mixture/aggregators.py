@@ -45,6 +45,10 @@ def safe_inverse(S: np.ndarray, floor: float) -> tuple[np.ndarray, np.ndarray]:
     shape = S.shape
     flat = S.reshape(-1, shape[-2], shape[-1])
     try:
+        # The Cholesky is the PD test only. Inverting with its factor instead (L^{-T} L^{-1}) would save the
+        # LU of np.linalg.inv, but it rounds differently (|diff| ~ 4e-16) and changes the released statistics
+        # of every learner of this family (tests/algorithms/test_regret_pins.py, "sensitive" configuration,
+        # measured 2026-11-24): issue 14 asks for the same bytes, so the old arithmetic stays.
         np.linalg.cholesky(flat)
         return np.linalg.inv(flat).reshape(shape), np.zeros(shape[:-2], dtype=bool)
     except np.linalg.LinAlgError:

@@ -1,7 +1,8 @@
 """Regression pins: today's regret curves, ledgers and audit observations, byte for byte (issue 14 item 1).
 
 Every registered learner and privacy model runs a few small configurations at 3 seeds; the sha256 of
-``regret.tobytes()``, of the ledger's draws (group, users, mechanism, scale, shape, batch, in order) and,
+``regret.tobytes()``, of the final released statistics (``info["final_release"]``: regret alone only
+changes when a decision flips, the statistics change with any bit of the arithmetic), of the ledger's draws (group, users, mechanism, scale, shape, batch, in order) and,
 for private models, of an audited run's observation values, must equal the digests in
 ``regret_pins.json``. The pins were written against the code before any of issue 14's speed-ups, so a
 compiled loop, a chunked noise schedule or a different factorisation that changes a single bit of any
@@ -35,6 +36,11 @@ CONFIGS = (
     ("k130", {"episodes": 130}),
     ("paper", {"episodes": 24, "calibration": "paper", "bonus_scale": 1.0}),
 )
+#: Per family, a configuration whose statistics depend on every bit of the server's arithmetic (small bonus,
+#: little noise: Q is not clipped to a constant, so V, phi_V and the released sums move with Sigma^{-1}).
+FAMILY_CONFIGS = {
+    "linear-mixture": (("sensitive", {"env": "hard-to-learn", "episodes": 40, "bonus_scale": 0.01, "epsilon": 50.0}),),
+}
 
 
 def _config(name: str, privacy: str, over: dict) -> RunConfig:
@@ -43,7 +49,8 @@ def _config(name: str, privacy: str, over: dict) -> RunConfig:
     delta = kw.pop("delta", 0.0)
     if privacy == "none":
         delta = 0.0
-    return RunConfig(name, privacy, epsilon=1.0, delta=delta, calibration=kw.pop("calibration", "tight"), **kw)
+    eps = kw.pop("epsilon", 1.0)
+    return RunConfig(name, privacy, epsilon=eps, delta=delta, calibration=kw.pop("calibration", "tight"), **kw)
 
 
 def _sha(*arrays) -> str:
@@ -56,10 +63,14 @@ def _sha(*arrays) -> str:
 def digests(name: str, privacy: str) -> dict[str, str]:
     spec = learners()[name]
     out: dict[str, str] = {}
-    for label, over in CONFIGS:
+    for label, over in CONFIGS + FAMILY_CONFIGS.get(spec.family, ()):
         cfg = _config(name, privacy, over)
         res = spec.run(cfg, spawn_sequences(2024, SEEDS))
         out[f"{label}/regret"] = _sha(np.asarray(res.regret, dtype=float))
+        released = [np.asarray(res.info[k]) for k in ("final_release", "non_pd_events", "n_updates", "floor_events")
+                    if k in res.info]
+        if released:  # the final statistics carry every bit of the arithmetic, not only the decisions
+            out[f"{label}/release"] = _sha(*released)
         if res.ledger is not None:
             out[f"{label}/ledger"] = _sha(*[tuple(d.__dict__.values()) for d in res.ledger.draws()])
     if privacy != "none":
