@@ -32,6 +32,7 @@ from privacct.ledger import Ledger
 from privacct.mechanisms import TreeCounter, add_noise
 
 from .design import GroupSpec
+from .noise_ahead import NoiseAhead, gaussian_message
 
 
 def safe_inverse(S: np.ndarray, floor: float) -> tuple[np.ndarray, np.ndarray]:
@@ -135,17 +136,26 @@ class ExactRidge(Aggregator):
 
 class LocalNoise(Aggregator):
     def __init__(self, B: int, H: int, dim: int, lam: float, shift, groups: list[GroupSpec], scales: dict,
-                 rngs, ledger: Ledger, keep_user1: bool, mechs: dict | None = None) -> None:
+                 rngs, ledger: Ledger, keep_user1: bool, mechs: dict | None = None, ahead: NoiseAhead | None = None) -> None:
         super().__init__(B, H, dim, lam, shift)
         self.groups, self.scales, self.rngs, self.ledger = groups, scales, rngs, ledger
         self.mechs = mechs or {}
         self.user1: dict[str, np.ndarray] | None = {} if keep_user1 else None
+        #: all-Gaussian schedules: the noise drawn ahead in chunks, same bytes (:mod:`.noise_ahead`)
+        self.ahead = ahead
 
     def update(self, k: int, X: np.ndarray, Y: np.ndarray) -> None:
         for g in self.groups:
             x, y = X[:, g.h], Y[:, g.h]
             laplace = self.mechs.get(g.name) == "laplace"
-            if g.kind == "gram" and laplace:
+            if self.ahead is not None:
+                value = np.einsum("bi,bj->bij", x, x) if g.kind == "gram" else x * y[:, None]
+                msg = gaussian_message(value, g.kind, self.scales[g.name], self.ahead, self.ledger, g.name, k)
+                if g.kind == "gram":
+                    self.G[:, g.h] += msg
+                else:
+                    self.u[:, g.h] += msg
+            elif g.kind == "gram" and laplace:
                 msg = add_noise(upper(np.einsum("bi,bj->bij", x, x)), "laplace", self.scales[g.name], self.rngs,
                                 ledger=self.ledger, group=g.name, users=(k, k))
                 self.G[:, g.h] += sym(msg, x.shape[-1])

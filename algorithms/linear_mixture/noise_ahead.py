@@ -1,0 +1,84 @@
+"""Local (LDP) Gaussian noise drawn ahead in chunks of episodes, byte for byte what per-message draws give.
+
+Every LDP user k sends, for each release group in the engine's update order (the ``p`` family's groups,
+then ``r``'s, then ``q``'s), one Gaussian message: d(d+1)/2 standard normals for a Gram group
+(``symmetric-gaussian-matrix``: upper triangle, mirrored) or d for a target group, times the group's
+scale (:func:`privacct.mechanisms.symmetric_gaussian` / :func:`privacct.mechanisms.gaussian`). The noise
+generator of a seed serves nothing else, and a Generator's standard normals are a sequential stream
+(n calls of m values = one call of n*m values), so drawing a chunk of episodes' normals in one call per
+seed and slicing it in the same order gives the same values as the per-message calls, with one
+generator call per seed per chunk instead of one per seed per message (issue 14 item 1).
+
+The ledger still gets exactly one record per message, with the arguments :func:`privacct.mechanisms.add_noise`
+gives it (group, users (k, k), mechanism, scale, shape, batch). Only all-Gaussian schedules are drawn ahead:
+Laplace messages draw exponentials from the same generator, and mixing the two streams per message is
+not a sequential stream of one kind; :func:`gaussian_only` says when a schedule qualifies.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from privacct.ledger import Ledger
+from privacct.mechanisms import _triangle
+
+GAUSSIAN_KINDS = ("gaussian", "symmetric-gaussian-matrix")
+
+
+def mechanism_of(kind: str, laplace: bool) -> str:
+    """The privacct mechanism of a group of ``kind`` (gram | target) as :class:`.aggregators.LocalNoise` adds it."""
+    if laplace:
+        return "laplace"
+    return "symmetric-gaussian-matrix" if kind == "gram" else "gaussian"
+
+
+def gaussian_only(groups, mechs: dict) -> bool:
+    return all(mechanism_of(g.kind, mechs.get(g.name) == "laplace") in GAUSSIAN_KINDS for g in groups)
+
+
+class NoiseAhead:
+    """Chunks of standard normals per seed; :meth:`take` hands out one message's noise in schedule order.
+
+    ``sizes``: the number of normals of each message of one episode, in the update order; ``chunk``:
+    episodes per generator call; ``K``: the last episode (the final chunk is cut to it).
+    """
+
+    def __init__(self, rngs, sizes: list[int], chunk: int, K: int) -> None:
+        self.rngs, self.chunk, self.K = rngs, chunk, K
+        self.per_episode = int(sum(sizes))
+        self.buf = np.empty((len(rngs), 0))
+        self.pos = 0
+
+    def take(self, k: int, m: int) -> np.ndarray:
+        """The next ``m`` standard normals of every seed, (B, m), for a message of episode ``k``."""
+        if self.pos >= self.buf.shape[1]:
+            n = min(self.chunk, self.K - k + 1)
+            self.buf = np.empty((len(self.rngs), n * self.per_episode))
+            for b, r in enumerate(self.rngs):
+                r.standard_normal(out=self.buf[b])
+            self.pos = 0
+        z = self.buf[:, self.pos:self.pos + m]
+        self.pos += m
+        return z
+
+
+def gaussian_message(value: np.ndarray, kind: str, scale: float, ahead: NoiseAhead, ledger: Ledger, group: str,
+                     k: int) -> np.ndarray:
+    """``value`` + one Gaussian message's noise from ``ahead``, recorded as add_noise records it.
+
+    Same arithmetic as privacct.mechanisms: the normals times ``scale`` (then mirrored for a Gram group),
+    added to the value."""
+    B = value.shape[0]
+    if kind == "gram":
+        d = value.shape[-1]
+        rows, cols = _triangle(d)
+        ledger.record(group=group, users=(k, k), mechanism="symmetric-gaussian-matrix", scale=scale, shape=(d, d),
+                      batch=B)
+        upper = ahead.take(k, rows.size) * scale
+        noise = np.empty((B, d, d))
+        noise[:, rows, cols] = upper
+        noise[:, cols, rows] = upper
+        return value + noise
+    shape = value.shape[1:]
+    ledger.record(group=group, users=(k, k), mechanism="gaussian", scale=scale, shape=shape, batch=B)
+    return value + (ahead.take(k, int(np.prod(shape))) * scale).reshape((B,) + shape)
