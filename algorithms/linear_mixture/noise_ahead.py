@@ -17,6 +17,7 @@ not a sequential stream of one kind; :func:`gaussian_only` says when a schedule 
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from privacct.ledger import Ledger
@@ -49,14 +50,18 @@ class NoiseAhead:
         self.buf = np.empty((len(rngs), 0))
         self.pos = 0
 
-    def take(self, k: int, m: int) -> np.ndarray:
-        """The next ``m`` standard normals of every seed, (B, m), for a message of episode ``k``."""
+    def ensure(self, k: int) -> None:
+        """At an episode's first message: a new chunk (episodes k .. k + chunk - 1) when the last one is used up."""
         if self.pos >= self.buf.shape[1]:
             n = min(self.chunk, self.K - k + 1)
             self.buf = np.empty((len(self.rngs), n * self.per_episode))
             for b, r in enumerate(self.rngs):
                 r.standard_normal(out=self.buf[b])
             self.pos = 0
+
+    def take(self, k: int, m: int) -> np.ndarray:
+        """The next ``m`` standard normals of every seed, (B, m), for a message of episode ``k``."""
+        self.ensure(k)
         z = self.buf[:, self.pos:self.pos + m]
         self.pos += m
         return z
@@ -82,3 +87,53 @@ def gaussian_message(value: np.ndarray, kind: str, scale: float, ahead: NoiseAhe
     shape = value.shape[1:]
     ledger.record(group=group, users=(k, k), mechanism="gaussian", scale=scale, shape=shape, batch=B)
     return value + (ahead.take(k, int(np.prod(shape))) * scale).reshape((B,) + shape)
+
+
+def local_update(G: np.ndarray, u: np.ndarray, X: np.ndarray, Y: np.ndarray, groups, scales: dict, ahead: NoiseAhead,
+                 ledger: Ledger, k: int) -> None:
+    """Every Gaussian message of one family's ``groups`` for episode ``k``, summed into G (B, H, d, d) and u (B, H, d)
+    in place: :func:`gaussian_message` for each group in order, compiled (:func:`_messages`), the same bytes.
+    The ledger records come first, one per message in the same order (nothing between them draws)."""
+    B, H, d = X.shape
+    for g in groups:
+        if g.kind == "gram":
+            ledger.record(group=g.name, users=(k, k), mechanism="symmetric-gaussian-matrix", scale=scales[g.name],
+                          shape=(d, d), batch=B)
+        else:
+            ledger.record(group=g.name, users=(k, k), mechanism="gaussian", scale=scales[g.name], shape=(d,), batch=B)
+    ahead.ensure(k)
+    rows, cols = _triangle(d)
+    kinds = np.array([0 if g.kind == "gram" else 1 for g in groups], dtype=np.int64)
+    hs = np.array([g.h for g in groups], dtype=np.int64)
+    sc = np.array([float(scales[g.name]) for g in groups])
+    ahead.pos = _messages(G, u, np.ascontiguousarray(X, dtype=float), np.ascontiguousarray(Y, dtype=float), kinds, hs, sc,
+                          ahead.buf, ahead.pos, rows.astype(np.int64), cols.astype(np.int64))
+
+
+@numba.njit(cache=True)
+def _messages(G, u, X, Y, kinds, hs, sc, buf, pos, rows, cols):
+    """G[:, h] += x x^T + scale * sym(z) (Gram groups), u[:, h] += x y + scale * z (target groups), z the next
+    normals of ``buf`` from ``pos``: elementwise, so each entry is rounded exactly as numpy rounds it."""
+    B = X.shape[0]
+    d = X.shape[2]
+    m = rows.size
+    for gi in range(kinds.size):
+        h = hs[gi]
+        s = sc[gi]
+        if kinds[gi] == 0:
+            for b in range(B):
+                for t in range(m):
+                    i = rows[t]
+                    j = cols[t]
+                    nz = buf[b, pos + t] * s
+                    G[b, h, i, j] += X[b, h, i] * X[b, h, j] + nz
+                    if i != j:
+                        G[b, h, j, i] += X[b, h, j] * X[b, h, i] + nz
+            pos += m
+        else:
+            for b in range(B):
+                y = Y[b, h]
+                for i in range(d):
+                    u[b, h, i] += X[b, h, i] * y + buf[b, pos + i] * s
+            pos += d
+    return pos
