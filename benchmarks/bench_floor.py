@@ -33,9 +33,9 @@ from privacct.algorithms.registry import get_learner  # noqa: E402
 from privacct.rng import spawn_sequences  # noqa: E402
 
 
-def run_once(name: str, privacy: str, seeds: int, episodes: int, env: str | None) -> float:
-    cfg = RunConfig(name, privacy, epsilon=1.0, delta=1e-5 if privacy != "none" else 0.0, episodes=episodes,
-                    env=env)
+def run_once(name: str, privacy: str, seeds: int, episodes: int, env: str | None, horizon: int | None = None) -> float:
+    delta = 0.0 if privacy == "none" or name.startswith("ucb-") else 1e-5
+    cfg = RunConfig(name, privacy, epsilon=1.0, delta=delta, episodes=episodes, env=env, horizon=horizon)
     spec = get_learner(name)
     spec.build_log(cfg)
     t = time.process_time()
@@ -72,18 +72,19 @@ def main() -> None:
     ap.add_argument("--learner", default="ldp-ucrl-vtr")
     ap.add_argument("--privacy", default="ldp")
     ap.add_argument("--env", default=None)
+    ap.add_argument("--horizon", type=int, default=None)
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 100])
     ap.add_argument("--episodes", type=int, default=2000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--floor", action="store_true", help="also the floor (ldp-ucrl-vtr only)")
     a = ap.parse_args()
-    run_once(a.learner, a.privacy, 2, 10, a.env)  # warm-up: imports, numba compilation
+    run_once(a.learner, a.privacy, 2, 10, a.env, a.horizon)  # warm-up: imports, numba compilation
     best: dict[int, float] = {}
     floor: dict[int, float] = {}
     for _ in range(a.repeat):
         for b in a.seeds:
             eps = a.episodes if b == 1 else max(a.episodes // 10, 50)
-            best[b] = min(best.get(b, np.inf), run_once(a.learner, a.privacy, b, eps, a.env) / eps)
+            best[b] = min(best.get(b, np.inf), run_once(a.learner, a.privacy, b, eps, a.env, a.horizon) / eps)
             if a.floor:
                 floor[b] = min(floor.get(b, np.inf), mixture_floor(b, eps, a.env) / eps)
     for b in a.seeds:
