@@ -32,6 +32,7 @@ from privacct.ledger import Ledger
 from privacct.mechanisms import TreeCounter, add_noise
 
 from .design import GroupSpec
+from .noise_ahead import NoiseAhead, gaussian_message, local_update
 
 
 def safe_inverse(S: np.ndarray, floor: float) -> tuple[np.ndarray, np.ndarray]:
@@ -45,6 +46,10 @@ def safe_inverse(S: np.ndarray, floor: float) -> tuple[np.ndarray, np.ndarray]:
     shape = S.shape
     flat = S.reshape(-1, shape[-2], shape[-1])
     try:
+        # The Cholesky is the PD test only. Inverting with its factor instead (L^{-T} L^{-1}) would save the
+        # LU of np.linalg.inv, but it rounds differently (|diff| ~ 4e-16) and changes the released statistics
+        # of every learner of this family (tests/algorithms/test_regret_pins.py, "sensitive" configuration,
+        # measured 2026-11-24): issue 14 asks for the same bytes, so the old arithmetic stays.
         np.linalg.cholesky(flat)
         return np.linalg.inv(flat).reshape(shape), np.zeros(shape[:-2], dtype=bool)
     except np.linalg.LinAlgError:
@@ -131,17 +136,29 @@ class ExactRidge(Aggregator):
 
 class LocalNoise(Aggregator):
     def __init__(self, B: int, H: int, dim: int, lam: float, shift, groups: list[GroupSpec], scales: dict,
-                 rngs, ledger: Ledger, keep_user1: bool, mechs: dict | None = None) -> None:
+                 rngs, ledger: Ledger, keep_user1: bool, mechs: dict | None = None, ahead: NoiseAhead | None = None) -> None:
         super().__init__(B, H, dim, lam, shift)
         self.groups, self.scales, self.rngs, self.ledger = groups, scales, rngs, ledger
         self.mechs = mechs or {}
         self.user1: dict[str, np.ndarray] | None = {} if keep_user1 else None
+        #: all-Gaussian schedules: the noise drawn ahead in chunks, same bytes (:mod:`.noise_ahead`)
+        self.ahead = ahead
 
     def update(self, k: int, X: np.ndarray, Y: np.ndarray) -> None:
+        if self.ahead is not None and self.user1 is None:  # compiled, same bytes; audited runs keep user 1's messages below
+            local_update(self.G, self.u, X, Y, self.groups, self.scales, self.ahead, self.ledger, k)
+            return
         for g in self.groups:
             x, y = X[:, g.h], Y[:, g.h]
             laplace = self.mechs.get(g.name) == "laplace"
-            if g.kind == "gram" and laplace:
+            if self.ahead is not None:
+                value = np.einsum("bi,bj->bij", x, x) if g.kind == "gram" else x * y[:, None]
+                msg = gaussian_message(value, g.kind, self.scales[g.name], self.ahead, self.ledger, g.name, k)
+                if g.kind == "gram":
+                    self.G[:, g.h] += msg
+                else:
+                    self.u[:, g.h] += msg
+            elif g.kind == "gram" and laplace:
                 msg = add_noise(upper(np.einsum("bi,bj->bij", x, x)), "laplace", self.scales[g.name], self.rngs,
                                 ledger=self.ledger, group=g.name, users=(k, k))
                 self.G[:, g.h] += sym(msg, x.shape[-1])

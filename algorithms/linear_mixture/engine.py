@@ -46,6 +46,7 @@ from ..base import OBSERVED_AS, AuditHook, Observation, ObservedBlock, noise_gen
 from . import canary as CAN
 from .aggregators import ExactRidge, LocalNoise, TreeNoise, upper
 from .design import Design
+from .noise_ahead import NoiseAhead, gaussian_only
 from .planning import plan
 
 CHUNK = 128
@@ -84,12 +85,21 @@ def run_design(des: Design, log: MechanismLog | None, seeds: list[np.random.Seed
     vphi = env.reward_features.reshape(S * A, d2)
     qcaps = des.qcaps()
 
+    ahead = None
+    if des.mechanism == "local" and gaussian_only(groups, mechs):
+        # one message per group per episode, in the update order below (p, r, q; each family's groups in order)
+        dims = {"p": d, "r": d2, "q": d}
+        sizes = [dims[g.family] * (dims[g.family] + 1) // 2 if g.kind == "gram" else dims[g.family]
+                 for fam in ("p", "r", "q") for g in groups if g.family == fam]
+        ahead = NoiseAhead(rng_noise, sizes, CHUNK, K)
+
     def make(family: str, dim: int, shift):
         fam_groups = [g for g in groups if g.family == family]
         if des.mechanism == "none":
             return ExactRidge(B, H, dim, des.lam)
         if des.mechanism == "local":
-            return LocalNoise(B, H, dim, des.lam, shift, fam_groups, scales, rng_noise, ledger, audit is not None, mechs)
+            return LocalNoise(B, H, dim, des.lam, shift, fam_groups, scales, rng_noise, ledger, audit is not None, mechs,
+                              ahead)
         return TreeNoise(B, H, dim, des.lam, shift, fam_groups, scales, rng_noise, ledger, K, mechs)
 
     agg_p = make("p", d, des.shift_p)

@@ -22,6 +22,7 @@ import numpy as np
 from privacct.errors import PrivacctError
 
 from ..envs.linear_mixture import LinearMixtureMDP
+from .planning_jit import MAX_DIM, features_by_next_state, plan_greedy
 
 
 def plan(env: LinearMixtureMDP, theta: np.ndarray, Sinv: np.ndarray, beta: np.ndarray, *,
@@ -35,6 +36,24 @@ def plan(env: LinearMixtureMDP, theta: np.ndarray, Sinv: np.ndarray, beta: np.nd
     h). Returns Q (B, H, S, A), V (H+1, B, S) with V_H = 0, and the features
     phi_{V_{h+1}} of every (s, a), shape (H, B, S*A, d) (zero at the last stage).
     """
+    H, S, A, d = env.horizon, env.n_states, env.n_actions, env.dim
+    B = theta.shape[0]
+    R = env.rewards.reshape(H, S * A)
+    if mean is None and probs is None and d <= MAX_DIM:  # the compiled loop, the same bytes (planning_jit)
+        Qall, Vs, phis = plan_greedy(_features(env), np.ascontiguousarray(R), np.ascontiguousarray(theta, dtype=float),
+                                     np.ascontiguousarray(Sinv, dtype=float),
+                                     np.ascontiguousarray(np.broadcast_to(beta, (B, H)), dtype=float),
+                                     np.array([env.value_cap(h) for h in range(H)], dtype=float) if caps is None
+                                     else np.ascontiguousarray(caps, dtype=float), S, A)
+        _check_finite(Qall)
+        return Qall, Vs, phis
+    return plan_numpy(env, theta, Sinv, beta, mean=mean, probs=probs, caps=caps)
+
+
+def plan_numpy(env: LinearMixtureMDP, theta: np.ndarray, Sinv: np.ndarray, beta: np.ndarray, *,
+               mean: np.ndarray | None = None, probs: np.ndarray | None = None, caps: np.ndarray | None = None
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`plan` in numpy (every case; the reference the compiled greedy path is tested against)."""
     H, S, A, d = env.horizon, env.n_states, env.n_actions, env.dim
     B = theta.shape[0]
     R = env.rewards.reshape(H, S * A)
@@ -54,7 +73,23 @@ def plan(env: LinearMixtureMDP, theta: np.ndarray, Sinv: np.ndarray, beta: np.nd
         Qall[:, h] = Q
         V = Q.max(axis=-1) if probs is None else (probs[:, h] * Q).sum(-1)
         Vs[h] = V
+    _check_finite(Qall)
+    return Qall, Vs, phis
+
+
+def _check_finite(Qall: np.ndarray) -> None:
     if not np.all(np.isfinite(Qall)):
         raise PrivacctError("non-finite optimistic Q (broadcast theta / Sigma^{-1} not finite): "
                             "refusing to release statistics built from it")
-    return Qall, Vs, phis
+
+
+_FEATURES: list = []  # [(the environment's feature array, its plan_greedy layout)]: the last one used
+
+
+def _features(env: LinearMixtureMDP) -> np.ndarray:
+    """The environment's features as plan_greedy multiplies them (the last environment's are kept; the cache
+    holds the array itself, so an identity match can never be a recycled id)."""
+    flat = env._flat  # type: ignore[attr-defined]
+    if not _FEATURES or _FEATURES[0][0] is not flat:
+        _FEATURES[:] = [(flat, features_by_next_state(flat))]
+    return _FEATURES[0][1]

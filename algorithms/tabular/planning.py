@@ -26,6 +26,8 @@ import math
 
 import numpy as np
 
+from .planning_jit import plan_vi_compiled
+
 
 def log_terms(S: int, A: int, H: int, K: int, delta: float) -> tuple[float, float]:
     """(L_c, L_p) of Lemma 3.1 with T = K H."""
@@ -64,8 +66,16 @@ def plan_vi(base: np.ndarray, P: np.ndarray, *, return_q: bool = False):
     at 0 while the bonus dominates), has the smallest untruncated value -- the most optimistic one,
     so that saturated estimates still explore. Clipping is monotone, so this is exactly
     ``argmin`` of the untruncated Q (first index on exact ties), a function of the private counts
-    only; likewise V~_h = min_a Q~_h = clip(min_a Q_h, 0, H - h).
+    only; likewise V~_h = min_a Q~_h = clip(min_a Q_h, 0, H - h). The loop is compiled
+    (:mod:`.planning_jit`, the same bytes as :func:`plan_vi_numpy`).
     """
+    pol, Qc = plan_vi_compiled(np.ascontiguousarray(base, dtype=float), np.ascontiguousarray(P, dtype=float),
+                               bool(return_q))
+    return (pol, Qc) if return_q else pol
+
+
+def plan_vi_numpy(base: np.ndarray, P: np.ndarray, *, return_q: bool = False):
+    """:func:`plan_vi` in numpy (the reference the compiled loop of :mod:`.planning_jit` is tested against)."""
     B, H, S, A = base.shape
     Q = np.empty_like(base) if return_q else None
     pol = np.empty((B, H, S), dtype=np.int64)
