@@ -24,14 +24,15 @@ composed release may shift the pessimistic PLD by up to one interval: the total 
 MAX_LOSS_RANGE makes the figure useless, and its grids huge); an estimated work (compositions x
 grid points, where the grid-point count is min(1e5, range / 1e-4), monotone in the range) above
 :data:`PLD.MAX_WORK`, measured in benchmarks/README.md so that one figure stays well under a
-second; a figure dp_accounting cannot represent (inf, refused as NumericalError).
+second; a figure dp_accounting cannot represent (inf), or one above :data:`PLD.MAX_EPSILON` = 500, where
+its answers near exp's overflow are erratic (refused as NumericalError: "overflow", like inf).
 """
 
 from __future__ import annotations
 
 import math
 
-from ..errors import check_positive
+from ..errors import NumericalError, check_positive
 from . import formulas as F
 from .base import Accountant, Release, releases
 
@@ -152,10 +153,16 @@ class PLD(Accountant):
     # is coarser never reports less (docs/accounting.md#pld).
     GRID_MARGIN = 1
 
+    #: Figures above this are refused (NumericalError), never reported: near exp's overflow (eps ~ 709)
+    #: dp_accounting's PLD answers erratically (measured: a log it calls unbounded at delta = 1e-3 gets 781
+    #: at delta = 1e-6, and adding releases turned "unbounded" into 1117), and such a log is far from private.
+    MAX_EPSILON = 500.0
+
     def _epsilon(self, rel, delta):
         e = float(self._pld(rel).get_epsilon_for_delta(delta))
-        if not math.isfinite(e):
-            return e
+        if not math.isfinite(e) or e > self.MAX_EPSILON:
+            raise NumericalError(f"accountant {self.name!r}: epsilon above {self.MAX_EPSILON:g} at delta={delta!r}, "
+                                 "beyond what the PLD represents reliably (the log is far from private)")
         return F.up(e + self.GRID_MARGIN * self.interval(rel), self.REL_MARGIN * abs(e))
 
     def delta(self, log, *, epsilon):

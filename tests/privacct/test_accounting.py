@@ -354,3 +354,19 @@ def test_extreme_logs_print_nothing(groups, delta, capfd):
     assert set(figures) | set(errs) == set(ACCOUNTANTS)
     assert all(math.isfinite(v) and v >= 0 for v in figures.values())
     assert caught == [] and capfd.readouterr().err == ""
+
+
+def test_pld_refuses_figures_beyond_what_it_represents_reliably():
+    """Found by the monotonicity property: dp_accounting's PLD called this log unbounded at delta = 1e-3
+    but gave 781 at 1e-6, and 1117 once 1000 more Laplace releases were added. Above PLD.MAX_EPSILON
+    every figure is refused as overflow, so the refusal is monotone and no erratic number is reported."""
+    from privacct.accounting.pld import PLD
+
+    g0 = one("laplace", 1.0, structure=Structure.single(), name="g0")
+    g1 = one("gaussian", 1.0, sens=3.847488166945833, structure=Structure.repeated(83), name="g1")
+    g2 = one("laplace", 1.0, structure=Structure.repeated(1000), name="g2")
+    for log in (mk(g0, g1), mk(g0, g1, g2)):
+        for delta in (1e-3, 1e-6):
+            with pytest.raises(NumericalError, match=f"above {PLD.MAX_EPSILON:g}"):
+                get_accountant("pld").epsilon(log, delta=delta)
+        assert math.isfinite(tightest_epsilon(log, delta=1e-6)[1])  # the other accountants still answer
