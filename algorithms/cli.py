@@ -68,11 +68,11 @@ def default_delta(algorithm: str, privacy: str) -> float:
     """The delta of the learner's first paper setting with this privacy model (0 if none)."""
     from .registry import learners
 
+    from .settings import paper_delta
+
     spec = learners().get(algorithm)
-    for setting in (spec.paper_settings if spec is not None else ()):
-        if setting.get("privacy") == privacy:
-            return float(setting.get("delta", 0.0))
-    return 0.0
+    d = None if spec is None else paper_delta(spec, privacy)
+    return 0.0 if d is None else d
 
 
 def cmd_run(args) -> int:
