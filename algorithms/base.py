@@ -16,7 +16,10 @@ Typed records at the boundary (validated here, in one place):
 * :class:`Observation` / :class:`ObservedBlock` -- what an audited run returns: every release that
   contains user 1, with its noiseless value under each canary and its noise model, so that an
   auditor can build the exact likelihood ratio and the exact privacy-loss distribution;
-* :class:`RunResult` -- regret, the declared log, the ledger and (audited runs) the observation.
+* :class:`RunResult` -- regret, the declared log, the ledger and (audited runs) the observation;
+* :class:`ConstantSet` -- a named set of non-privacy constants (``theory``: the paper's; ``tuned``: the
+  multipliers the figures use, with how they were chosen); ``LearnerSpec.constants`` holds a learner's
+  sets and ``LearnerSpec.default_constants`` the one ``privacct run`` uses (docs/learners.md#constant-sets).
 
 AUDIT SEMANTICS (the same for every family)
 
@@ -57,6 +60,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .neighbours import NeighbourSpec
 
 PRIVACY_CHOICES = ("none", "jdp", "ldp")
+CONSTANT_SETS = ("theory", "tuned")
 CALIBRATIONS = ("paper", "tight")
 CANARIES = ("A", "B")
 #: Noise models of an observed block: ``laplace`` (l1 sensitivity, scale b) and ``gaussian`` (independent
@@ -300,6 +304,51 @@ def check_observation(obs: Observation, log: MechanismLog, batch: int, audit: Au
 
 
 @dataclass(frozen=True)
+class ConstantSet:
+    """A named set of NON-PRIVACY constants of a learner (docs/learners.md#constant-sets).
+
+    ``name``: ``theory`` (the paper's constants: ``bonus_scale`` 1, no option) or ``tuned`` (the
+    multipliers the figures use, chosen once per family by the procedure in ``how``); ``bonus_scale``:
+    the multiplier on the confidence/bonus width; ``options``: family options (name, value) that are not
+    privacy parameters (e.g. tabular ``e_scale``, ``eta``; linear-mixture ``radius``; linear-MDP ``beta``);
+    ``how``: one sentence saying how the values were chosen (procedure, K, seeds, script).
+    Noise scales, sensitivities, clips and release structures are never part of a set: a private
+    configuration's log is the same under every set (tested).
+    """
+
+    name: str
+    bonus_scale: float = 1.0
+    options: tuple[tuple[str, Any], ...] = ()
+    how: str = "the paper's constants"
+
+    def __post_init__(self) -> None:
+        if self.name not in CONSTANT_SETS:
+            raise PrivacctError(f"constants must be one of {', '.join(CONSTANT_SETS)}, got {self.name!r}")
+        b = self.bonus_scale
+        if isinstance(b, bool) or not isinstance(b, (int, float)) or not math.isfinite(b) or b <= 0:
+            raise PrivacctError(f"constant set {self.name!r}: bonus_scale must be a finite number > 0, got {b!r}")
+        object.__setattr__(self, "options", tuple((str(k), v) for k, v in self.options))
+        if any(k in PRIVACY_OPTIONS for k, _ in self.options):
+            raise PrivacctError(f"constant set {self.name!r}: options {', '.join(PRIVACY_OPTIONS)} change privacy "
+                                "or its derived shift and cannot be part of a constant set")
+
+    def apply(self, config: "RunConfig", *, keep_bonus: bool = False, keep_options: tuple[str, ...] = ()) -> "RunConfig":
+        """``config`` with this set's bonus_scale (unless ``keep_bonus``) and options (those named in
+        ``keep_options`` keep the config's own value)."""
+        opts = dict(self.options)
+        for k, v in config.options:
+            if k in keep_options or k not in opts:
+                opts[k] = v
+        return RunConfig(config.algorithm, config.privacy, config.epsilon, config.delta, config.calibration,
+                         config.episodes, config.env, config.horizon,
+                         config.bonus_scale if keep_bonus else self.bonus_scale, tuple(sorted(opts.items())))
+
+
+#: Options that are privacy parameters or set the privacy-derived shift: never part of a ConstantSet.
+PRIVACY_OPTIONS = ("shift_scale", "canary", "observe", "fixed_users")
+
+
+@dataclass(frozen=True)
 class LearnerSpec:
     """A named learner: how to build its declared log, its neighbouring relation, and how to run a batch.
 
@@ -325,6 +374,27 @@ class LearnerSpec:
     #: claim's delta for private runs) that runs a batch of 64 seeds in about a second: the contract test
     #: (tests/algorithms/test_contract.py) runs every registered learner with it.
     test_settings: tuple[tuple[str, Any], ...] = ()
+    #: The learner's constant sets (:class:`ConstantSet`); ``theory`` is implied when absent.
+    constants: tuple[ConstantSet, ...] = ()
+    #: The set ``privacct run`` uses by default: the one under which the learner's non-private instance
+    #: learns its default environment (docs/learners.md#constant-sets).
+    default_constants: str = "theory"
+    #: Per-episode regret of the uniform random policy on the config's environment (exact, backward
+    #: induction), or None when the family does not provide it.
+    uniform_regret: Callable[[RunConfig], float] | None = None
+
+    def constant_set(self, name: str | None = None) -> ConstantSet:
+        """The constant set ``name`` (default: ``default_constants``); ``theory`` exists for every learner."""
+        name = self.default_constants if name is None else name
+        if name not in CONSTANT_SETS:
+            raise PrivacctError(f"constants must be one of {', '.join(CONSTANT_SETS)}, got {name!r}")
+        for c in self.constants:
+            if c.name == name:
+                return c
+        if name == "theory":
+            return ConstantSet("theory")
+        raise PrivacctError(f"learner {self.name!r} has no {name!r} constant set; it has: "
+                            f"{', '.join(sorted({c.name for c in self.constants} | {'theory'}))}")
 
     def run(self, config: RunConfig, seeds, *, audit: AuditHook | None = None,
             progress: Callable[[int], None] | None = None) -> RunResult:
@@ -354,6 +424,7 @@ class LearnerSpec:
         return result
 
 
-__all__ = ["AuditHook", "BLOCK_MECHANISMS", "CALIBRATIONS", "CANARIES", "LearnerSpec", "Observation", "ObservedBlock",
-           "PRIVACY_CHOICES", "RunConfig", "RunFn", "RunResult", "ScaledNoiseGenerator", "check_observation",
-           "check_seeds", "child_sequence", "noise_generators", "stream_generators"]
+__all__ = ["AuditHook", "BLOCK_MECHANISMS", "CALIBRATIONS", "CANARIES", "CONSTANT_SETS", "ConstantSet", "LearnerSpec",
+           "Observation", "ObservedBlock", "PRIVACY_CHOICES", "PRIVACY_OPTIONS", "RunConfig", "RunFn", "RunResult",
+           "ScaledNoiseGenerator", "check_observation", "check_seeds", "child_sequence", "noise_generators",
+           "stream_generators"]

@@ -15,7 +15,7 @@ from typing import Any
 
 from privacct.errors import PrivacctError, check_count, check_delta, check_positive
 
-from .base import CALIBRATIONS, PRIVACY_CHOICES, RunConfig
+from .base import CALIBRATIONS, CONSTANT_SETS, PRIVACY_CHOICES, RunConfig
 from .registry import FAMILY_MODULES, family_reproduce_module, learners
 
 
@@ -36,7 +36,8 @@ def _option(text: str) -> tuple[str, Any]:
 def register_run(subparsers) -> argparse.ArgumentParser:
     table = learners()
     names = sorted(table)
-    lines = "\n".join(f"  {n:<20} {table[n].description}" for n in names)
+    lines = "\n".join(f"  {n:<28} {table[n].description} [default constants: {table[n].default_constants}]"
+                      for n in names)
     p = subparsers.add_parser(
         "run", help="run a learner over N seeds; write curves, mechanism log, privacy report, PNG",
         description="Run one learner configuration over N seeds in one batch.\n\nalgorithms:\n" + lines,
@@ -54,9 +55,14 @@ def register_run(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="root seed >= 0; run i uses SeedSequence(seed).spawn(N)[i]")
     p.add_argument("--env", default=None, help="environment (default: the learner's, e.g. riverswim)")
     p.add_argument("--horizon", type=int, default=None, help="H >= 1 (default: the environment's)")
-    p.add_argument("--bonus-scale", type=float, default=1.0, help="multiplier on the bonus width (tunable, default 1)")
+    p.add_argument("--constants", choices=CONSTANT_SETS, default=None,
+                   help="non-privacy constant set: theory (the paper's) or tuned (the figures'); default: the set under "
+                        "which the learner's non-private instance learns its default environment (listed above)")
+    p.add_argument("--bonus-scale", type=float, default=None,
+                   help="multiplier on the bonus width (tunable; default: the constant set's)")
     p.add_argument("--option", type=_option, action="append", default=[], metavar="KEY=VALUE",
-                   help="learner option, repeatable (tabular: e_scale, confidence_delta, eta, canary, observe)")
+                   help="learner option, repeatable, on top of the constant set's (tabular: e_scale, confidence_delta, "
+                        "eta, pool_over_h; linear mixture: radius, shift_scale, alpha, ...; linear MDP: beta, p, batches)")
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--json", action="store_true", help="print one JSON summary object on stdout")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -87,20 +93,29 @@ def cmd_run(args) -> int:
     check_count("--seed", args.seed, minimum=0)
     if args.horizon is not None:
         check_count("--horizon", args.horizon)
-    if not args.bonus_scale >= 0 or args.bonus_scale == float("inf"):
+    if args.bonus_scale is not None and (not args.bonus_scale >= 0 or args.bonus_scale == float("inf")):
         raise PrivacctError(f"--bonus-scale must be a finite number >= 0, got {args.bonus_scale!r}")
+    spec = learners()[args.algorithm]
+    cset = spec.constant_set(args.constants)
     config = RunConfig(algorithm=args.algorithm, privacy=args.privacy, epsilon=args.epsilon, delta=args.delta,
                        calibration=args.calibration, episodes=args.episodes, env=args.env, horizon=args.horizon,
-                       bonus_scale=args.bonus_scale, options=tuple(args.option))
+                       bonus_scale=1.0 if args.bonus_scale is None else args.bonus_scale, options=tuple(args.option))
+    user_opts = tuple(k for k, _ in args.option)
+    config = cset.apply(config, keep_bonus=args.bonus_scale is not None, keep_options=user_opts)
+    overridden = (("bonus_scale",) if args.bonus_scale is not None else ()) + tuple(
+        k for k in user_opts if k in dict(cset.options))
     summary = run_experiment(config, n_seeds=args.seeds, seed=args.seed, out_dir=args.out,
-                             progress=False if args.no_progress else None)
+                             progress=False if args.no_progress else None, constants=cset, overridden=overridden)
     if args.json:
         print(json.dumps(summary, default=str))
     else:
         acc = summary["accounted_epsilon"]
-        print(f"{args.algorithm} privacy={args.privacy} K={args.episodes} seeds={args.seeds}: "
-              f"final regret {summary['final_regret_mean']:.4g} +- {summary['final_regret_std']:.3g}, "
-              f"{summary['episodes_per_second']:,.0f} episodes/s"
+        uni = summary["uniform_policy_regret"]
+        over = "" if not overridden else f" (overridden: {', '.join(overridden)})"
+        print(f"{args.algorithm} privacy={args.privacy} K={args.episodes} seeds={args.seeds} constants={cset.name}{over}: "
+              f"final regret {summary['final_regret_mean']:.4g} +- {summary['final_regret_std']:.3g}"
+              + ("" if uni is None else f" (uniform random policy: {uni:.4g}, ratio {summary['regret_over_uniform']:.3g})")
+              + f", {summary['episodes_per_second']:,.0f} episodes/s"
               + ("" if acc is None else f", claimed eps {summary['claimed_epsilon']:g}, accounted eps {acc:.4g} "
                                         f"({summary['accountant']})")
               + f" -> {args.out}")

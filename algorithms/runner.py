@@ -11,6 +11,10 @@ Files written to ``out_dir`` (created if needed):
 * ``summary.json`` -- what :func:`run_experiment` returns.
 
 ``episodes_per_second`` is aggregate: seeds x K / wall-clock seconds of the learner's run.
+The summary names the constant set the run used (``constants``: theory | tuned, or ``custom`` for a
+config built by hand; ``constants_overridden``: the fields the caller set on top of the set) and the
+exact regret of the uniform random policy at the same K (``uniform_policy_regret``), so that a curve
+near that level reads as "did not learn" (docs/learners.md#constant-sets).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import numpy as np
 from privacct.errors import PrivacctError, check_count
 from privacct.rng import spawn_sequences
 
-from .base import RunConfig, RunResult
+from .base import ConstantSet, RunConfig, RunResult
 from .registry import get_learner
 
 
@@ -60,8 +64,10 @@ class ProgressBar:
         self.stream.flush()
 
 
-def plot_cumulative(curves: dict[str, np.ndarray], path: str | Path, *, title: str = "") -> None:
-    """PNG of cumulative regret: for each label, the mean over seeds and a +-1 std band."""
+def plot_cumulative(curves: dict[str, np.ndarray], path: str | Path, *, title: str = "",
+                    uniform_per_episode: float | None = None) -> None:
+    """PNG of cumulative regret: for each label, the mean over seeds and a +-1 std band; with
+    ``uniform_per_episode``, the uniform random policy's (exact) cumulative regret as a dashed line."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -74,6 +80,10 @@ def plot_cumulative(curves: dict[str, np.ndarray], path: str | Path, *, title: s
         m, s = cum.mean(axis=0), cum.std(axis=0)
         ax.plot(x, m, label=label)
         ax.fill_between(x, m - s, m + s, alpha=0.25)
+    if uniform_per_episode is not None:
+        K = max(np.atleast_2d(r).shape[1] for r in curves.values())
+        x = np.arange(1, K + 1)
+        ax.plot(x, uniform_per_episode * x, "k--", lw=1, label="uniform random policy (exact)")
     ax.set_xlabel("Episode (K)")
     ax.set_ylabel("Cumulative regret")
     ax.ticklabel_format(style="sci", scilimits=(0, 0), axis="both")
@@ -118,12 +128,24 @@ def privacy_summary(result: RunResult) -> dict[str, Any]:
     }
 
 
+def uniform_policy_regret(config: RunConfig) -> float | None:
+    """K times the exact per-episode regret of the uniform random policy on ``config``'s environment
+    (None when the learner's family does not provide it)."""
+    spec = get_learner(config.algorithm)
+    if spec.uniform_regret is None:
+        return None
+    return float(config.episodes * spec.uniform_regret(config))
+
+
 def run_experiment(config: RunConfig, *, n_seeds: int, seed: int = 0, out_dir: str | Path | None = None,
-                   progress: bool | Callable[[int], None] | None = None) -> dict[str, Any]:
+                   progress: bool | Callable[[int], None] | None = None, constants: ConstantSet | None = None,
+                   overridden: tuple[str, ...] = ()) -> dict[str, Any]:
     """Run ``config`` for ``n_seeds`` seeds (spawned from ``seed``) in one batch; write outputs.
 
     ``progress``: True/None = a bar on stderr when it is a terminal, False = none, or a callable
-    taking the number of episodes done. Returns the summary dict (also ``summary.json``).
+    taking the number of episodes done. ``constants``: the :class:`ConstantSet` ``config`` was built
+    from (recorded; None = ``custom``), ``overridden``: the fields set on top of it. Returns the summary
+    dict (also ``summary.json``).
     """
     n_seeds = check_count("seeds", n_seeds)
     spec = get_learner(config.algorithm)
@@ -144,6 +166,7 @@ def run_experiment(config: RunConfig, *, n_seeds: int, seed: int = 0, out_dir: s
                             f"expected {(n_seeds, config.episodes)}")
     final = regret.sum(axis=1)
     priv = privacy_summary(result)
+    uniform = uniform_policy_regret(config)
     summary: dict[str, Any] = {
         "algorithm": config.algorithm,
         "family": spec.family,
@@ -158,8 +181,13 @@ def run_experiment(config: RunConfig, *, n_seeds: int, seed: int = 0, out_dir: s
         "horizon": config.horizon,
         "bonus_scale": config.bonus_scale,
         "options": {k: v for k, v in config.options},
+        "constants": "custom" if constants is None else constants.name,
+        "constants_how": None if constants is None else constants.how,
+        "constants_overridden": list(overridden),
         "final_regret_mean": float(final.mean()),
         "final_regret_std": float(final.std()),
+        "uniform_policy_regret": uniform,
+        "regret_over_uniform": None if not uniform else float(final.mean()) / uniform,
         "episodes_per_second": n_seeds * config.episodes / max(elapsed, 1e-12),
         "elapsed_seconds": elapsed,
         "claimed_epsilon": priv["claimed_epsilon"],
@@ -180,8 +208,9 @@ def run_experiment(config: RunConfig, *, n_seeds: int, seed: int = 0, out_dir: s
             files += ["mechanism_log.json", "privacy_report.json"]
         label = config.privacy if config.privacy == "none" else (
             f"{config.privacy.upper()} (claimed eps={config.epsilon:g}, accounted {priv['accounted_epsilon']:.3g})")
-        plot_cumulative({label: regret}, out / "regret.png",
-                        title=f"{config.algorithm} on {summary['env']}, {n_seeds} seeds")
+        plot_cumulative({f"{label}, {summary['constants']} constants": regret}, out / "regret.png",
+                        title=f"{config.algorithm} on {summary['env']}, {n_seeds} seeds",
+                        uniform_per_episode=None if uniform is None else uniform / config.episodes)
         summary["files"] = sorted(files)
         (out / "summary.json").write_text(json.dumps(summary, indent=2, default=_jsonable) + "\n")
     return summary

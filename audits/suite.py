@@ -43,7 +43,18 @@ AUDIT_SETTINGS: dict[str, dict[str, Any]] = {
     "private-linopt-vi": {"episodes": 2, "horizon": 3, "env": "riverswim", "bonus_scale": 1e6, "trials": 150_000},
     "private-linopt-po": {"episodes": 2, "horizon": 3, "env": "riverswim", "bonus_scale": 1e6, "trials": 150_000},
     "pp-ucrl-vtr": {"episodes": 2, "horizon": 3, "env": "riverswim", "bonus_scale": 1e6, "trials": 150_000},
+    # seed 003 Alg. 3 (four statistics per stage, the weights data-free at K = 2): pp-ucrl-vtr's configuration
+    "pp-ucrl-vtr-plus": {"episodes": 2, "horizon": 3, "env": "riverswim", "bonus_scale": 1e6, "trials": 150_000},
+    # seed 003's pure-DP variant of Alg. 1 (Laplace blocks, the exact Laplace likelihood ratio): HardToLearn. On the
+    # RiverSwim configuration the canaries' Laplace atoms span 6 orders of magnitude (the 5/(1000H) reward of state
+    # 0 at the last stage), and the oracle's power search (privacct.audits.oracle.trials_for) takes ~140 s there
+    # (it certifies 0.31 at 2 x claim with 2000 trials, ~2.6e5 trials per side for power); HardToLearn runs in ~1 s
+    # but its nearly parallel features leave the audit without power (inconclusive) -- see docs/seed-003-
+    # linear-representation.md#what-an-audit-needs
+    "pp-ucrl-vtr-laplace": {"episodes": 2, "horizon": 3, "env": "hard-to-learn", "bonus_scale": 1e6, "trials": 150_000},
     "batched-jdp-lsvi-ucb": {"episodes": 2, "horizon": 2, "options": (("beta", 1e6), ("batches", 2)), "trials": 200_000},
+    "batched-jdp-lsvi-ucb-laplace": {"episodes": 2, "horizon": 2, "options": (("beta", 1e6), ("batches", 2)),
+                                     "trials": 200_000},
     "private-lsvi-ucb": {"episodes": 5, "horizon": 2, "options": (("beta", 1e6), ("C", 1.000001)), "trials": 160_000},
 }
 #: The learner-level planted bug: every privacy draw at this multiple of the declared scale.

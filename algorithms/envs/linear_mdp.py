@@ -124,6 +124,10 @@ class LinearMDP:
         """Exact V*_1(s_1) - V^pi_1(s_1) for deterministic policies (B, H, S) of actions; shape (B,)."""
         return self.tabular.regret(policy)
 
+    def uniform_policy_regret(self) -> float:
+        """Exact per-episode regret of the uniform random policy (:meth:`TabularMDP.uniform_policy_regret`)."""
+        return self.tabular.uniform_policy_regret()
+
     def optimal_w(self) -> np.ndarray:
         """w*_h = theta_h + sum_{s'} mu_h(s') V*_{h+1}(s') (Jin et al. 2020, Prop. 2.3), shape (H, d)."""
         V = self.optimal_values()

@@ -18,6 +18,8 @@ imported, not edited) which gives exact V*, V^pi and inverse-CDF sampling.
 * ``phi_norm_bound``: b with sup_{V in [0,1]^S, s, a} ||phi_V(s,a)||_2 <= b, computed exactly
   (enumerating the vertices {0,1}^supp of the cube, since the norm is convex in V), so the
   sensitivity derivations use the real feature geometry, not assumption (3.1) (notes F2);
+* ``phi_l1_bound``: b1 with sup_{V in [0,1]^S, s, a} ||phi_V(s,a)||_1 <= b1 (same enumeration; the l1
+  sensitivities of the pure-DP Laplace learners of seed 003 App. C.4 use it);
 * ``theta_norm_bound``: the structural bound on ||theta_h||_2 a learner may use (public).
 
 Environments
@@ -83,6 +85,7 @@ class LinearMixtureMDP:
     assumptions: tuple[tuple[str, str], ...] = ()
     mdp: TabularMDP = field(init=False, repr=False)
     phi_norm_bound: float = field(init=False)
+    phi_l1_bound: float = field(init=False)
 
     def __post_init__(self) -> None:
         F = np.array(self.features, dtype=float)
@@ -117,6 +120,7 @@ class LinearMixtureMDP:
         object.__setattr__(self, "reward_max", rmax)
         object.__setattr__(self, "mdp", TabularMDP(P, R, self.initial_state, self.name))
         object.__setattr__(self, "phi_norm_bound", _phi_norm_bound(F))
+        object.__setattr__(self, "phi_l1_bound", _phi_norm_bound(F, ord=1))
         flat = np.ascontiguousarray(F.reshape(F.shape[0] * F.shape[1], F.shape[2], F.shape[3]))
         flat.setflags(write=False)
         object.__setattr__(self, "_flat", flat)
@@ -171,6 +175,10 @@ class LinearMixtureMDP:
         """Exact regret V*_1(s_1) - V^pi_1(s_1) per policy of the batch, shape (B,)."""
         return self.optimal_value() - self.policy_values(policy)
 
+    def uniform_policy_regret(self) -> float:
+        """Exact per-episode regret of the uniform random policy (:meth:`TabularMDP.uniform_policy_regret`)."""
+        return self.mdp.uniform_policy_regret()
+
     def sample_next(self, h: int, s: np.ndarray, a: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Next states (inverse CDF of P_h(.|s,a) at uniforms u in [0,1)), batched."""
         return self.mdp.sample_next(h, s, a, u)
@@ -178,14 +186,15 @@ class LinearMixtureMDP:
     def describe(self) -> dict:
         return {"name": self.name, "S": self.n_states, "A": self.n_actions, "H": self.horizon, "d": self.dim,
                 "d2": self.reward_dim, "reward_max": self.reward_max, "initial_state": self.initial_state,
-                "phi_norm_bound": self.phi_norm_bound, "theta_norm_bound": self.theta_norm_bound,
+                "phi_norm_bound": self.phi_norm_bound, "phi_l1_bound": self.phi_l1_bound,
+                "theta_norm_bound": self.theta_norm_bound,
                 "V_star": self.optimal_value(), "assumptions": dict(self.assumptions)}
 
 
-def _phi_norm_bound(F: np.ndarray) -> float:
-    """max_{s,a} max_{V in [0,1]^S} ||sum_{s'} phi(s'|s,a) V(s')||_2 (exact: vertices of the cube).
+def _phi_norm_bound(F: np.ndarray, ord: int = 2) -> float:
+    """max_{s,a} max_{V in [0,1]^S} ||sum_{s'} phi(s'|s,a) V(s')||_ord (exact: vertices of the cube).
 
-    The norm is convex in V, so the maximum over the cube is at a vertex V in {0,1}^S; only s' with
+    Every norm is convex in V, so the maximum over the cube is at a vertex V in {0,1}^S; only s' with
     phi(s'|s,a) != 0 matter. Up to 12 such s' are enumerated; beyond that, non-negative features
     take V = 1 (all coordinates add up), and otherwise the triangle bound sum ||phi(s'|s,a)||.
     """
@@ -199,11 +208,11 @@ def _phi_norm_bound(F: np.ndarray) -> float:
                 continue
             if supp.size <= 12:
                 for mask in product((0.0, 1.0), repeat=supp.size):
-                    best = max(best, float(np.linalg.norm(np.asarray(mask) @ rows[supp])))
+                    best = max(best, float(np.linalg.norm(np.asarray(mask) @ rows[supp], ord=ord)))
             elif np.all(rows >= 0):
-                best = max(best, float(np.linalg.norm(rows.sum(axis=0))))
+                best = max(best, float(np.linalg.norm(rows.sum(axis=0), ord=ord)))
             else:
-                best = max(best, float(np.linalg.norm(rows, axis=1).sum()))
+                best = max(best, float(np.linalg.norm(rows, ord=ord, axis=1).sum()))
     return best
 
 

@@ -137,6 +137,13 @@ class TabularMDP:
         """Exact per-episode regret V*_1(s_1) - V^pi_1(s_1) for a batch of policies, shape (B,)."""
         return self.optimal_value() - self.policy_values(policy)
 
+    def uniform_policy_regret(self) -> float:
+        """Exact per-episode regret of the uniform random policy (every action w.p. 1/A at every (h, s)):
+        V*_1(s_1) - V^unif_1(s_1), both by backward induction. K episodes of a learner that never learns
+        (e.g. ties broken at random while every Q sits at its cap) cost about K times this."""
+        H, S, A = self.R.shape
+        return float(self.regret(np.full((1, H, S, A), 1.0 / A))[0])
+
     # ---- sampling -----------------------------------------------------------------------------
     def sample_next(self, h: int, s: np.ndarray, a: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Next states for a batch: inverse-CDF of P_h(.|s, a) at uniforms ``u`` in [0, 1)."""

@@ -27,13 +27,14 @@ import math
 
 from privacct.errors import PrivacctError
 
-from ..base import LearnerSpec, RunConfig
+from ..base import ConstantSet, LearnerSpec, RunConfig
 from ..neighbours import GroupDistance, NeighbourSpec, jdp
-from ..settings import PaperSetting, Repair, choice
+from ..settings import PaperSetting, Repair, choice, printed
 from . import batched_jdp, lsvi_ucb, private_lsvi_ucb
 
 _RELATIONS = {
     batched_jdp.NAME: (jdp("seed 003 Def. 3 (JDP; s_1 the user's, Sec. 2.1)", shared_start=False), "u"),
+    batched_jdp.NAME_LAPLACE: (jdp("seed 003 Def. 3 (JDP; s_1 the user's, Sec. 2.1)", shared_start=False), "u"),
     private_lsvi_ucb.NAME: (jdp("seed 004 Def. 4 (JDP; x_1 chosen by the environment, Sec. 2.1)", shared_start=False), "y"),
 }
 
@@ -52,6 +53,13 @@ def neighbours(config: RunConfig) -> NeighbourSpec:
     rel, resp = _RELATIONS[config.algorithm]
     log = LEARNERS[config.algorithm].build_log(config)
     H = int(log.params["H"])
+    if config.algorithm == batched_jdp.NAME_LAPLACE:
+        # l1 (App. E.3): 2 max (||phi||_1^2 + ||phi||_2^2)/2 for the Gram (= 2 for simplex features, attained by the
+        # canaries' e_0, e_1) and 2 max ||phi||_1 (H + 1) for the response (not attained: non-negative features)
+        dists = [GroupDistance(g.name, "l1", g.sensitivity.value, True, g.sensitivity.derivation)
+                 for g in log.release_groups if g.name.startswith("gram_h")]
+        dists.append(GroupDistance(resp, "l1", log.group(resp).sensitivity.value, False, log.group(resp).sensitivity.derivation))
+        return NeighbourSpec(rel, "JDP response functions A (start in 0, stay) and B (start in 1, stay) (.canary)", tuple(dists))
     dists = [GroupDistance(g.name, "frobenius-upper", math.sqrt(2.0), True,
                            "||upper(phi phi^T - psi psi^T)||_2 <= sqrt(2) for unit features (Lemma 14 / App. E.2.1)")
              for g in log.release_groups if g.name.startswith("gram_h")]
@@ -59,8 +67,27 @@ def neighbours(config: RunConfig) -> NeighbourSpec:
                                "||phi t - phi' t'||_2 <= 2 max t, t = r + V_{h+1} in [0, H+1] (Lemma 14 / App. E.2.1)"))
     return NeighbourSpec(rel, "JDP response functions A (start in 0, stay) and B (start in 1, stay) (.canary)", tuple(dists))
 
-_BETA = choice("beta = 5 = H of linear-two-state, data-independent (option beta): the printed betas (1e4 to 1e8) keep Q "
-                "at H so every calibration would show the same linear regret; beta enters no privacy figure "
+def _uniform_regret(config: RunConfig) -> float:
+    from ..envs.linear_mdp import make_linear_env
+
+    return make_linear_env(config.env or "linear-two-state", config.horizon).uniform_policy_regret()
+
+
+#: Constant sets (docs/learners.md#constant-sets): ``theory`` = each paper's bonus (LSVI-UCB: d H sqrt(iota)
+#: with Jin et al.'s constant set to 1; seed 003 App. E.1 beta; seed 004 Thm 4 beta); ``tuned`` = the absolute
+#: bonus beta = 5 chosen by benchmarks/tune_constants.py on LSVI-UCB (the non-private instance of all three)
+#: on linear-two-state, K = 2000, 3 tuning seeds, grid {0.5, 1, 2, 5, 10, 20}. beta never enters a privacy figure.
+TUNED_BETA = 5.0
+_TUNING = ("grid of benchmarks/tune_constants.py on LSVI-UCB (the non-private instance): linear-two-state, K = 2000, "
+           "3 tuning seeds (root 7), smallest mean final regret over beta in {0.5, 1, 2, 5, 10, 20}")
+
+
+def _constants(theory: str) -> tuple[ConstantSet, ...]:
+    return (ConstantSet("theory", 1.0, (), theory), ConstantSet("tuned", 1.0, (("beta", TUNED_BETA),), _TUNING))
+
+
+_BETA = choice("the tuned set, beta = 5 (data-independent, option beta): " + _TUNING + "; the printed betas (1e4 to "
+                "1e8) keep Q at H so every calibration would show the same linear regret; beta enters no privacy figure "
                 "(docs/seed-004-private-lsvi-ucb.md#worked-numbers)")
 _ENV = choice("linear-two-state (S = 2, A = 30, d = 10, H = 5), privacct's: the paper has no environment")
 _H = choice("H = 5, linear-two-state's default (no value printed)")
@@ -72,6 +99,12 @@ _BASELINE = "LSVI-UCB (Jin et al. 2020) with the same data-independent beta = 5"
 BATCHED_SETTINGS = (PaperSetting(
     "jdp", 0.5, 1e-5, 10_000, {"epsilon": choice("Thm 8 fixes any eps, delta in (0, 1) and prints no value: 0.5"),
                                "delta": _DELTA, "episodes": _K, "env": _ENV, "horizon": _H, "constants": _BETA},
+    options=(("beta", 5.0),), baseline="lsvi-ucb", baseline_note=_BASELINE),)
+#: Seed 003 Alg. 2, pure DP (App. E.3, Laplace): eps in (0, 1), delta = 0.
+BATCHED_LAPLACE_SETTINGS = (PaperSetting(
+    "jdp", 0.5, 0.0, 10_000, {"epsilon": choice("App. E.3 (pure eps-JDP) fixes any eps in (0, 1) and prints no value: 0.5"),
+                              "delta": printed("pure claim, delta = 0 (App. E.3)"), "episodes": _K, "env": _ENV,
+                              "horizon": _H, "constants": _BETA},
     options=(("beta", 5.0),), baseline="lsvi-ucb", baseline_note=_BASELINE),)
 #: Seed 004: rho-zCDP for any rho, stated as (eps, delta) through Lemma 6; Q is clipped to [0, H] (repair).
 PRIVATE_LSVI_SETTINGS = (PaperSetting(
@@ -92,6 +125,8 @@ LEARNERS: dict[str, LearnerSpec] = {
         description="LSVI-UCB: least-squares value iteration with a UCB bonus, policy recomputed every episode",
         build_log=lsvi_ucb.build_log, run_batch=lsvi_ucb.run,
         test_settings=(("episodes", 5), ("horizon", 2)),
+        constants=_constants("Jin et al. 2020 Thm 3.1: beta = c d H sqrt(iota) with c = 1"), default_constants="tuned",
+        uniform_regret=_uniform_regret,
     ),
     batched_jdp.NAME: LearnerSpec(
         name=batched_jdp.NAME, family="linear-mdp", paper=batched_jdp.SOURCE,
@@ -100,6 +135,19 @@ LEARNERS: dict[str, LearnerSpec] = {
         build_log=batched_jdp.build_log, run_batch=batched_jdp.run, neighbours=neighbours,
         test_settings=(("episodes", 6), ("horizon", 2), ("delta", 1e-5), ("options", (("beta", 5.0), ("batches", 3)))),
         paper_settings=BATCHED_SETTINGS,
+        constants=_constants("seed 003 App. E.1: beta = 24 H sqrt(d (lambda + c_K)) log chi"), default_constants="tuned",
+        uniform_regret=_uniform_regret,
+    ),
+    batched_jdp.NAME_LAPLACE: LearnerSpec(
+        name=batched_jdp.NAME_LAPLACE, family="linear-mdp", paper=batched_jdp.SOURCE + " (pure DP: App. E.3)",
+        privacy_models=("jdp",), default_env="linear-two-state",
+        description="seed 003 Alg. 2, pure DP (App. E.3): Laplace Gram trees over batches and Laplace responses, basic "
+                    "composition, B = (K eps)^{1/3} / (d^{2/3} H^{1/3}) batches",
+        build_log=batched_jdp.build_log, run_batch=batched_jdp.run, neighbours=neighbours,
+        test_settings=(("episodes", 6), ("horizon", 2), ("delta", 0.0), ("options", (("beta", 5.0), ("batches", 3)))),
+        paper_settings=BATCHED_LAPLACE_SETTINGS,
+        constants=_constants("seed 003 App. E.1 / E.3: beta = 24 H sqrt(d (lambda + c_K)) log chi with E.3's C^J"),
+        default_constants="tuned", uniform_regret=_uniform_regret,
     ),
     private_lsvi_ucb.NAME: LearnerSpec(
         name=private_lsvi_ucb.NAME, family="linear-mdp", paper=private_lsvi_ucb.SOURCE,
@@ -108,6 +156,8 @@ LEARNERS: dict[str, LearnerSpec] = {
         build_log=private_lsvi_ucb.build_log, run_batch=private_lsvi_ucb.run, neighbours=neighbours,
         test_settings=(("episodes", 4), ("horizon", 2), ("delta", 1e-5), ("options", (("beta", 5.0), ("C", 1.000001)))),
         paper_settings=PRIVATE_LSVI_SETTINGS,
+        constants=_constants("seed 004 Thm 4: beta from the printed constants"), default_constants="tuned",
+        uniform_regret=_uniform_regret,
     ),
 }
 

@@ -38,6 +38,21 @@ most; the paper's B0 instead of sqrt(B0) is conservative, notes §4.1) and c_K =
 
 Options: ``p`` (default 0.05), ``batches`` (B >= 2, overrides the formula), ``beta``, ``eig_floor``.
 
+PURE-DP VARIANT ``batched-jdp-lsvi-ucb-laplace`` (App. E.3; docs/seed-003-linear-representation.md#pure-dp-variants):
+Laplace noise, every advanced composition replaced by simple composition. App. E.3 prints only the orders
+sigma_Lam = O~(B H / eps), sigma_u = O~(H^2 B / eps) and the batch count B = ceil((K eps)^{1/3} / (d^{2/3}
+H^{1/3})); privacct's reading follows Thm 8's chain (App. E.2.1) with simple composition (F.5) and the
+Laplace mechanism (F.2): Lam and u eps/2 each, H stages eps/(2H) each, the Lam tree composed over the B
+prefixes x B0 nodes the paper counts (eps/(2 H B B0) per node) with the printed l1 sensitivity 2 ("the
+L1-sensitivity of phi phi^T w.r.t. the user is bounded by 2", App. E.2.1): b_Lam = 4 H B B0 / eps; each of
+the <= B releases of u per stage eps/(2 H B) with the printed Delta_u = 4H (App. E.2.1): b_u = 8 H^2 B / eps
+-- both match E.3's orders. Upsilon^J = b_Lam B0 (2d + 2 sqrt(d log(6KHd/p)) + log(6KHd/p)) and
+C^J = b_u sqrt(d) log(6KHd/p) as E.3 prints them (Claims 29 and 28), c_K = d Upsilon^J, beta as App. E.1
+with that C^J. The Gram is released as its upper triangle with i.i.d. Laplace noise, mirrored (the
+paper's Claim 29 matrix M = Z' with Z'_ij = Z'_ji ~ Lap); the log declares l1 sensitivities derived
+from the features: ||upper(phi phi^T)||_1 = (||phi||_1^2 + ||phi||_2^2)/2, so 2 max of that (= 2 for the
+simplex features, attained by e_0, e_1), and 2 max ||phi||_1 (H + 1) for u.
+
 Audit hook (the contract's AuditHook; canaries: :mod:`.canary`): the observation holds the Gram
 nodes [1, 2^j] of every tree (leaf 1 is the first batch, which holds user 1) and every u release
 (all H (B - 1) of them contain user 1), each minus the exact contribution of the other users, with
@@ -54,13 +69,15 @@ import numpy as np
 from privacct.errors import PrivacctError, check_count
 from privacct.ledger import Ledger
 from privacct.log import Claim, MechanismLog, PaperStatement, ReleaseGroup, Sensitivity, Structure, tree_depth
-from privacct.mechanisms import TreeCounter, gaussian
+from privacct.mechanisms import TreeCounter, gaussian, laplace
 
-from ..base import AuditHook, Observation, ObservedBlock, RunConfig, RunResult, noise_generators, stream_generators
+from ..base import (OBSERVED_AS, AuditHook, Observation, ObservedBlock, RunConfig, RunResult, noise_generators,
+                    stream_generators)
 from . import canary as CAN
 from . import common as C
 
 NAME = "batched-jdp-lsvi-ucb"
+NAME_LAPLACE = "batched-jdp-lsvi-ucb-laplace"
 OPTIONS = C.COMMON_OPTIONS + ("batches",)
 SOURCE = ("Luyo, Garcelon, Lazaric, Pirotta (2021), Differentially Private Exploration in RL with Linear "
           "Representation, Alg. 2 / App. E [seed 003]")
@@ -78,9 +95,36 @@ def printed_constants(K: int, H: int, d: int, eps: float, delta: float, p: float
     return {"B": B, "B0": B0, "lambda": float(d), "sigma_lam": sigma_lam, "sigma_u": sigma_u, "upsilon": ups}
 
 
-def theory_beta(K: int, H: int, d: int, lam: float, c_K: float, sigma_u: float, p: float) -> float:
-    """App. E.1: beta = 24 H sqrt(d (lambda + c_K)) log chi."""
-    CJ = sigma_u * (math.sqrt(d) + 2 * math.sqrt(math.log(6 * K * H * d / p)))
+def printed_constants_laplace(K: int, H: int, d: int, eps: float, p: float, batches: int | None = None) -> dict[str, float]:
+    """App. E.3 of seed 003 read with Thm 8's chain (module docstring): B = ceil((K eps)^{1/3} / (d^{2/3} H^{1/3})),
+    B0 = ceil(log2 B + 1), lambda = d, b_Lam = 4 H B B0 / eps, b_u = 8 H^2 B / eps,
+    Upsilon = b_Lam B0 (2d + 2 sqrt(d L) + L), C^J = b_u sqrt(d) L, L = log(6KHd/p)."""
+    B = batches if batches is not None else math.ceil((K * eps) ** (1 / 3) / (d ** (2 / 3) * H ** (1 / 3)))
+    B = max(2, min(B, K))
+    B0 = math.ceil(math.log2(B) + 1)
+    b_lam = 2.0 * 2 * H * B * B0 / eps
+    b_u = 4.0 * H * 2 * H * B / eps
+    L = math.log(6 * K * H * d / p)
+    ups = b_lam * B0 * (2 * d + 2 * math.sqrt(d * L) + L)
+    return {"B": B, "B0": B0, "lambda": float(d), "sigma_lam": b_lam, "sigma_u": b_u, "upsilon": ups,
+            "CJ": b_u * math.sqrt(d) * L}
+
+
+def gaussian_CJ(sigma_u: float, K: int, H: int, d: int, p: float) -> float:
+    """App. E.1 (Claim 27): C^J = sigma_u (sqrt(d) + 2 sqrt(log(6KHd/p)))."""
+    return sigma_u * (math.sqrt(d) + 2 * math.sqrt(math.log(6 * K * H * d / p)))
+
+
+def laplace_CJ(b_u: float, K: int, H: int, d: int, p: float) -> float:
+    """App. E.3 (Claim 28): C^J = b_u sqrt(d) log(6KHd/p)."""
+    return b_u * math.sqrt(d) * math.log(6 * K * H * d / p)
+
+
+def theory_beta(K: int, H: int, d: int, lam: float, c_K: float, sigma_u: float, p: float,
+                CJ: float | None = None) -> float:
+    """App. E.1: beta = 24 H sqrt(d (lambda + c_K)) log chi (``CJ``: App. E.3's Laplace value; default
+    the Gaussian one of ``sigma_u``)."""
+    CJ = gaussian_CJ(sigma_u, K, H, d, p) if CJ is None else CJ
     U = max(1.0, 2 * H * math.sqrt(d * K / (lam + c_K)) + CJ / (lam + c_K))
     log_chi = math.log(24 ** 2 * 18.0 * K * K * d * U * H / p)
     return 24 * H * math.sqrt(d * (lam + c_K)) * log_chi
@@ -94,49 +138,86 @@ def schedule(K: int, B: int) -> np.ndarray:
 
 
 def _check(config: RunConfig):
-    env, K = C.check_config(config, privacy_models=("jdp",), default_env="linear-two-state")
+    env, K = C.check_config(config, privacy_models=("jdp",), default_env="linear-two-state",
+                            allow_zero_delta=config.algorithm == NAME_LAPLACE)
     opts = C.check_options(config, OPTIONS)
     if K < 2:
-        raise PrivacctError(f"episodes must be an integer >= 2 for {NAME}, got {K}")
+        raise PrivacctError(f"episodes must be an integer >= 2 for {config.algorithm}, got {K}")
     if opts.get("batches") is not None:
         check_count("options.batches", opts["batches"], minimum=2)
     return env, K, opts
 
 
+def feature_l1_bounds(env) -> tuple[float, float]:
+    """(max_{s,a} (||phi||_1^2 + ||phi||_2^2) / 2, max_{s,a} ||phi||_1): ||upper(phi phi^T)||_1 and ||phi||_1
+    bounds of the environment's real features (the l1 sensitivities of the Laplace variant)."""
+    phi = env.phi.reshape(-1, env.dim)
+    l1 = np.abs(phi).sum(-1)
+    l2sq = (phi * phi).sum(-1)
+    return float(((l1 * l1 + l2sq) / 2).max()), float(l1.max())
+
+
 def _plan(config: RunConfig) -> tuple[MechanismLog, dict[str, Any]]:
     """The declared log and the constants the run uses. Cached per config; do not mutate the dict."""
     env, K, opts = _check(config)
+    laplace = config.algorithm == NAME_LAPLACE
     H, d = env.horizon, env.dim
     eps, delta = float(config.epsilon), float(config.delta)
     p = float(opts.get("p", 0.05))
-    pc = printed_constants(K, H, d, eps, delta, p, opts.get("batches"))
+    if laplace:
+        pc = printed_constants_laplace(K, H, d, eps, p, opts.get("batches"))
+    else:
+        pc = printed_constants(K, H, d, eps, delta, p, opts.get("batches"))
     ends = schedule(K, pc["B"])
     n_rel = int(ends.size)
     if n_rel < 1:
         raise PrivacctError(f"episodes={K} with {pc['B']} batches leaves no release; use more episodes or options.batches")
+    if laplace:
+        gram_l1, phi_l1 = feature_l1_bounds(env)
+        gram_mech, gram_sens = "laplace", Sensitivity(
+            "l1", 2 * gram_l1, f"replace-one: ||upper(phi phi^T - psi psi^T)||_1 <= 2 max (||phi||_1^2 + ||phi||_2^2)/2 "
+                               f"= {2 * gram_l1:.4g} over the environment's features")
+        u_mech, u_sens = "laplace", Sensitivity(
+            "l1", 2.0 * phi_l1 * (H + 1), f"replace-one: ||phi t - phi' t'||_1 <= 2 max||phi||_1 (H+1) = "
+                                          f"2 x {phi_l1:.4g} x {H + 1}, t = r + V in [0, H+1] (Pi_[0,H])")
+        paper_gram = PaperStatement(sensitivity=2.0, per_user_count=float(pc["B"] * pc["B0"]),
+                                    equation="App. E.3 with App. E.2.1's l1 sensitivity 2; simple composition over B "
+                                             "prefixes x B0 nodes")
+        paper_u = PaperStatement(sensitivity=4.0 * H, per_user_count=float(H * pc["B"]),
+                                 equation="App. E.3 with App. E.2.1's Delta_u = 4H; simple composition over B releases")
+    else:
+        gram_mech, gram_sens = "symmetric-gaussian-matrix", Sensitivity(
+            "frobenius-upper", math.sqrt(2.0),
+            "replace-one: ||vec_ut(phi phi^T - psi psi^T)||_2 <= sqrt(2) for ||phi||, ||psi|| <= 1 (notes seed-003 §5.3)")
+        u_mech, u_sens = "gaussian", Sensitivity(
+            "l2", 2.0 * (H + 1), "replace-one: ||phi t - phi' t'|| <= 2(H+1), t = r + V in [0, H+1] (Pi_[0,H]; App. E.2.1)")
+        paper_gram = PaperStatement(sensitivity=2.0, per_user_count=float(pc["B"] * pc["B0"]),
+                                    equation="App. E.2.1: sensitivity 2; advanced composition over B prefixes x B0 nodes")
+        paper_u = PaperStatement(sensitivity=4.0 * H, per_user_count=float(H * pc["B"]),
+                                 equation="App. E.2.1: Delta_u = 2(H+1) <= 4H; B releases per step")
     groups = [ReleaseGroup(
-        name=f"gram_h{h}", mechanism="symmetric-gaussian-matrix", noise_scale=pc["sigma_lam"],
-        sensitivity=Sensitivity("frobenius-upper", math.sqrt(2.0),
-                                "replace-one: ||vec_ut(phi phi^T - psi psi^T)||_2 <= sqrt(2) for ||phi||, ||psi|| <= 1 (notes seed-003 §5.3)"),
+        name=f"gram_h{h}", mechanism=gram_mech, noise_scale=pc["sigma_lam"], sensitivity=gram_sens,
         structure=Structure.tree(leaves=n_rel), dimension=d * (d + 1) // 2,
-        description=f"tree over the {n_rel} released batches of sum phi_h phi_h^T at step h={h}",
-        paper=None if config.calibration != "paper" else PaperStatement(
-            sensitivity=2.0, per_user_count=float(pc["B"] * pc["B0"]),
-            equation="App. E.2.1: sensitivity 2; advanced composition over B prefixes x B0 nodes"),
+        description=f"tree over the {n_rel} released batches of sum phi_h phi_h^T at step h={h}"
+                    + (" (upper triangle, Laplace)" if laplace else ""),
+        paper=None if config.calibration != "paper" else paper_gram,
     ) for h in range(1, H + 1)]
     groups.append(ReleaseGroup(
-        name="u", mechanism="gaussian", noise_scale=pc["sigma_u"],
-        sensitivity=Sensitivity("l2", 2.0 * (H + 1), "replace-one: ||phi t - phi' t'|| <= 2(H+1), t = r + V in [0, H+1] (Pi_[0,H]; App. E.2.1)"),
+        name="u", mechanism=u_mech, noise_scale=pc["sigma_u"], sensitivity=u_sens,
         structure=Structure.repeated(H * n_rel), dimension=d,
-        description=f"response u_h, fresh Gaussian noise at each of the {n_rel} fixed batch ends, for each of H steps",
-        paper=None if config.calibration != "paper" else PaperStatement(
-            sensitivity=4.0 * H, per_user_count=float(H * pc["B"]),
-            equation="App. E.2.1: Delta_u = 2(H+1) <= 4H; B releases per step"),
+        description=f"response u_h, fresh {'Laplace' if laplace else 'Gaussian'} noise at each of the {n_rel} fixed "
+                    "batch ends, for each of H steps",
+        paper=None if config.calibration != "paper" else paper_u,
     ))
     params: dict[str, Any] = {"K": K, "H": H, "d": d, "S": env.n_states, "A": env.n_actions, "env": env.name,
                               "calibration": config.calibration, "p": p, "B": pc["B"], "B0": pc["B0"],
-                              "lambda": pc["lambda"], "release_episodes": [int(e) for e in ends], "n_releases": n_rel}
-    log = MechanismLog(f"{NAME}/{config.calibration}", "joint", tuple(groups), claim=Claim(eps, delta), source=SOURCE)
+                              "lambda": pc["lambda"], "release_episodes": [int(e) for e in ends], "n_releases": n_rel,
+                              "noise": "laplace" if laplace else "gaussian"}
+    name = NAME_LAPLACE if laplace else NAME
+    log = MechanismLog(f"{name}/{config.calibration}", "joint", tuple(groups), claim=Claim(eps, delta),
+                       source=SOURCE + (" (pure DP: App. E.3)" if laplace else ""))
+    width = (2 * d + 2 * math.sqrt(d * math.log(6 * K * H * d / p)) + math.log(6 * K * H * d / p) if laplace
+             else 4 * math.sqrt(d) + 2 * math.log(6 * K * H / p))
     if config.calibration == "paper":
         ups = pc["upsilon"]
     else:
@@ -146,15 +227,20 @@ def _plan(config: RunConfig) -> tuple[MechanismLog, dict[str, Any]]:
         log, acc = calibrate_log(base, epsilon=eps, delta=delta, return_accountant=True)
         params["calibration_accountant"] = acc
         params["calibration_factor"] = log.release_groups[0].noise_scale / base.release_groups[0].noise_scale
-        ups = log.release_groups[0].noise_scale * math.sqrt(tree_depth(n_rel)) * (4 * math.sqrt(d) + 2 * math.log(6 * K * H / p))
+        depth = tree_depth(n_rel)
+        # a prefix sums at most depth nodes: sqrt(depth) for Gaussian nodes (Claim 26), depth for Laplace
+        # nodes (Claim 29 per node and the triangle inequality, as App. E.3)
+        ups = log.release_groups[0].noise_scale * (depth if laplace else math.sqrt(depth)) * width
     sig_lam = log.release_groups[0].noise_scale
     sig_u = log.group("u").noise_scale
     c_K = d * ups
-    beta = float(opts["beta"]) if opts.get("beta") is not None else config.bonus_scale * theory_beta(K, H, d, pc["lambda"], c_K, sig_u, p)
+    CJ = laplace_CJ(sig_u, K, H, d, p) if laplace else gaussian_CJ(sig_u, K, H, d, p)
+    beta = float(opts["beta"]) if opts.get("beta") is not None else config.bonus_scale * theory_beta(
+        K, H, d, pc["lambda"], c_K, sig_u, p, CJ)
     params.update({"sigma_lam": sig_lam, "sigma_u": sig_u, "upsilon": ups, "c_K": c_K, "beta": beta,
                    "bonus_scale": config.bonus_scale})
     log = MechanismLog(log.name, log.privacy_model, log.release_groups, log.neighbouring, params, log.claim, log.source)
-    return log, {**params, "env": env, "K": K, "opts": opts, "ends": ends}
+    return log, {**params, "env": env, "K": K, "opts": opts, "ends": ends, "laplace": laplace}
 
 
 plan = C.cached_plan(_plan)
@@ -171,6 +257,7 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
     Bs, H, d = len(seeds), env.horizon, env.dim
     lam, c_K, ups, beta = c["lambda"], c["c_K"], c["upsilon"], c["beta"]
     sig_lam, sig_u = c["sigma_lam"], c["sigma_u"]
+    lap = c["laplace"]
     n_rel = int(ends.size)
     allow_floor = bool(opts.get("eig_floor", True))
     env_rngs = stream_generators(seeds, 0, audit, fixed=audit is not None and audit.fixed_users)
@@ -178,7 +265,9 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
     ledger = Ledger()
     starts = np.concatenate([[1], ends + 1])
     leaf_users = [(int(starts[t]), int(ends[t])) for t in range(n_rel)]   # leaf t -> the users of batch t
-    trees = [TreeCounter((d, d), leaves=n_rel, mechanism="symmetric-gaussian-matrix", scale=sig_lam, rngs=noise_rngs,
+    # Laplace: each tree holds the upper triangle of the batch Grams (d(d+1)/2 values), mirrored on release
+    trees = [TreeCounter((d * (d + 1) // 2,) if lap else (d, d), leaves=n_rel,
+                         mechanism="laplace" if lap else "symmetric-gaussian-matrix", scale=sig_lam, rngs=noise_rngs,
                          ledger=ledger, group=f"gram_h{h + 1}", leaf_users=leaf_users) for h in range(H)]
     hist = C.History(env, Bs)
     pol = C.data_free_policy(env, Bs, lam, beta)
@@ -201,7 +290,8 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
         if rel < n_rel and k == ends[rel]:
             noisy = np.empty((Bs, H, d, d))
             for h in range(H):
-                noisy[:, h] = trees[h].add(batch_gram[:, h])
+                noisy[:, h] = (C.sym(trees[h].add(C.upper(batch_gram[:, h])), d) if lap
+                               else trees[h].add(batch_gram[:, h]))
             batch_gram[:] = 0.0
             if rec is not None and (rel + 1) & rel == 0:       # release 2^j: the prefix is the single node [1, 2^j]
                 rec.gram_node(rel + 1, trees)
@@ -210,7 +300,7 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
             floor_events += low.sum(axis=1)
 
             def u_noise(h, y, V, k=k, rel=rel):
-                out = y + gaussian(noise_rngs, (d,), sig_u, ledger=ledger, group="u", users=(1, k))
+                out = y + (laplace if lap else gaussian)(noise_rngs, (d,), sig_u, ledger=ledger, group="u", users=(1, k))
                 if rec is not None:
                     rec.u_release(rel, h, out - y, V)
                 return out
@@ -245,11 +335,13 @@ class _Recorder:
         me = self.audit.canary
         for h, tree in enumerate(trees):
             p1 = self.phi1[me][:, h]
-            v = C.upper(tree.noisy_sum() - tree.exact_sum() + p1[:, :, None] * p1[:, None, :])
+            own = C.upper(p1[:, :, None] * p1[:, None, :])
+            resid = tree.noisy_sum() - tree.exact_sum()
+            v = (resid if resid.ndim == 2 else C.upper(resid)) + own    # Laplace trees hold upper triangles
             means = {w: _collapse(C.upper(self.phi1[w][:, h, :, None] * self.phi1[w][:, h, None, :])) for w in CAN.CANARIES}
             g = self.log.group(f"gram_h{h + 1}")
-            self.blocks.append(ObservedBlock(f"gram_h{h + 1} node [1, {t}]", g.name, "gaussian", g.noise_scale, v,
-                                             means["A"], means["B"]))
+            self.blocks.append(ObservedBlock(f"gram_h{h + 1} node [1, {t}]", g.name, OBSERVED_AS[g.mechanism], g.noise_scale,
+                                             v, means["A"], means["B"]))
 
     def u_release(self, rel: int, h: int, noise: np.ndarray, V: np.ndarray) -> None:
         c = {w: CAN.contribution(self.env, *self.traj[w], h, V) for w in CAN.CANARIES}
@@ -263,7 +355,8 @@ class _Recorder:
         blocks = list(self.blocks)
         for i in range(n_rel):
             for h in range(H - 1, -1, -1):
-                blocks.append(ObservedBlock(f"u[h={h + 1}] release {i + 1}", "u", "gaussian", g.noise_scale, self.u[:, i, h],
+                blocks.append(ObservedBlock(f"u[h={h + 1}] release {i + 1}", "u", OBSERVED_AS[g.mechanism], g.noise_scale,
+                                            self.u[:, i, h],
                                             _collapse(self.u_means["A"][:, i, h]), _collapse(self.u_means["B"][:, i, h])))
         return Observation(self.audit.canary, tuple(blocks), self.actions)
 

@@ -56,8 +56,9 @@ def check_options(config: RunConfig, allowed: Iterable[str]) -> dict[str, Any]:
     return opts
 
 
-def check_config(config: RunConfig, *, privacy_models: tuple[str, ...], default_env: str) -> tuple[LinearMDP, int]:
-    """Validate the common fields; return (env, K)."""
+def check_config(config: RunConfig, *, privacy_models: tuple[str, ...], default_env: str,
+                 allow_zero_delta: bool = False) -> tuple[LinearMDP, int]:
+    """Validate the common fields; return (env, K). ``allow_zero_delta``: a pure-DP (Laplace) learner."""
     if not isinstance(config, RunConfig):
         raise PrivacctError(f"config must be a RunConfig, got {type(config).__name__}")
     if config.privacy not in privacy_models:
@@ -71,7 +72,7 @@ def check_config(config: RunConfig, *, privacy_models: tuple[str, ...], default_
         raise PrivacctError(f"env must be one of {', '.join(sorted(LINEAR_ENVS))} for {config.algorithm}, got {name!r}")
     if config.privacy != "none":
         check_positive("epsilon", config.epsilon)
-        check_delta("delta", config.delta)
+        check_delta("delta", config.delta, allow_zero=allow_zero_delta)
     return make_linear_env(name, config.horizon), K
 
 
@@ -230,6 +231,15 @@ def upper(M: np.ndarray) -> np.ndarray:
     """Upper triangle (diagonal included) of (..., d, d), flattened to (..., d(d+1)/2)."""
     iu = np.triu_indices(M.shape[-1])
     return M[..., iu[0], iu[1]]
+
+
+def sym(v: np.ndarray, d: int) -> np.ndarray:
+    """The symmetric (..., d, d) matrix whose upper triangle (row-major, diagonal included) is ``v``."""
+    iu = np.triu_indices(d)
+    out = np.zeros(v.shape[:-1] + (d, d))
+    out[..., iu[0], iu[1]] = v
+    out[..., iu[1], iu[0]] = v
+    return out
 
 
 def env_names() -> tuple[str, ...]:

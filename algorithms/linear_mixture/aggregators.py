@@ -13,6 +13,11 @@ Sigma_{k,h} = lambda I + G_{k,h} + shift_k I:
 * :class:`TreeNoise` (JDP): one privacct ``TreeCounter`` per release group with K-1 leaves (the prefix
   after user K is never used); G_h, u_h are the noisy prefix sums (seed 000 Sec. 6.1, seed 003 Cor. 5).
 
+Laplace groups (the pure-DP variants of seed 003, Rem. 1 / App. C.4): a Gram statistic is released as
+its upper triangle (d(d+1)/2 values, each with its own Laplace noise) and mirrored by the server
+(:func:`sym`), so the released matrix is symmetric like the Gaussian one; ``mechs`` maps each group to
+its log mechanism.
+
 Noisy Sigma are inverted by :func:`safe_inverse`, which reports (never hides) non-PD matrices.
 """
 
@@ -68,6 +73,15 @@ def upper(M: np.ndarray) -> np.ndarray:
     return M[..., iu[0], iu[1]]
 
 
+def sym(v: np.ndarray, d: int) -> np.ndarray:
+    """The symmetric (..., d, d) matrix whose upper triangle (row-major, diagonal included) is ``v``."""
+    iu = np.triu_indices(d)
+    out = np.zeros(v.shape[:-1] + (d, d))
+    out[..., iu[0], iu[1]] = v
+    out[..., iu[1], iu[0]] = v
+    return out
+
+
 class Aggregator:
     """Common state: G (B, H, dim, dim) and u (B, H, dim)."""
 
@@ -117,35 +131,49 @@ class ExactRidge(Aggregator):
 
 class LocalNoise(Aggregator):
     def __init__(self, B: int, H: int, dim: int, lam: float, shift, groups: list[GroupSpec], scales: dict,
-                 rngs, ledger: Ledger, keep_user1: bool) -> None:
+                 rngs, ledger: Ledger, keep_user1: bool, mechs: dict | None = None) -> None:
         super().__init__(B, H, dim, lam, shift)
         self.groups, self.scales, self.rngs, self.ledger = groups, scales, rngs, ledger
+        self.mechs = mechs or {}
         self.user1: dict[str, np.ndarray] | None = {} if keep_user1 else None
 
     def update(self, k: int, X: np.ndarray, Y: np.ndarray) -> None:
         for g in self.groups:
             x, y = X[:, g.h], Y[:, g.h]
-            if g.kind == "gram":
+            laplace = self.mechs.get(g.name) == "laplace"
+            if g.kind == "gram" and laplace:
+                msg = add_noise(upper(np.einsum("bi,bj->bij", x, x)), "laplace", self.scales[g.name], self.rngs,
+                                ledger=self.ledger, group=g.name, users=(k, k))
+                self.G[:, g.h] += sym(msg, x.shape[-1])
+            elif g.kind == "gram":
                 msg = add_noise(np.einsum("bi,bj->bij", x, x), "symmetric-gaussian-matrix", self.scales[g.name],
                                 self.rngs, ledger=self.ledger, group=g.name, users=(k, k))
                 self.G[:, g.h] += msg
             else:
-                msg = add_noise(x * y[:, None], "gaussian", self.scales[g.name], self.rngs, ledger=self.ledger,
-                                group=g.name, users=(k, k))
+                msg = add_noise(x * y[:, None], "laplace" if laplace else "gaussian", self.scales[g.name], self.rngs,
+                                ledger=self.ledger, group=g.name, users=(k, k))
                 self.u[:, g.h] += msg
             if self.user1 is not None and k == 1:
-                self.user1[g.name] = upper(msg) if g.kind == "gram" else msg
+                self.user1[g.name] = upper(msg) if (g.kind == "gram" and not laplace) else msg
 
 
 class TreeNoise(Aggregator):
     def __init__(self, B: int, H: int, dim: int, lam: float, shift, groups: list[GroupSpec], scales: dict,
-                 rngs, ledger: Ledger, K: int) -> None:
+                 rngs, ledger: Ledger, K: int, mechs: dict | None = None) -> None:
         super().__init__(B, H, dim, lam, shift)
-        self.groups, self.K = groups, K
+        self.groups, self.K, self.dim = groups, K, dim
         self.counters = {}
+        #: groups whose counter holds the upper triangle of the Gram matrix (Laplace), not the matrix
+        self.upper_counter: set[str] = set()
+        mechs = mechs or {}
         for g in groups:
-            shape = (dim, dim) if g.kind == "gram" else (dim,)
-            mech = "symmetric-gaussian-matrix" if g.kind == "gram" else "gaussian"
+            if mechs.get(g.name) == "laplace":
+                shape, mech = ((dim * (dim + 1) // 2,) if g.kind == "gram" else (dim,)), "laplace"
+                if g.kind == "gram":
+                    self.upper_counter.add(g.name)
+            else:
+                shape = (dim, dim) if g.kind == "gram" else (dim,)
+                mech = "symmetric-gaussian-matrix" if g.kind == "gram" else "gaussian"
             self.counters[g.name] = TreeCounter(shape, leaves=K - 1, mechanism=mech, scale=scales[g.name],
                                                 rngs=rngs, ledger=ledger, group=g.name)
 
@@ -154,7 +182,9 @@ class TreeNoise(Aggregator):
             return  # user K's data would only enter a prefix that no user ever receives
         for g in self.groups:
             x, y = X[:, g.h], Y[:, g.h]
-            if g.kind == "gram":
+            if g.name in self.upper_counter:
+                self.G[:, g.h] = sym(self.counters[g.name].add(upper(np.einsum("bi,bj->bij", x, x))), self.dim)
+            elif g.kind == "gram":
                 self.G[:, g.h] = self.counters[g.name].add(np.einsum("bi,bj->bij", x, x))
             else:
                 self.u[:, g.h] = self.counters[g.name].add(x * y[:, None])

@@ -102,14 +102,43 @@ class Design:
     radius_p: Callable[[int, np.ndarray | None], np.ndarray] | None = None   # (k, logdet (B,H)|None) -> (H,) or (B,H)
     radius_r: Callable[[int], np.ndarray] | None = None
     record: dict = field(default_factory=dict)
+    #: Upper truncation of Q: ``stage`` = r_max (H - h + 1) (1-based h; seed 001 Alg. 1 line 5) or ``horizon``
+    #: = r_max H at every stage (seed 003 Alg. 1 and Alg. 3: Q~ = min{H, ...}).
+    cap: str = "stage"
+    #: Privacy noise of the release groups: ``gaussian`` (symmetric Gaussian Gram matrices, Gaussian
+    #: vectors; l2 / upper-triangle l2 sensitivities) or ``laplace`` (Laplace on the upper triangle and the
+    #: vector; l1 sensitivities; the pure-DP variants of seed 003 Rem. 1 / App. C.4).
+    noise: str = "gaussian"
+    #: Seed 003 Alg. 3 (variance-aware): a second regression family ``q`` (phi_{V^2}, V^2) and per-step
+    #: weights sigma_bar; ``radius_check`` (beta-check) and ``radius_q`` (beta-tilde) enter the E term.
+    variance_aware: bool = False
+    shift_q: Callable[[int], float] = lambda k: 0.0
+    radius_check: Callable[[int], float] | None = None
+    radius_q: Callable[[int], float] | None = None
 
     @property
     def H(self) -> int:
         return self.env.horizon
 
+    @property
+    def vs(self) -> float:
+        """Value scale r_max H (the papers' H as a bound on V)."""
+        return self.env.reward_max * self.env.horizon
+
     def vbar(self, h: int) -> float:
-        """Clip level of V_{h+1} used at 0-based stage h: r_max (H - h - 1)."""
-        return self.env.value_cap(h + 1)
+        """Bound on V_{h+1} at 0-based stage h (what the user-side clip guarantees).
+
+        ``stage`` cap: r_max (H - h - 1). ``horizon`` cap (seed 003, min{H, .}): r_max H, except V_H
+        (h = H - 2), which is r_H + 0 <= r_max since V_{H+1} = 0 makes phi_V = 0 at the last stage."""
+        if self.cap == "stage" or h + 1 >= self.H - 1:
+            return self.env.value_cap(h + 1)
+        return self.vs
+
+    def qcaps(self) -> np.ndarray:
+        """Upper truncation of Q_h for 0-based h = 0..H-1 (planning.plan's clip)."""
+        if self.cap == "stage":
+            return np.array([self.env.value_cap(h) for h in range(self.H)])
+        return np.full(self.H, self.vs)
 
     def log(self, *, claim: Claim | None, name: str) -> MechanismLog | None:
         """The paper-scale log (sensitivities derived here, printed ones in ``paper``)."""
@@ -117,27 +146,56 @@ class Design:
             return None
         rgs = []
         for g in self.groups:
-            mech = "symmetric-gaussian-matrix" if g.kind == "gram" else "gaussian"
-            norm = "frobenius-upper" if g.kind == "gram" else "l2"
+            if self.noise == "laplace":
+                mech, norm = "laplace", "l1"   # Gram released as its upper triangle (d(d+1)/2 Laplace values)
+            else:
+                mech = "symmetric-gaussian-matrix" if g.kind == "gram" else "gaussian"
+                norm = "frobenius-upper" if g.kind == "gram" else "l2"
             struct = Structure.single() if self.mechanism == "local" else Structure.tree(self.K - 1)
             rgs.append(ReleaseGroup(
                 g.name, mech, g.paper_sigma, Sensitivity(norm, g.sensitivity, g.derivation), struct,
                 dimension=g.dim * (g.dim + 1) // 2 if g.kind == "gram" else g.dim,
-                description=f"{'Gram' if g.kind == 'gram' else 'target'} statistic of family {g.family}, stage h={g.h + 1}",
+                description=(f"{'Gram' if g.kind == 'gram' else 'target'} statistic of family {g.family} "
+                             f"({FAMILY_TEXT[g.family]}), stage h={g.h + 1}"),
                 paper=PaperStatement(g.paper_sensitivity, g.paper_count, g.equation)))
         params = {"K": self.K, "H": self.H, "S": self.env.n_states, "A": self.env.n_actions, "d": self.env.dim,
                   "env": self.env.name, "r_max": self.env.reward_max, "phi_norm_bound": self.env.phi_norm_bound,
-                  "learner": self.learner}
+                  "phi_l1_bound": self.env.phi_l1_bound, "learner": self.learner, "q_cap": self.cap, "noise": self.noise}
         if self.reward_regression:
             params["d2"] = self.env.reward_dim
         return MechanismLog(name, "local" if self.mechanism == "local" else "joint", tuple(rgs),
                             "replace-one-user", params, claim, self.paper)
 
 
+FAMILY_TEXT = {"p": "x = phi_V(s_h, a_h), y = V_{h+1}(s_{h+1})", "r": "varphi(s_h, a_h), r_h",
+               "q": "x = phi_{V^2}(s_h, a_h), y = V_{h+1}^2(s_{h+1}) (seed 003 Alg. 3)"}
+
+
+def pair_bound(kind: str, noise: str, xb2: float, xb1: float, yb: float) -> float:
+    """Replace-one bound on one release of ``kind`` for statistics x (||x||_2 <= xb2, ||x||_1 <= xb1), y in
+    [0, yb] (any two users; docs/seed-003-linear-representation.md#sensitivity):
+
+    * Gaussian Gram, upper-triangle l2: ||upper(xx^T - x'x'^T)||_2 <= ||xx^T - x'x'^T||_F
+      = sqrt(|x|^4 + |x'|^4 - 2 (x.x')^2) <= sqrt(2) xb2^2 (rank-one PSD);
+    * Gaussian target, l2: ||x y - x' y'||_2 <= 2 xb2 yb;
+    * Laplace Gram, upper-triangle l1: ||upper(xx^T)||_1 = (||x||_1^2 + ||x||_2^2) / 2, so by the triangle
+      inequality ||upper(xx^T - x'x'^T)||_1 <= xb1^2 + xb2^2;
+    * Laplace target, l1: ||x y - x' y'||_1 <= 2 xb1 yb.
+    """
+    if kind == "gram":
+        return math.sqrt(2.0) * xb2**2 if noise == "gaussian" else xb1**2 + xb2**2
+    return 2.0 * (xb2 if noise == "gaussian" else xb1) * yb
+
+
 def _stat_sens(env: LinearMixtureMDP, h: int, kind: str, family: str,
-               shared_first_stage: bool = False) -> tuple[float, str, float, float]:
+               shared_first_stage: bool = False, vb: float | None = None,
+               noise: str = "gaussian") -> tuple[float, str, float, float]:
     """Sensitivity of one release at 0-based stage h under the learner's relation (module docstring):
     (declared value, derivation, worst case under the relation, worst case for any two trajectories).
+
+    ``vb``: the bound on V_{h+1} the user-side clip guarantees (default r_max (H - h - 1), the ``stage``
+    cap; ``Design.vbar``). ``noise``: ``gaussian`` (l2 / upper-triangle l2) or ``laplace`` (l1 of the
+    released vector / upper triangle; :func:`pair_bound`).
 
     ``shared_first_stage``: JDP with a fixed s_1 (seed 000 Def. 2.2 and Sec. 2.1): at h = 0 both neighbours
     have the same x_1 = phi_{V_2}(s_1, a_1) (s_1 fixed; a_1 and V_2 from the data-free first episode with
@@ -145,6 +203,8 @@ def _stat_sens(env: LinearMixtureMDP, h: int, kind: str, family: str,
     conservative; a log cannot express 0) and the target change is ||x_1 (y - y')|| <= |x_1| vbar
     (y, y' in [0, vbar]), half the any-pair value."""
     if family == "r":
+        if noise != "gaussian":
+            raise PrivacctError("the reward family (seed 000) is Gaussian only")
         rnorm = float(np.max(np.linalg.norm(env.reward_features, axis=-1)))
         if kind == "gram":
             v = math.sqrt(2.0) * rnorm**2
@@ -158,34 +218,44 @@ def _stat_sens(env: LinearMixtureMDP, h: int, kind: str, family: str,
             return w, (f"|varphi| r_max: stage 1 under seed 000 Def. 2.2, varphi(s_1, a_1) shared and |r - r'| <= "
                        f"r_max = {env.reward_max:g} (any two trajectories: 2|varphi| r_max)"), w, v
         return v, f"2|varphi| r_max, r in [0,{env.reward_max:g}] (replace-one)", v, v
-    vb = env.value_cap(h + 1)
-    B = env.phi_norm_bound * vb
+    vb = env.value_cap(h + 1) if vb is None else vb
+    B, B1 = env.phi_norm_bound * vb, env.phi_l1_bound * vb
     if kind == "gram":
-        v = math.sqrt(2.0) * B**2
-        why = (f"sqrt(2) B^2, B = b*vbar = {env.phi_norm_bound:.4g}*{vb:.4g} "
-               f"(V clipped to [0,vbar] by the user; PSD rank-one, replace-one)")
+        v = pair_bound("gram", noise, B, B1, vb)
+        if noise == "gaussian":
+            why = (f"sqrt(2) B^2, B = b*vbar = {env.phi_norm_bound:.4g}*{vb:.4g} "
+                   f"(V clipped to [0,vbar] by the user; PSD rank-one, replace-one)")
+        else:
+            why = (f"B1^2 + B^2 (upper-triangle l1), B = b*vbar = {env.phi_norm_bound:.4g}*{vb:.4g}, "
+                   f"B1 = b1*vbar = {env.phi_l1_bound:.4g}*{vb:.4g} (V clipped to [0,vbar] by the user; replace-one)")
         if shared_first_stage and h == 0:
             return v, why + "; stage 1 under seed 000 Def. 2.2: x_1 shared, worst case 0 (kept: conservative)", 0.0, v
         return v, why, v, v
-    v = 2.0 * B * vb
+    v = pair_bound("target", noise, B, B1, vb)
     if shared_first_stage and h == 0:
         w = B * vb
         return w, (f"B vbar, B = {B:.4g}: stage 1 under seed 000 Def. 2.2, x_1 = phi_V2(s_1, a_1) shared and "
                    f"y, y' in [0,{vb:.4g}] (any two trajectories: 2 B vbar)"), w, v
-    return v, f"2 B vbar, B = {B:.4g}, y in [0,{vb:.4g}] (user clip; replace-one)", v, v
+    if noise == "gaussian":
+        return v, f"2 B vbar, B = {B:.4g}, y in [0,{vb:.4g}] (user clip; replace-one)", v, v
+    return v, f"2 B1 vbar (l1), B1 = {B1:.4g}, y in [0,{vb:.4g}] (user clip; replace-one)", v, v
 
 
 #: Whether the learner's paper fixes s_1 under JDP (seed 000 Sec. 2.1: "The initial state s_1^k is assumed to
 #: be fixed and history independent") or makes it the user's (seed 003 Sec. 2.1: personal information
 #: "encoded in state s_1k"). LDP learners compare any two trajectories.
 SHARED_START = {"ucrl-vtr": True, "ldp-ucrl-vtr": False, "private-linopt-vi": True, "private-linopt-po": True,
-                "pp-ucrl-vtr": False}
+                "pp-ucrl-vtr": False, "pp-ucrl-vtr-laplace": False, "pp-ucrl-vtr-plus": False}
 RELATIONS = {
     ("ldp-ucrl-vtr", "ldp"): ldp("seed 001 Def. 3.6 (LDP)"),
     ("private-linopt-vi", "jdp"): jdp("seed 000 Def. 2.2 (JDP; s_1 fixed, Sec. 2.1)", shared_start=True),
     ("private-linopt-po", "jdp"): jdp("seed 000 Def. 2.2 (JDP; s_1 fixed, Sec. 2.1)", shared_start=True),
     ("pp-ucrl-vtr", "jdp"): jdp("seed 003 Def. 3 (JDP; s_1 the user's, Sec. 2.1)", shared_start=False),
     ("pp-ucrl-vtr", "ldp"): ldp("seed 003 Def. 4 (LDP)"),
+    ("pp-ucrl-vtr-laplace", "jdp"): jdp("seed 003 Def. 3 (JDP; s_1 the user's, Sec. 2.1)", shared_start=False),
+    ("pp-ucrl-vtr-laplace", "ldp"): ldp("seed 003 Def. 4 (LDP)"),
+    ("pp-ucrl-vtr-plus", "jdp"): jdp("seed 003 Def. 3 (JDP; s_1 the user's, Sec. 2.1)", shared_start=False),
+    ("pp-ucrl-vtr-plus", "ldp"): ldp("seed 003 Def. 4 (LDP)"),
 }
 
 
@@ -198,7 +268,11 @@ def mixture_neighbours(des: "Design", privacy: str) -> NeighbourSpec:
     rel = RELATIONS.get((des.learner, privacy))
     if rel is None:
         raise PrivacctError(f"privacy must be one of the private models of {des.learner}, got {privacy!r}")
-    dists = tuple(GroupDistance(g.name, "frobenius-upper" if g.kind == "gram" else "l2", g.worst_case, False,
+    def norm(g):
+        if des.noise == "laplace":
+            return "l1"
+        return "frobenius-upper" if g.kind == "gram" else "l2"
+    dists = tuple(GroupDistance(g.name, norm(g), g.worst_case, False,
                                 g.derivation, g.any_pair if g.any_pair != g.worst_case else None) for g in des.groups)
     return NeighbourSpec(rel, "JDP response functions A (stay, reward r_max) / B (jump to S-1; reward 0 then r_max); "
                               "LDP trajectories A / B (.canary)", dists)
@@ -288,50 +362,248 @@ def ucrl_vtr(env: LinearMixtureMDP, K: int) -> Design:
 
 
 # ---- seed 003: Privacy-Preserving UCRL-VTR (Alg. 1), JDP (Cor. 5) and LDP (Cor. 6) ------------------
-def pp_ucrl_vtr(env: LinearMixtureMDP, K: int, eps: float, delta: float, alpha: float, privacy: str,
-                shift_scale: float, noise_factor: float = 1.0) -> Design:
-    """Seed 003 Alg. 1. lambda = vs^2 (printed H^2). Paper per-leaf Delta = 2 vs^2 (App. C.2/C.3).
+def _check_pure(eps: float, delta: float, what: str) -> None:
+    if not (0 <= delta < 1):
+        raise PrivacctError(f"delta must be in [0, 1) for {what} (Laplace noise, a pure-DP claim at delta = 0), got {delta!r}")
 
+
+def laplace_matrix_width(d: int, log_term: float) -> float:
+    """Claim 29 of seed 003 (symmetric matrix with Lap(0, 1) entries): ||M|| <= 2d + 2 sqrt(d L) + L with
+    probability 1 - d e^{-L}, L = log(d / alpha) (seed 003 App. G, Claim 29; used in App. E.3)."""
+    return 2 * d + 2 * math.sqrt(d * log_term) + log_term
+
+
+def printed_alg1(K: int, H: int, d: int, eps: float, delta: float, p: float, privacy: str, noise: str,
+                 vs: float | None = None) -> dict[str, float]:
+    """Seed 003 Alg. 1's printed noise scale and Upsilon (:func:`pp_ucrl_vtr`; vs = r_max H, default H).
+
+    Gaussian: Cor. 5 (JDP) / Cor. 6 (LDP). Laplace: the pure-DP reading of Rem. 1 / App. C.4
+    (docs/seed-003-linear-representation.md#pure-dp-variants)."""
+    vs = float(H) if vs is None else vs
+    K0 = math.ceil(math.log2(K) + 1)
+    if noise == "gaussian":
+        if privacy == "jdp":
+            sigma = (32 * vs**2 / eps) * math.sqrt(2 * H * K0 * math.log(8 * H / delta) * math.log(4 / delta)
+                                                   * math.log(16 * H * K0 / delta))
+            ups = sigma * math.sqrt(K0) * (4 * math.sqrt(d) + 2 * math.log(6 * K * H / p))
+        else:
+            sigma = (4 * H * vs**2 / eps) * math.sqrt(2 * math.log(4 * H / delta))
+            ups = sigma * math.sqrt(K) * (4 * math.sqrt(d) + 2 * math.log(6 * K * H / p))
+    else:
+        width = laplace_matrix_width(d, math.log(6 * K * H * d / p))
+        if privacy == "jdp":
+            sigma = 2 * vs**2 * 2 * H * K0 / eps
+            ups = sigma * K0 * width
+        else:
+            sigma = 2 * vs**2 * 2 * H / eps
+            ups = sigma * math.sqrt(K) * width
+    return {"K0": K0, "sigma": sigma, "upsilon": ups}
+
+
+def printed_alg3(K: int, H: int, d: int, eps: float, delta: float, p: float, privacy: str,
+                 vs: float | None = None) -> dict[str, float]:
+    """Seed 003 Alg. 3's printed noise scales and Upsilons (Cor. 10 JDP / Cor. 11 LDP; :func:`pp_ucrl_vtr_plus`)."""
+    vs = float(H) if vs is None else vs
+    K0 = math.ceil(math.log2(K) + 1)
+    if privacy == "jdp":
+        c = math.sqrt(2 * H * K0 * math.log(16 * H / delta) * math.log(8 / delta) * math.log(32 * H * K0 / delta))
+        sig1, sig2, root = 64 * d / eps * c, 64 * vs**4 / eps * c, math.sqrt(K0)
+    else:
+        g = math.sqrt(2 * math.log(8 * H / delta))
+        sig1, sig2, root = 8 * d * H / eps * g, 8 * H * vs**4 / eps * g, math.sqrt(K)
+    width = 4 * math.sqrt(d) + 2 * math.log(24 * K * H / p)
+    return {"K0": K0, "sigma1": sig1, "sigma2": sig2, "upsilon1": sig1 * root * width, "upsilon2": sig2 * root * width}
+
+
+def pp_ucrl_vtr(env: LinearMixtureMDP, K: int, eps: float, delta: float, alpha: float, privacy: str,
+                shift_scale: float, noise_factor: float = 1.0, noise: str = "gaussian") -> Design:
+    """Seed 003 Alg. 1. lambda = vs^2 (printed H^2, Alg. 1 Initialize). Paper per-leaf Delta = 2 vs^2
+    (App. C.2/C.3). Q~ = min{H, ...} (Alg. 1 user side; the ``horizon`` cap, with privacct's lower clip at 0).
+
+    ``privacy="none"``: B = g = 0 (seed 003 Sec. 3, "setting B_{k,h} = 0 and g_{k,h} = 0 yields the non-private
+    UCRL-VTR", footnote 6): no shift, beta_k with Upsilon = 0.
+
+    GAUSSIAN (approximate DP):
     JDP (Cor. 5): K0 = ceil(log2 K + 1), sigma_B = (32 vs^2/eps) sqrt(2 H K0 log(8H/delta) log(4/delta)
     log(16 H K0/delta)); Upsilon^J = sigma_B sqrt(K0)(4 sqrt d + 2 log(6KH/p)); constant shift 2 Upsilon^J.
     LDP (Cor. 6): sigma_B = (4 H vs^2/eps) sqrt(2 log(4H/delta)) (printed 4H^3/eps ...);
     Upsilon^L = sigma_B sqrt(K)(4 sqrt d + 2 log(6KH/p)); shift 2 Upsilon^L. p = alpha.
     beta_k = 3 (C_w + 1) sqrt(lambda + Upsilon) + sqrt(2 vs^2 log(3H (1+KH)^{d/2}/p)) (constant in k).
     Matrix noise: Cor. 5's text asks for "symmetric matrices with all of its entries N(0, sigma_B^2)",
-    which is privacct's symmetric Gaussian (upper triangle iid, mirrored); App. C.2 (and notes §3.3,
-    which quote it) build (Z'+Z'^T)/sqrt 2 instead (diagonal variance 2 sigma^2) -- we follow the
-    corollary's text. For LDP, Cor. 6 adds an iid (non-symmetric) d x d matrix; we use the symmetric
-    Gaussian too (the server symmetrises anyway) and account exactly what runs.
+    which is privacct's symmetric Gaussian (upper triangle iid, mirrored); App. C.2 builds
+    (Z'+Z'^T)/sqrt 2 instead (diagonal variance 2 sigma^2) -- we follow the corollary's text. For LDP,
+    Cor. 6 adds an iid (non-symmetric) d x d matrix; we use the symmetric Gaussian too (the server
+    symmetrises anyway) and account exactly what runs.
+
+    LAPLACE (pure DP; Rem. 1 and App. C.4, which print no scale; the paper's chain with its own tools,
+    docs/seed-003-linear-representation.md#pure-dp-variants): every advanced composition of Cor. 5 /
+    Cor. 6 becomes simple composition (App. F.5) and every Gaussian mechanism the Laplace mechanism
+    Lap(Delta_1 / eps') of App. F.2, with the printed per-release Delta = 2 vs^2 (App. C.2/C.3) as Delta_1:
+    JDP: Lambda and u eps/2 each (F.5), H trees eps/(2H) each (F.5), K0 nodes per user eps/(2 H K0) each
+    (F.5): b = 2 vs^2 * 2 H K0 / eps; LDP: 2H messages eps/(2H) each (Cor. 6's chain): b = 2 vs^2 * 2H / eps.
+    Upsilon (App. C.4 prints only O~(d sigma_B) and O~(d sigma_B sqrt K)): JDP b K0 W, LDP b sqrt(K) W with
+    W = 2d + 2 sqrt(d L) + L, L = log(6KHd/p) (Claim 29 per node, the triangle inequality over the K0 nodes
+    of a prefix as App. E.3 does for Alg. 2; for LDP sqrt(K) is the order C.4 states, not a proven
+    high-probability bound). beta_k as above with that Upsilon (C.4: beta_K = O~(max{H sqrt d, (C_w+1)
+    sqrt(Upsilon)})). The log declares l1 sensitivities derived from the real features
+    (:func:`pair_bound`); Delta_1 = 2 vs^2 as printed is recorded in ``paper`` -- the printed bound is a
+    Frobenius/l2 bound, and the l1 norm of the upper triangle of x x^T can be up to (d+1)/2 times larger.
     """
-    _check_claim(eps, delta, "pp-ucrl-vtr")
+    name = "pp-ucrl-vtr" if noise == "gaussian" else "pp-ucrl-vtr-laplace"
     H, d = env.horizon, env.dim
     vs = env.reward_max * H
     lam = vs**2
     pdelta = 2.0 * vs**2
-    if privacy == "jdp":
-        K0 = math.ceil(math.log2(K) + 1)
-        sigma = (32 * vs**2 / eps) * math.sqrt(2 * H * K0 * math.log(8 * H / delta) * math.log(4 / delta)
-                                               * math.log(16 * H * K0 / delta))
-        ups = noise_factor * sigma * math.sqrt(K0) * (4 * math.sqrt(d) + 2 * math.log(6 * K * H / alpha))
-        count, eq, mech = float(K0), "seed 003 Cor. 5 / App. C.2", "tree"
+    cw = env.theta_norm_bound
+    conf = math.sqrt(2 * vs**2 * (math.log(3 * H / alpha) + d / 2 * math.log(1 + K * H)))
+    if privacy == "none":
+        des = Design(name, SOURCES["003"], "none", "none", env, K, lam, False, "greedy", cap="horizon", noise=noise,
+                     radius_p=lambda k, logdet=None: np.full(H, 3 * (cw + 1) * math.sqrt(lam) + conf))
+        des.record = {"lambda": lam, "alpha": alpha, "shift": "none (B = g = 0)", "q_cap": "min{H, .} (Alg. 1)",
+                      "radius": "3 (C_w + 1) sqrt(lambda) + sqrt(2 vs^2 log(3H (1+KH)^{d/2}/p)) (Upsilon = 0)"}
+        return des
+    if noise == "gaussian":
+        _check_claim(eps, delta, name)
     else:
-        sigma = (4 * H * vs**2 / eps) * math.sqrt(2 * math.log(4 * H / delta))
-        ups = noise_factor * sigma * math.sqrt(K) * (4 * math.sqrt(d) + 2 * math.log(6 * K * H / alpha))
-        count, eq, mech = 1.0, "seed 003 Cor. 6 / App. C.3", "local"
+        _check_pure(eps, delta, name)
+    pc = printed_alg1(K, H, d, eps, delta, alpha, privacy, noise, vs)
+    K0, sigma = pc["K0"], pc["sigma"]
+    ups = noise_factor * pc["upsilon"]   # Upsilon follows the sigma that runs (tight: calibrated)
+    if noise == "gaussian":
+        if privacy == "jdp":
+            count, eq, mech = float(K0), "seed 003 Cor. 5 / App. C.2", "tree"
+        else:
+            count, eq, mech = 1.0, "seed 003 Cor. 6 / App. C.3", "local"
+    else:
+        if privacy == "jdp":
+            count = float(K0)
+            eq = ("seed 003 Rem. 1 / App. C.4 with Cor. 5's chain, simple composition (F.5) and the Laplace mechanism "
+                  "(F.2): Lap(2H^2 * 2 H K0 / eps) per node, Delta_1 = 2H^2 as printed (App. C.2)")
+            mech = "tree"
+        else:
+            count, mech = 1.0, "local"
+            eq = ("seed 003 Rem. 1 / App. C.4 with Cor. 6's chain (2H messages, simple composition) and the Laplace "
+                  "mechanism (F.2): Lap(2H^2 * 2H / eps) per message, Delta_1 = 2H^2 as printed (App. C.3)")
+    des = Design(name, SOURCES["003"], privacy, mech, env, K, lam, False, "greedy", cap="horizon", noise=noise)
     groups = []
     for h in range(H - 1):
         for kind in ("gram", "target"):
-            s, why, w, anyp = _stat_sens(env, h, kind, "p")
-            groups.append(GroupSpec(f"{kind}[h={h + 1}]", "p", kind, h, d, s, why, sigma, pdelta, count, eq, w, anyp))
-    cw = env.theta_norm_bound
-    conf = math.sqrt(2 * vs**2 * (math.log(3 * H / alpha) + d / 2 * math.log(1 + K * H)))
+            s_, why, w, anyp = _stat_sens(env, h, kind, "p", vb=des.vbar(h), noise=noise)
+            groups.append(GroupSpec(f"{kind}[h={h + 1}]", "p", kind, h, d, s_, why, sigma, pdelta, count, eq, w, anyp))
+    des.groups = groups
 
     def rad(k: int, logdet=None) -> np.ndarray:
         return np.full(H, 3 * (cw + 1) * math.sqrt(lam + shift_scale * ups) + conf)
 
-    des = Design("pp-ucrl-vtr", SOURCES["003"], privacy, mech, env, K, lam, False, "greedy", groups=groups,
-                 shift_p=lambda k: shift_scale * 2 * ups, radius_p=rad)
-    des.record = {"sigma_paper": sigma, "sigma_run": noise_factor * sigma, "upsilon": ups, "shift": f"{shift_scale:g} x 2 Upsilon", "lambda": lam, "alpha": alpha}
+    des.shift_p = lambda k: shift_scale * 2 * ups
+    des.radius_p = rad
+    des.record = {"sigma_paper": sigma, "sigma_run": noise_factor * sigma, "upsilon": ups, "K0": K0,
+                  "shift": f"{shift_scale:g} x 2 Upsilon", "lambda": lam, "alpha": alpha, "noise": noise,
+                  "q_cap": "min{H, .} (Alg. 1)"}
+    return des
+
+
+# ---- seed 003: Privacy-Preserving UCRL-VTR+ (Alg. 3), JDP (Cor. 10) and LDP (Cor. 11) -----------------
+def pp_ucrl_vtr_plus(env: LinearMixtureMDP, K: int, eps: float, delta: float, alpha: float, privacy: str,
+                     shift_scale: float, noise_factor: float = 1.0) -> Design:
+    """Seed 003 Alg. 3 (App. D), variance-aware (Bernstein-type) UCRL-VTR+; docs/seed-003-linear-representation.md#algorithm-3-variance-aware.
+
+    Two regressions per stage h (H - 1 released stages: phi_{V_{H+1}} = 0): family ``p`` (hat), the
+    weighted one, x = phi_V(s_h, a_h) / sigma_bar, y = V_{h+1}(s_{h+1}) / sigma_bar, so the released Gram is
+    sigma_bar^{-2} x x^T and the target sigma_bar^{-2} x y (Alg. 3 'Send'); family ``q`` (tilde), phi_{V^2} and
+    V^2(s_{h+1}). lambda = 1 (Alg. 3 Initialize). The user plans with (Lambda-hat, w-hat) only:
+    Q-hat = min{H, r + <phi_V, w-hat> + beta-hat ||phi_V||_{Lambda-hat^{-1}}}; sigma_bar (Alg. 3, user side) from
+    Vbar = [<phi_{V^2}, w-tilde>]_[0,H^2] - [<phi_V, w-hat>]_[0,H]^2,
+    E = min{H^2, 2H beta-check ||phi_V||_{Lambda-hat^{-1}}} + min{H^2, beta-tilde ||phi_{V^2}||_{Lambda-tilde^{-1}}}
+    (the printed second term has phi_{V~_{k,h+1}}, a symbol Alg. 3 never defines: read as phi_{V-hat^2}, the
+    variance term of UCRL-VTR+), sigma_bar^2 = max{H^2/d, Vbar + E}. H is the value scale vs = r_max H wherever
+    it bounds a value (H^2 -> vs^2, H^4 -> vs^4); H counts stages elsewhere.
+
+    Noise (printed): JDP (Cor. 10): 4H trees; K0 = ceil(log2 K + 1); c = sqrt(2 H K0 log(16H/delta) log(8/delta)
+    log(32 H K0/delta)); sigma_{B,1} = (64 d/eps) c (p family), sigma_{B,2} = (64 vs^4/eps) c (q family);
+    Upsilon^{J,i} = sigma_{B,i} sqrt(K0) (4 sqrt d + 2 log(24KH/p)); shifts 2 Upsilon^{J,1} (hat) and
+    2 Upsilon^{J,2} (tilde). LDP (Cor. 11): sigma_{B,1} = (8 d H/eps) sqrt(2 log(8H/delta)), sigma_{B,2} =
+    (8 H vs^4/eps) sqrt(2 log(8H/delta)); Upsilon^{L,i} = sigma_{B,i} sqrt(K) (4 sqrt d + 2 log(24KH/p)).
+    Printed per-release Delta: 2d (p family: ||sigma_bar^{-2} x x^T||_F, ||sigma_bar^{-2} x y|| <= d, D.3/D.4)
+    and 2 vs^4 (q family: <= H^4; D.3 writes H^2 for the last target once, a slip for H^4).
+    Radii (eq. (6)/(7)): beta-hat_k = 3 (C_w+1) sqrt(lambda + Upsilon^1) + 8 sqrt(d log(1 + K/lambda) log(24k^2H/p))
+    + 4 sqrt(d) log(24k^2H/p); beta-check_k the same with 8 d sqrt(...) for 8 sqrt(d ...); beta-tilde_k =
+    3 (C_w+1) sqrt(lambda + Upsilon^2) + 8 sqrt(d vs^4 log(1 + K vs^4/(d lambda)) log(24k^2H/p)) + 4 vs^2 log(24k^2H/p).
+    ``bonus_scale`` (the engine) multiplies all three. Non-private (``none``): every noise 0, Upsilon = 0
+    (Sec. D.1: "all the tuning vectors/matrices equal to 0").
+    Matrix noise: Cor. 10 prints (Z' + Z'^T)/sqrt 2 and Cor. 11 an iid d x d matrix; privacct runs its
+    symmetric Gaussian (upper triangle iid N(0, sigma^2)) in both and accounts what runs (as for Alg. 1).
+
+    Sensitivities (derived, replace-one, any two trajectories since s_1 is the user's): sigma_bar^2 >= vs^2/d
+    always, so ||x / sigma_bar||_2 <= sqrt(d) b vbar / vs and |y / sigma_bar| <= sqrt(d) vbar / vs; phi_{V^2}
+    has ||.||_2 <= b vbar^2 and V^2 <= vbar^2 (:func:`pair_bound`).
+    """
+    name = "pp-ucrl-vtr-plus"
+    H, d = env.horizon, env.dim
+    vs = env.reward_max * H
+    lam = 1.0
+    cw = env.theta_norm_bound
+    if privacy == "none":
+        ups1 = ups2 = 0.0
+        mech, sig1, sig2, count, eq = "none", 0.0, 0.0, 0.0, ""
+    else:
+        _check_claim(eps, delta, name)
+        pc = printed_alg3(K, H, d, eps, delta, alpha, privacy, vs)
+        sig1, sig2 = pc["sigma1"], pc["sigma2"]
+        if privacy == "jdp":
+            count, eq, mech = float(pc["K0"]), "seed 003 Cor. 10 / App. D.3 (privacy analysis)", "tree"
+        else:
+            count, eq, mech = 1.0, "seed 003 Cor. 11 / App. D.4 (privacy analysis)", "local"
+        ups1 = noise_factor * pc["upsilon1"]   # the Upsilons follow the sigmas that run (tight: calibrated)
+        ups2 = noise_factor * pc["upsilon2"]
+    des = Design(name, SOURCES["003"], privacy, mech, env, K, lam, False, "greedy", cap="horizon",
+                 variance_aware=True)
+    if privacy != "none":
+        b2, b1 = env.phi_norm_bound, env.phi_l1_bound
+        groups = []
+        for h in range(H - 1):
+            vb = des.vbar(h)
+            w = math.sqrt(d) / vs          # 1 / sigma_bar <= sqrt(d) / vs
+            stats = {("p", "gram"): (w * b2 * vb, w * b1 * vb, w * vb), ("p", "target"): (w * b2 * vb, w * b1 * vb, w * vb),
+                     ("q", "gram"): (b2 * vb**2, b1 * vb**2, vb**2), ("q", "target"): (b2 * vb**2, b1 * vb**2, vb**2)}
+            for fam, kind in (("p", "gram"), ("p", "target"), ("q", "gram"), ("q", "target")):
+                xb2, xb1, yb = stats[(fam, kind)]
+                v = pair_bound(kind, "gaussian", xb2, xb1, yb)
+                if fam == "p":
+                    why = (f"{'sqrt(2) z^2' if kind == 'gram' else '2 z t'}: z = sqrt(d) b vbar / vs = {xb2:.4g}, "
+                           f"t = sqrt(d) vbar / vs = {yb:.4g} (sigma_bar^2 >= vs^2/d, V clipped to [0, vbar = {vb:.4g}]; "
+                           "replace-one)")
+                    sigma, pd = sig1, 2.0 * d
+                else:
+                    why = (f"{'sqrt(2) z^2' if kind == 'gram' else '2 z t'}: z = b vbar^2 = {xb2:.4g}, t = vbar^2 = {yb:.4g} "
+                           "(V^2 in [0, vbar^2]; replace-one)")
+                    sigma, pd = sig2, 2.0 * vs**4
+                gname = f"{kind}[h={h + 1}]" if fam == "p" else f"{kind}2[h={h + 1}]"
+                groups.append(GroupSpec(gname, fam, kind, h, d, v, why, sigma, pd, count, eq, v, v))
+        des.groups = groups
+
+    def lg(k: int) -> float:
+        return math.log(24 * k * k * H / alpha)
+
+    def beta_hat(k: int, logdet=None) -> np.ndarray:
+        return np.full(H, 3 * (cw + 1) * math.sqrt(lam + shift_scale * ups1)
+                       + 8 * math.sqrt(d * math.log(1 + K / lam) * lg(k)) + 4 * math.sqrt(d) * lg(k))
+
+    def beta_check(k: int) -> float:
+        return (3 * (cw + 1) * math.sqrt(lam + shift_scale * ups1) + 8 * d * math.sqrt(math.log(1 + K / lam) * lg(k))
+                + 4 * math.sqrt(d) * lg(k))
+
+    def beta_tilde(k: int) -> float:
+        return (3 * (cw + 1) * math.sqrt(lam + shift_scale * ups2)
+                + 8 * math.sqrt(d * vs**4 * math.log(1 + K * vs**4 / (d * lam)) * lg(k)) + 4 * vs**2 * lg(k))
+
+    des.radius_p, des.radius_check, des.radius_q = beta_hat, beta_check, beta_tilde
+    des.shift_p = lambda k: shift_scale * 2 * ups1
+    des.shift_q = lambda k: shift_scale * 2 * ups2
+    des.record = {"sigma_paper": {"B,1": sig1, "B,2": sig2}, "noise_factor": noise_factor, "upsilon_1": ups1,
+                  "upsilon_2": ups2, "lambda": lam, "alpha": alpha, "weight_floor": vs**2 / d,
+                  "shift": f"{shift_scale:g} x 2 Upsilon^1 (hat), {shift_scale:g} x 2 Upsilon^2 (tilde)",
+                  "q_cap": "min{H, .} (Alg. 3)", "E_term": "second term read as phi_{V-hat^2} (Zhou et al. 2021)"}
     return des
 
 
@@ -423,5 +695,6 @@ def linopt_readings(log: MechanismLog, K: int) -> tuple[Reading, ...]:
     )
 
 
-__all__ = ["Design", "GroupSpec", "RELATIONS", "SHARED_START", "ldp_ucrl_vtr", "linopt_readings", "mixture_neighbours",
-           "pp_ucrl_vtr", "private_linopt", "ucrl_vtr"]
+__all__ = ["Design", "GroupSpec", "RELATIONS", "SHARED_START", "laplace_matrix_width", "ldp_ucrl_vtr", "linopt_readings",
+           "mixture_neighbours", "pair_bound", "pp_ucrl_vtr", "pp_ucrl_vtr_plus", "printed_alg1", "printed_alg3",
+           "private_linopt", "ucrl_vtr"]

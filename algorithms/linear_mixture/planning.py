@@ -7,10 +7,12 @@ sensitivities of design.py, whatever the broadcast:
     Q_h(s,a) = clip(mean_h(s,a) + <phi_{V_{h+1}}(s,a), theta_h> + beta_h ||phi_{V_{h+1}}(s,a)||_{Sigma_h^{-1}},
                     0, r_max (H-h+1))
 
-(seed 001 Alg. 1 lines 4-6, seed 003 Alg. 1, seed 000 Alg. 1 line 10). The upper truncation is the
-papers' own. The lower clip at 0 is required by the privacy proofs (notes seed 001 F1, seed 003
-§9.3); seed 000 prints it. V_h = max_a Q_h (greedy), or <Q_h, pi_h> for a given stochastic
-policy (seed 000 Alg. 2 line 12). A non-finite Q raises instead of being released.
+(seed 001 Alg. 1 lines 4-6, seed 003 Alg. 1, seed 000 Alg. 1 line 10) with the default ``caps``; the
+upper truncation is each paper's own and the caller passes it (``Design.qcaps``): r_max (H - h + 1)
+(1-based h) for seed 001 Alg. 1 line 5, and r_max H at every stage for seed 003 Alg. 1 and Alg. 3
+(Q~ = min{H, ...}). The lower clip at 0 is privacct's repair, required by the privacy proofs
+(docs/learners.md#common-repairs); seed 000 prints it. V_h = max_a Q_h (greedy), or <Q_h, pi_h> for
+a given stochastic policy (seed 000 Alg. 2 line 12). A non-finite Q raises instead of being released.
 """
 
 from __future__ import annotations
@@ -23,13 +25,14 @@ from ..envs.linear_mixture import LinearMixtureMDP
 
 
 def plan(env: LinearMixtureMDP, theta: np.ndarray, Sinv: np.ndarray, beta: np.ndarray, *,
-         mean: np.ndarray | None = None, probs: np.ndarray | None = None
+         mean: np.ndarray | None = None, probs: np.ndarray | None = None, caps: np.ndarray | None = None
          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Backward planning for B seeds.
 
     ``theta`` (B, H, d), ``Sinv`` (B, H, d, d), ``beta`` (B, H): the broadcast. ``mean`` (B, H, S*A):
     the reward part (default: the known rewards r_h). ``probs`` (B, H, S, A): evaluate this policy
-    instead of the greedy one. Returns Q (B, H, S, A), V (H+1, B, S) with V_H = 0, and the features
+    instead of the greedy one. ``caps`` (H,): the upper truncation of Q_h (default r_max (H - h), 0-based
+    h). Returns Q (B, H, S, A), V (H+1, B, S) with V_H = 0, and the features
     phi_{V_{h+1}} of every (s, a), shape (H, B, S*A, d) (zero at the last stage).
     """
     H, S, A, d = env.horizon, env.n_states, env.n_actions, env.dim
@@ -47,7 +50,7 @@ def plan(env: LinearMixtureMDP, theta: np.ndarray, Sinv: np.ndarray, beta: np.nd
             t = phi @ Sinv[:, h]
             quad = np.maximum((t * phi).sum(-1), 0.0)
             m = m + (phi @ theta[:, h, :, None])[..., 0] + beta[:, h, None] * np.sqrt(quad)
-        Q = np.clip(m, 0.0, env.value_cap(h)).reshape(B, S, A)
+        Q = np.clip(m, 0.0, env.value_cap(h) if caps is None else caps[h]).reshape(B, S, A)
         Qall[:, h] = Q
         V = Q.max(axis=-1) if probs is None else (probs[:, h] * Q).sum(-1)
         Vs[h] = V

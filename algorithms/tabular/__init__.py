@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from ..base import LearnerSpec, RunConfig
+from ..base import ConstantSet, LearnerSpec, RunConfig
 from ..neighbours import NeighbourSpec
 from ..settings import PaperSetting, choice, printed
 from . import learner
@@ -47,10 +47,31 @@ def neighbours(config: RunConfig) -> NeighbourSpec:
 
 #: bonus_scale multiplies the whole confidence width beta (1 = Lemmas 3.1 / 4.1); e_scale multiplies
 #: E_{eps,delta,1/2} (1 = Lemmas 5.1 / 5.4); eta is the PO step (theory: sqrt(2 ln A / (H^2 K))).
+#: The ``tuned`` set (docs/learners.md#constant-sets, docs/seed-002-tabular.md#constant-sets): bonus_scale
+#: and eta by the family grid of benchmarks/tune_constants.py on the NON-PRIVATE learner (RiverSwim H = 20,
+#: K = 2000, 3 tuning seeds, root seed 7, smallest mean final regret); e_scale 0.05 and confidence_delta 0.1
+#: are not visible without privacy (E = 0) and are kept from the figure reproduction (seed 002 Sec. 6 tunes
+#: "the scaling of the confidence interval" without printing it).
 TUNED: dict[str, dict] = {
-    "ucb-vi": {"bonus_scale": 0.01, "options": {"e_scale": 0.05, "confidence_delta": 0.1}},
-    "ucb-po": {"bonus_scale": 0.005, "options": {"e_scale": 0.05, "confidence_delta": 0.1, "eta": 1.0}},
+    "ucb-vi": {"bonus_scale": 0.002, "options": {"e_scale": 0.05, "confidence_delta": 0.1}},
+    "ucb-po": {"bonus_scale": 0.0005, "options": {"e_scale": 0.05, "confidence_delta": 0.1, "eta": 1.0}},
 }
+TUNING = ("grid of benchmarks/tune_constants.py on the non-private learner: RiverSwim H = 20, K = 2000, 3 tuning "
+          "seeds (root 7), smallest mean final regret over bonus_scale in {1e-4, 2e-4, 5e-4, ..., 0.5, 1} (1-2-5 steps; "
+          "PO also eta in {0.1, 0.3, 1, 3, 10}); e_scale 0.05 and confidence_delta 0.1 (E = 0 without privacy) kept "
+          "from the seed-002 figure reproduction")
+
+
+def constant_sets(name: str) -> tuple[ConstantSet, ...]:
+    t = TUNED[name]
+    return (ConstantSet("theory", 1.0, (), "seed 002 Lemmas 3.1 / 4.1 (beta), 5.1 / 5.4 (E), Thm 3.2 (eta); "
+                                           "confidence delta 0.1"),
+            ConstantSet("tuned", t["bonus_scale"], tuple(sorted(t["options"].items())), TUNING))
+
+
+def uniform_regret(config: RunConfig) -> float:
+    """Per-episode regret of the uniform random policy on ``config``'s environment (exact)."""
+    return make_mdp(config).uniform_policy_regret()
 
 _PAPER = "Chowdhury & Zhou 2022, Differentially Private Regret Minimization in Episodic MDPs (seed 002)"
 
@@ -73,8 +94,8 @@ def paper_settings(name: str) -> tuple[PaperSetting, ...]:
             "env": printed("RiverSwim, S = 6, A = 2 (Sec. 6, Fig. 1); its probabilities are the authors' public code's "
                            "(docs/seed-002-tabular.md#riverswim)"),
             "horizon": printed("H = 20 (Sec. 6)"),
-            "constants": choice(f"bonus_scale {tuned['bonus_scale']:g}, {opts}: tuned by privacct (not privacy parameters); "
-                                "the paper tunes eta and the confidence scaling without printing values (Sec. 6)"),
+            "constants": choice(f"the tuned set, bonus_scale {tuned['bonus_scale']:g}, {opts} (not privacy parameters): "
+                                f"{TUNING}; the paper tunes eta and the confidence scaling without printing values (Sec. 6)"),
         },
         baseline=None, baseline_note=f"{'UCB-VI' if name == 'ucb-vi' else 'OPPO'} read as the same algorithm with exact "
                                      "counts and E = 0 (the paper compares with them, Sec. 6)")
@@ -96,6 +117,7 @@ def _spec(name: str, alg_no: int, baseline: str) -> LearnerSpec:
         # Seed 002, Sec. 6 / Fig. 2: RiverSwim, H = 20, K = 2e4, pure eps in {0.5, 1}, JDP and LDP,
         # with the tuned (non-privacy) constants of the reproduction.
         test_settings=(("episodes", 4), ("horizon", 3), ("delta", 0.0)),
+        constants=constant_sets(name), default_constants="tuned", uniform_regret=uniform_regret,
         paper_settings=paper_settings(name),
     )
 

@@ -16,7 +16,11 @@ Per episode k = 1..K (users are 1-based episode indices):
 
 Options (``RunConfig.options``): ``e_scale`` (> 0, multiplies E_1 and E_2; default 1 = theory),
 ``confidence_delta`` (the paper's confidence delta in (0, 1), default 0.1; not a privacy delta),
-``eta`` (PO step size > 0; default the theory value sqrt(2 ln A / (H^2 K)) of Theorem 3.2).
+``eta`` (PO step size > 0; default the theory value sqrt(2 ln A / (H^2 K)) of Theorem 3.2),
+``pool_over_h`` (default False): counts summed over h, a stationary model, as the seed-002 authors'
+public code does and the paper does not (a DEPARTURE, for users comparing with that code;
+docs/seed-002-tabular.md#counts-pooled-over-h). The released vector shrinks to 2SA + SAS with the
+same l1 sensitivity, so the noise scale and the accounted eps are unchanged.
 
 Audit hook (:class:`privacct.algorithms.base.AuditHook`, the contract's semantics): user 1 is the
 canary of :mod:`.canary` (JDP: a response function fed the actions pi^1 prescribes with the
@@ -51,7 +55,7 @@ from .planning import evaluate_po, log_terms, mirror_step, optimistic_model, pla
 from .privatizers import GROUP, Privatizer, build_tabular_log, e_terms
 from .stats import episode_stats, family_dims, split
 
-KNOWN_OPTIONS = ("e_scale", "confidence_delta", "eta")
+KNOWN_OPTIONS = ("e_scale", "confidence_delta", "eta", "pool_over_h")
 _CHUNK = 256  # episodes of uniforms pre-drawn per seed at a time (independent of the batch size)
 
 
@@ -74,12 +78,16 @@ def validate(config: RunConfig, algorithm: str) -> dict[str, Any]:
     if unknown:
         raise PrivacctError(f"unknown option(s) {', '.join(unknown)}; allowed: {', '.join(KNOWN_OPTIONS)}")
     eta = opts.get("eta")
+    pool = opts.get("pool_over_h", False)
+    if not isinstance(pool, (bool, np.bool_)):
+        raise PrivacctError(f"option pool_over_h must be true or false, got {pool!r}")
     if config.privacy == "jdp" and isinstance(config.episodes, int) and config.episodes < 2:
         raise PrivacctError(f"episodes must be an integer >= 2 for JDP (the tree has K - 1 leaves), got {config.episodes}")
     return {
         "e_scale": check_positive("option e_scale", opts.get("e_scale", 1.0)),
         "confidence_delta": check_delta("option confidence_delta", opts.get("confidence_delta", 0.1)),
         "eta": None if eta is None else check_positive("option eta", eta),
+        "pool_over_h": bool(pool),
     }
 
 
@@ -107,7 +115,8 @@ def build_log(config: RunConfig, algorithm: str):
     mdp = make_mdp(config)
     return build_tabular_log(algorithm=algorithm, privacy=config.privacy, calibration=config.calibration,
                              epsilon=config.epsilon, delta=config.delta, H=mdp.horizon, S=mdp.n_states,
-                             A=mdp.n_actions, K=config.episodes, parameters=log_parameters(config, opts, mdp, algorithm))
+                             A=mdp.n_actions, K=config.episodes, parameters=log_parameters(config, opts, mdp, algorithm),
+                             pooled=opts["pool_over_h"])
 
 
 def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: str, audit: AuditHook | None = None,
@@ -125,7 +134,8 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
     env_rngs = stream_generators(seeds, 0, audit, fixed=audit is not None and audit.fixed_users)
     noise_rngs = noise_generators(seeds, 1, audit)
     agent_rngs = stream_generators(seeds, 2, audit, fixed=audit is not None)
-    dim = sum(family_dims(H, S, A).values())
+    pooled = opts["pool_over_h"]
+    dim = sum(family_dims(H, S, A, pooled).values())
     priv = Privatizer(log, dim, K, noise_rngs, ledger)
     E1, E2 = e_terms(log, S=S, A=A, H=H, K=K, confidence_delta=opts["confidence_delta"], e_scale=opts["e_scale"])
     Lc, Lp = log_terms(S, A, H, K, opts["confidence_delta"])
@@ -133,7 +143,7 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
     eta = opts["eta"] if opts["eta"] is not None else theory_eta(A, H, K)
     log_pi = np.full((B, H, S, A), -math.log(A)) if kind == "po" else None
     central = log is not None and log.privacy_model == "joint"
-    obs = _Recorder(audit, central, B, K, H, A) if audit is not None else None
+    obs = _Recorder(audit, central, B, K, H, A, pooled) if audit is not None else None
     regret = np.zeros((B, K))
     v_star = mdp.optimal_value()
     released = np.zeros((B, dim))
@@ -147,7 +157,7 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
             n = min(_CHUNK, K - k + 1)
             env_u = np.stack([r.random((n, H)) for r in env_rngs])
             agent_u = np.stack([r.random((n, H)) for r in agent_rngs]) if kind == "po" else None
-        base, P = optimistic_model(*split(released, H, S, A), E1=E1, E2=E2,
+        base, P = optimistic_model(*split(released, H, S, A, pooled), E1=E1, E2=E2,
                                    H=H, S=S, A=A, Lc=Lc, Lp=Lp, bonus_scale=float(config.bonus_scale), kind=kind)
         if kind == "vi":
             policy = plan_vi(base, P)
@@ -187,7 +197,7 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
                     acts[:, h] = prescribe(h, s)
                     states[:, h + 1] = mdp.sample_next(h, s, acts[:, h], env_u[:, j, h])
             costs = cost_table[np.arange(H)[None, :], states[:, :H], acts]
-        x = episode_stats(states, acts, costs, S, A)
+        x = episode_stats(states, acts, costs, S, A, pooled)
         released = priv.release(k, x)
         if obs is not None:
             obs.after_release(k, acts, x, priv)
@@ -197,7 +207,7 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
             progress(k)
 
     info: dict[str, Any] = {"E1": E1, "E2": E2, "L_c": Lc, "L_p": Lp, "v_star": v_star, "env": mdp.name,
-                            "S": S, "A": A, "H": H, "K": K, "final_release": priv.released()}
+                            "S": S, "A": A, "H": H, "K": K, "pool_over_h": pooled, "final_release": priv.released()}
     if kind == "po":
         info["eta"] = eta
     observation = obs.observation(log) if obs is not None else None
@@ -207,8 +217,8 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
 class _Recorder:
     """Builds the :class:`Observation` of an audited run (module docstring)."""
 
-    def __init__(self, audit: AuditHook, central: bool, B: int, K: int, H: int, A: int) -> None:
-        self.audit, self.central, self.B = audit, central, B
+    def __init__(self, audit: AuditHook, central: bool, B: int, K: int, H: int, A: int, pooled: bool = False) -> None:
+        self.audit, self.central, self.B, self.pooled = audit, central, B, pooled
         self.actions = np.zeros((B, max(K - 1, 0), H), dtype=np.int8 if A <= 127 else np.int64)
         self.nodes: list[tuple[int, np.ndarray]] = []   # (t, values) for the releases [1, t], t = 2^j
         self.user1: np.ndarray | None = None
@@ -225,7 +235,7 @@ class _Recorder:
                 s, a, c = ldp_trajectory(mdp, which)
                 out[which] = (np.broadcast_to(s, (self.B, s.size)).copy(), np.broadcast_to(a, (self.B, a.size)).copy(),
                               np.broadcast_to(c, (self.B, c.size)).copy())
-            self.means[which] = _collapse(episode_stats(*out[which], S, A))
+            self.means[which] = _collapse(episode_stats(*out[which], S, A, self.pooled))
         return out[self.audit.canary]
 
     def after_release(self, k: int, acts: np.ndarray, x: np.ndarray, priv: Privatizer) -> None:

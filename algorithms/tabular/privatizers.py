@@ -131,7 +131,7 @@ def tabular_neighbours(privacy: str, H: int) -> NeighbourSpec:
 
 
 def build_tabular_log(*, algorithm: str, privacy: str, calibration: str, epsilon: float, delta: float,
-                      H: int, S: int, A: int, K: int, parameters: dict) -> MechanismLog | None:
+                      H: int, S: int, A: int, K: int, parameters: dict, pooled: bool = False) -> MechanismLog | None:
     """The declared log of one tabular configuration (None when ``privacy == "none"``).
 
     One release group ``counts``: the three families concatenated (visits | costs | transitions,
@@ -144,11 +144,15 @@ def build_tabular_log(*, algorithm: str, privacy: str, calibration: str, epsilon
     ``paper``: printed scales, with the derived sensitivity in ``sensitivity.value``; ``tight``:
     the same group, its scale multiplied by the calibrator's smallest factor that meets the claim
     (``privacct.calibrate.calibrate_log``).
+
+    ``pooled`` (option ``pool_over_h``, a departure: docs/seed-002-tabular.md#counts-pooled-over-h): the
+    families are summed over h (length 2SA + SAS); the l1 sensitivity is unchanged (6H - 3 / 6H: one user
+    still adds H per family, :func:`tabular_neighbours`), so the accounted eps is the same at the same scale.
     """
     if privacy == "none":
         return None
     b = paper_noise_scale(privacy, H, K, epsilon)
-    dim = sum(family_dims(H, S, A).values())
+    dim = sum(family_dims(H, S, A, pooled).values())
     central = privacy == "jdp"
     dist = tabular_neighbours(privacy, H).group(GROUP)
     if central:
@@ -166,11 +170,13 @@ def build_tabular_log(*, algorithm: str, privacy: str, calibration: str, epsilon
         structure = Structure.single()
         how = "local randomizer: each user perturbs her own report once"
     sens = Sensitivity("l1", dist.worst_case, dist.derivation)
+    what = ("N(s,a) | C(s,a) (costs c = 1 - r) | N(s,a,s') summed over h (pooled: the authors' public code, "
+            "a departure from the paper's per-step counts)" if pooled else
+            "N_h(s,a) | C_h(s,a) (costs c = 1 - r) | N_h(s,a,s') for all h, s, a, s'")
     group = ReleaseGroup(GROUP, "laplace", b, sens, structure, dimension=dim,
-                         description="N_h(s,a) | C_h(s,a) (costs c = 1 - r) | N_h(s,a,s') for all h, s, a, s', "
-                                     f"concatenated; {how}", paper=paper)
+                         description=f"{what}, concatenated; {how}", paper=paper)
     params = {"K": K, "H": H, "S": S, "A": A, "algorithm": algorithm, "privacy": privacy,
-              "calibration": calibration, **parameters}
+              "calibration": calibration, "pool_over_h": bool(pooled), **parameters}
     if dist.arbitrary is not None:
         params["sensitivity_any_two_trajectories"] = dist.arbitrary
     readings = jdp_readings(H, K, epsilon) if central and calibration == "paper" else ()

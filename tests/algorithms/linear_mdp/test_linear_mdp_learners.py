@@ -19,7 +19,7 @@ from privacct.log import tree_depth
 from privacct.report import privacy_report
 from privacct.rng import spawn_sequences
 
-PRIVATE = ("batched-jdp-lsvi-ucb", "private-lsvi-ucb")
+PRIVATE = ("batched-jdp-lsvi-ucb", "batched-jdp-lsvi-ucb-laplace", "private-lsvi-ucb")
 
 
 def cfg(name, **kw):
@@ -32,7 +32,7 @@ def cfg(name, **kw):
 
 
 def test_registry_contents():
-    assert set(LEARNERS) == {"lsvi-ucb", "batched-jdp-lsvi-ucb", "private-lsvi-ucb"}
+    assert set(LEARNERS) == {"lsvi-ucb", "batched-jdp-lsvi-ucb", "batched-jdp-lsvi-ucb-laplace", "private-lsvi-ucb"}
     for name, spec in LEARNERS.items():
         assert spec.name == name and spec.family == "linear-mdp" and spec.default_env == "linear-two-state"
 
@@ -259,3 +259,28 @@ def test_observation_holds_every_release_of_user_one_in_update_order():
         n = int(res.info["n_updates"][b])
         present = [blk.present[b] for blk in ys]
         assert n >= 1 and present == [i < n for i in range(cap) for _ in range(H)]
+
+
+def test_batched_laplace_variant_app_e3():
+    # App. E.3 read with Thm 8's chain and simple composition: B = ceil((K eps)^{1/3} / (d^{2/3} H^{1/3})),
+    # b_Lam = 4 H B B0 / eps, b_u = 8 H^2 B / eps (docs/seed-003-linear-representation.md#pure-dp-variants)
+    spec = LEARNERS["batched-jdp-lsvi-ucb-laplace"]
+    paper = RunConfig("batched-jdp-lsvi-ucb-laplace", "jdp", epsilon=0.5, delta=0.0, episodes=10_000, calibration="paper",
+                      options=(("beta", 5.0),))
+    log = spec.build_log(paper)
+    assert log.params["B"] == 3 and log.params["B0"] == 3 and log.params["n_releases"] == 2
+    assert log.group("gram_h1").noise_scale == pytest.approx(4 * 5 * 3 * 3 / 0.5)
+    assert log.group("u").noise_scale == pytest.approx(8 * 25 * 3 / 0.5)
+    assert all(g.mechanism == "laplace" and g.sensitivity.norm == "l1" for g in log.release_groups)
+    assert log.group("gram_h1").sensitivity.value == pytest.approx(2.0)      # simplex features: attained by e_0, e_1
+    assert log.group("u").sensitivity.value == pytest.approx(2 * 6)          # 2 max||phi||_1 (H + 1)
+    by_hand = 5 * tree_depth(2) * 2.0 / 360 + 5 * 2 * 12.0 / 1200           # H trees x depth + H x 2 responses
+    assert privacy_report(log).tightest_epsilon == pytest.approx(by_hand, rel=1e-9)
+    tight = spec.build_log(RunConfig("batched-jdp-lsvi-ucb-laplace", "jdp", epsilon=0.5, delta=0.0, episodes=10_000,
+                                     calibration="tight", options=(("beta", 5.0),)))
+    assert privacy_report(tight).tightest_epsilon == pytest.approx(0.5, rel=1e-9)
+    # the Gaussian learner is unchanged by the variant
+    assert LEARNERS["batched-jdp-lsvi-ucb"].build_log(RunConfig("batched-jdp-lsvi-ucb", "jdp", epsilon=0.5, delta=1e-5,
+                                                                episodes=10_000)).group("u").mechanism == "gaussian"
+    with pytest.raises(PrivacctError, match="delta must be in \\(0, 1\\)"):
+        LEARNERS["batched-jdp-lsvi-ucb"].build_log(RunConfig("batched-jdp-lsvi-ucb", "jdp", delta=0.0))
