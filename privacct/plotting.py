@@ -75,17 +75,19 @@ def downsample(y, n: int = 400):
 
 
 def plot_curve(ax, y, i: int, label: str, *, markers: int = 8, **kwargs) -> None:
-    """Curve ``y`` (indexed 1..len(y)) in style ``i`` with about ``markers`` markers."""
+    """Curve ``y`` (indexed 1..len(y)) in style ``i`` with about ``markers`` markers, staggered by ``i``
+    so that the markers of coinciding curves do not sit on top of each other."""
     x, yy = downsample(y)
     st = style(i)
     st.update(kwargs)
-    ax.plot(x, yy, label=label, markevery=max(1, len(x) // markers), markersize=4, linewidth=1.4, **st)
+    step = max(1, len(x) // markers)
+    ax.plot(x, yy, label=label, markevery=((i * step // 4) % step, step), markersize=4, linewidth=1.4, **st)
 
 
 def save(fig, path: str | Path, *, dpi: int = DPI) -> None:
-    """Lay out, write a PNG and close the figure."""
+    """Lay out, write a PNG (cropped to what is drawn, legends outside the axes included) and close the figure."""
     fig.tight_layout()
-    fig.savefig(path, dpi=dpi)
+    fig.savefig(path, dpi=dpi, bbox_inches="tight")
     pyplot().close(fig)
 
 

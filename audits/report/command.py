@@ -1,0 +1,100 @@
+"""``privacct report``: build every row, draw the figures, write report.json / report.md / report.html
+(the same :class:`.document.Document` rendered twice) and print the summary table.
+
+Outputs in ``--out DIR``: ``report.json`` (the results schema, privacct/schemas/results.schema.json:
+``{"kind": "report", "rows": [...], ...}``), ``report.md``, ``report.html`` (figures embedded, one
+self-contained file), ``regret-<family>.png``, ``sandwich.png``, ``readings.png`` and each row's
+mechanism logs under ``logs/`` (docs/report.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from privacct.errors import PrivacctError, check_count
+
+from . import figures as F
+from .build import SUMMARY, document
+from .regret import RegretRuns
+from .render import section, to_html, to_markdown, to_text_table
+from .rows import ReportScale, build_row, paper_configs
+
+#: Version of the results schema the JSON documents follow (privacct/schemas/results.schema.json).
+RESULTS_SCHEMA_VERSION = 1
+
+
+def make_report(out_dir: str | Path, *, scale: ReportScale, scale_name: str = "default", seed: int = 0,
+                only: list[str] | None = None, command: str = "privacct report",
+                progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Build every row, write the documents and figures into ``out_dir``; return report.json's content."""
+    out = Path(out_dir)
+    configs = paper_configs(only)
+    if not configs:
+        raise PrivacctError("no private learner is registered (privacct.algorithms.registry is empty)")
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    runs = RegretRuns(scale.seeds, seed)
+    rows = []
+    for i, (spec, setting) in enumerate(configs, 1):
+        tag = f"[{i}/{len(configs)}] {spec.name} {setting.privacy} eps={setting.epsilon:g}"
+        say = (lambda msg, tag=tag: progress(f"{tag}: {msg}")) if progress else (lambda msg: None)
+        rows.append(build_row(spec, setting, scale, seed=seed, out_dir=out, runs=runs, say=say))
+    figs: list[tuple[str, str]] = []
+    for family in sorted({r.family for r in rows}):
+        name = f"regret-{family}.png"
+        F.plot_regret(rows, family, out / name)
+        figs.append((name, f"{family}: cumulative regret, printed vs tight noise, beside the non-private learner and the "
+                           "uniform policy (legends: accounted eps and delta)"))
+    F.plot_sandwich(rows, out / "sandwich.png")
+    figs.append(("sandwich.png", "audit lower bound <= accounted eps of the same audit configuration, the accounted eps at "
+                                 "the setting's K and the claim (zeros annotated on the floor line)"))
+    if F.plot_readings(rows, out / "readings.png"):
+        figs.append(("readings.png", "accounted eps of every reading of an ambiguous printed setting, against the claim"))
+    meta = {"generated": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "command": command,
+            "scale_name": scale_name, "scale": scale.to_dict(), "seed": seed, "seconds": time.perf_counter() - t0}
+    doc = document(rows, meta, figs)
+    data = {"kind": "report", "schema_version": RESULTS_SCHEMA_VERSION, **meta,
+            "rows": [r.to_dict() for r in rows], "figures": [f for f, _ in figs]}
+    (out / "report.json").write_text(json.dumps(data, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    (out / "report.md").write_text(to_markdown(doc), encoding="utf-8")
+    (out / "report.html").write_text(to_html(doc, out), encoding="utf-8")
+    data["_document"] = doc
+    return data
+
+
+def register_report(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser("report", help="verify every seed algorithm's claim, side by side with its regret")
+    p.add_argument("--out", default="privacct-report", help="output directory (default: privacct-report)")
+    p.add_argument("--full", action="store_true", help="the settings' K and more seeds (hours), not the default minutes")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--only", nargs="+", metavar="ALGORITHM", help="only these learners")
+    p.add_argument("--json", action="store_true", help="print report.json's rows instead of the table")
+    p.set_defaults(func=cmd_report)
+    return p
+
+
+def cmd_report(args) -> int:
+    check_count("--seed", args.seed, minimum=0)
+    scale = ReportScale.full() if args.full else ReportScale.default()
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise PrivacctError(f"--out must be a directory, got the file {str(out)!r}")
+    if not paper_configs(args.only):  # validates --only before anything is written
+        raise PrivacctError("no private learner is registered")
+    command = ("privacct report " + " ".join(sys.argv[2:])) if sys.argv[1:2] == ["report"] else "privacct report"
+    data = make_report(out, scale=scale, scale_name="full" if args.full else "default", seed=args.seed, only=args.only,
+                       command=command.strip(), progress=lambda m: print(m, file=sys.stderr, flush=True))
+    if args.json:
+        print(json.dumps(data["rows"], indent=2, allow_nan=False))
+    else:
+        print(to_text_table(section(data["_document"], SUMMARY).blocks[0]))
+        print(f"\nwrote {out / 'report.md'}, {out / 'report.html'}, {out / 'report.json'}")
+    return 0
+
+
+__all__ = ["RESULTS_SCHEMA_VERSION", "cmd_report", "make_report", "register_report"]
