@@ -120,6 +120,7 @@ class PrivacyReport:
             "epsilon_at_smaller_delta": [{"delta": dd, "epsilon": _finite(e)} for dd, e in ex.trivial_at],
             "groups": [dict(g) for g in self.groups],
             "readings": None if self.readings is None else self.readings.to_dict(),
+            "explanation": ex.to_dict(),
         }
         return d
 

@@ -85,7 +85,8 @@ def reproduce(out_dir, *, full: bool = False, seeds: int | None = None, episodes
     base = RunConfig("lsvi-ucb", privacy="none", episodes=K, env=ENV, options=(("beta", beta),))
     res = LEARNERS["lsvi-ucb"].run(base, seed_seqs)
     curves[("lsvi-ucb", "none", None)] = res.cumulative_regret
-    summary["runs"].append({"algorithm": "lsvi-ucb", "calibration": "none", "epsilon": None,
+    summary["runs"].append({"algorithm": "lsvi-ucb", "privacy": "none", "calibration": "none", "claimed_epsilon": None,
+                            "accounted_epsilon": None, "accountant": None,
                             "final_regret_mean": float(res.cumulative_regret[:, -1].mean())})
     _say(progress, f"lsvi-ucb done ({time.perf_counter() - t0:.1f}s)")
     for eps in eps_grid:
@@ -99,8 +100,8 @@ def reproduce(out_dir, *, full: bool = False, seeds: int | None = None, episodes
                 rep = privacy_report(log)
                 res = spec.run(cfg, seed_seqs)
                 curves[(name, cal, eps)] = res.cumulative_regret
-                row = {"algorithm": name, "calibration": cal, "epsilon": eps,
-                       "certified_epsilon": rep.tightest_epsilon, "accountant": rep.tightest, "verdict": rep.verdict,
+                row = {"algorithm": name, "privacy": cfg.privacy, "calibration": cal, "claimed_epsilon": eps,
+                       "delta": cfg.delta, "accounted_epsilon": rep.tightest_epsilon, "accountant": rep.tightest, "verdict": rep.verdict,
                        "final_regret_mean": float(res.cumulative_regret[:, -1].mean()),
                        "final_regret_seeds": [float(x) for x in res.cumulative_regret[:, -1]],
                        "n_updates": [int(x) for x in res.info["n_updates"]]}
@@ -109,7 +110,7 @@ def reproduce(out_dir, *, full: bool = False, seeds: int | None = None, episodes
                                 "lam_tilde": float(res.info["lam_tilde"]), "rho": float(res.info["rho"]),
                                 "floor_events": [int(x) for x in res.info["floor_events"]]})
                 summary["runs"].append(row)
-                _say(progress, f"{name} {cal} eps={eps:g}: certified eps {rep.tightest_epsilon:.4g} ({rep.verdict}), "
+                _say(progress, f"{name} {cal} eps={eps:g}: accounted eps {rep.tightest_epsilon:.4g} ({rep.verdict}), "
                                f"final regret {row['final_regret_mean']:.1f} ({time.perf_counter() - t0:.1f}s)")
     summary["elapsed_s"] = round(time.perf_counter() - t0, 1)
     x = np.arange(1, K + 1)
@@ -142,7 +143,7 @@ def reproduce(out_dir, *, full: bool = False, seeds: int | None = None, episodes
         rows = [r for r in summary["runs"] if r["algorithm"] == name and r["calibration"] == cal]
         col, ls = styles[(name, cal)]
         hatch = "//" if cal == "paper" else None
-        a1.bar(idx + (j - 1.5) * width, [r["certified_epsilon"] for r in rows], width, color=col, hatch=hatch,
+        a1.bar(idx + (j - 1.5) * width, [r["accounted_epsilon"] for r in rows], width, color=col, hatch=hatch,
                alpha=0.8, label=f"{name} [{cal}]")
         a2.bar(idx + (j - 1.5) * width, [r["final_regret_mean"] for r in rows], width, color=col, hatch=hatch,
                alpha=0.8, label=f"{name} [{cal}]")

@@ -157,8 +157,8 @@ class ReportRow:
         rep = self.report
         s = self.setting
         return {
-            "algorithm": self.algorithm, "paper": self.paper, "family": self.family, "privacy_model": s.privacy,
-            "title": self.title, "claimed_epsilon": s.epsilon, "claimed_delta": s.delta,
+            "algorithm": self.algorithm, "paper": self.paper, "family": self.family, "privacy": s.privacy,
+            "title": self.title, "claimed_epsilon": s.epsilon, "delta": s.delta,
             "claim_printed": s.claim_printed, "episodes": s.episodes, "env": self.env, "horizon": self.horizon,
             "setting": s.to_dict(),
             "accounted_epsilon": rep.tightest_epsilon, "accountant": rep.tightest, "accounted": rep.epsilons,

@@ -17,7 +17,7 @@ def test_reproduce_small(tmp_path):
     assert data["label"] == LABEL and "own experiment" in LABEL
     rows = {(r["algorithm"], r["calibration"]): r for r in data["runs"]}
     assert rows[("private-lsvi-ucb", "paper")]["verdict"] == "FAILS"
-    assert rows[("private-lsvi-ucb", "tight")]["certified_epsilon"] <= 1.0 * (1 + 1e-9)
+    assert rows[("private-lsvi-ucb", "tight")]["accounted_epsilon"] <= 1.0 * (1 + 1e-9)
     for name in ("private-lsvi-ucb", "batched-jdp-lsvi-ucb"):
         assert rows[(name, "tight")]["verdict"] == "holds"
     r = rows[("private-lsvi-ucb", "tight")]
