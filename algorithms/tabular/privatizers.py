@@ -95,10 +95,12 @@ def jdp_readings(H: int, K: int, epsilon: float) -> tuple[Reading, ...]:
         Reading("ln K, valid pair (6H-3)", f"{ln_text}; {pair_text}"),
         Reading("ln K, any two (6H)", f"{ln_text}; {any_text}", overrides=(GroupOverride(GROUP, sensitivity=any_two),)),
         Reading("log2 K, valid pair (6H-3)", f"{log2_text}; {pair_text}",
-                supported_by="Def. 2.2 (the relation of the JDP claim: a user is a response function, s_1 is fixed (Sec. 2.1) "
-                             "and a_1 comes from public data, so both neighbours share it) gives l1 = 6H - 3; the proof of "
-                             "Lemma 5.1 (App. C) counts the nodes of Chan et al.'s binary mechanism (their Thm 3.5), "
-                             "floor(log2 K) + 1 per user, so its 'log K' is base 2",
+                supported_by="the proof of Lemma 5.1 (App. C) gives each counter eps/(3H) and lets one user change H "
+                             "entries of each of the 3 count families (an l1 change of 3H, i.e. add/remove); under the "
+                             "replace-one relation of Def. 2.2 (a user is a response function, s_1 is fixed, Sec. 2.1, so "
+                             "both neighbours receive the same a_1) that change is 6H - 3. The proof counts the nodes of "
+                             "Chan et al.'s binary mechanism (their Thm 3.5), whose log is base 2: floor(log2 K) + 1 per "
+                             "user, so its 'log K' is log2 K",
                 overrides=(GroupOverride(GROUP, noise_scale=b2, paper=log2),)),
         Reading("log2 K, any two (6H)", f"{log2_text}; {any_text}",
                 overrides=(GroupOverride(GROUP, noise_scale=b2, sensitivity=any_two, paper=log2),)),

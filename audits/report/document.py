@@ -1,6 +1,6 @@
 """The report's document model: one tree of sections, paragraphs, lists, tables and figures, from
 which :mod:`.render` writes Markdown, HTML and terminal text, so no format can drop what another
-shows (docs/auditing.md#the-report).
+shows (docs/report.md).
 
 Text is a tuple of :class:`Span` (plain, bold, code or emphasis); renderers escape every span for
 their format (and :func:`privacct.errors.printable` first: a string a log carries can never start a
