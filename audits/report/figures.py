@@ -32,7 +32,7 @@ def _eps(x: float | None) -> str:
 
 def plot_regret(rows, family: str, path: Path) -> None:
     fam = [r for r in rows if r.family == family]
-    fig, axes = plotting.panel_grid(len(fam))
+    fig, axes = plotting.panel_grid(len(fam), size=(4.6, 4.4))
     for ax, r in zip(axes, fam, strict=True):
         d = r.setting.delta
         labels = {"paper": f"{CURVES[0][1]} (accounted eps {_eps(r.report.tightest_epsilon)}, delta {d:g})",
@@ -44,7 +44,7 @@ def plot_regret(rows, family: str, path: Path) -> None:
         ax.set_title(f"{r.algorithm} {r.setting.privacy.upper()}, claim eps {r.setting.epsilon:g}, delta {d:g}")
         ax.set_xlabel("episode")
         ax.set_ylabel("cumulative regret")
-        ax.legend(loc="upper left")
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=1)   # below the panel: never over a curve
     fig.suptitle(f"{family}: cumulative regret (mean over {fam[0].regret.seeds} seeds, K = {fam[0].regret.episodes})")
     plotting.save(fig, path)
 
