@@ -68,10 +68,9 @@ def plot_cumulative(curves: dict[str, np.ndarray], path: str | Path, *, title: s
                     uniform_per_episode: float | None = None) -> None:
     """PNG of cumulative regret: for each label, the mean over seeds and a +-1 std band; with
     ``uniform_per_episode``, the uniform random policy's (exact) cumulative regret as a dashed line."""
-    import matplotlib
+    from privacct.plotting import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()   # the one place matplotlib is set up (privacct/plotting.py)
 
     fig, ax = plt.subplots(figsize=(6, 4))
     for label, regret in curves.items():

@@ -55,10 +55,9 @@ def reproduce(out_dir, *, full: bool = False, seeds: int | None = None, episodes
 
     ``eps_grid`` (optional, each > 0) replaces the mode's grid (used by the tests to stay small).
     Returns the summary dict (also written to ``summary.json``)."""
-    import matplotlib
+    from privacct.plotting import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()   # the one place matplotlib is set up (privacct/plotting.py)
 
     out = Path(out_dir)
     K = check_count("episodes", episodes) if episodes is not None else (10_000 if full else 2000)

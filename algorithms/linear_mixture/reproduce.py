@@ -128,10 +128,9 @@ def _write_csv(path: Path, rows: list[dict], panel: str) -> None:
 
 
 def _plot(panels: dict[str, list[dict]], path: Path, title: str) -> None:
-    import matplotlib
+    from privacct.plotting import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()   # the one place matplotlib is set up (privacct/plotting.py)
 
     names = list(panels)
     ncol = 2

@@ -138,10 +138,9 @@ def _eps_sweep(K: int, n: int, cache: dict, seq, progress: bool) -> list[dict[st
 
 
 def _sweep_figure(rows, K: int, n: int, scale_note: str, path: Path) -> None:
-    import matplotlib
+    from privacct.plotting import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()   # the one place matplotlib is set up (privacct/plotting.py)
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     for ax, (alg, title) in zip(axes, PANELS, strict=True):
@@ -171,10 +170,9 @@ def _bar(label: str, K: int, N: int):
 
 
 def _figure(curves, calibration: str, K: int, N: int, scale_note: str, path: Path) -> None:
-    import matplotlib
+    from privacct.plotting import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()   # the one place matplotlib is set up (privacct/plotting.py)
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     x = np.arange(1, K + 1)
