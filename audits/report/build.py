@@ -190,7 +190,8 @@ SUMMARY_HEADER = ("algorithm", "model", "(eps, delta)", "accounted eps (printed 
 def summary_row(row) -> tuple:
     s, c, a = row.setting, row.regret, row.audit
     learns = "yes" if c.learns(c.paper) else "no"
-    return (text(row.algorithm), text(s.privacy.upper()), text(f"({s.epsilon:g}, {s.delta:g}) {claim_word(s)}"),
+    kinds = f"eps {s.provenance_of('epsilon').label}, delta {s.provenance_of('delta').label}"
+    return (text(row.algorithm), text(s.privacy.upper()), text(f"({s.epsilon:g}, {s.delta:g}) {claim_word(s)} ({kinds})"),
             text(("bold", _g(row.report.tightest_epsilon)), f" ({row.report.tightest})"),
             text(row.verdict, *(f"; {n}" for n in row.verdict_notes)),
             text(f"{a['epsilon_lower_bound']:.3g} <= {a['accounted_epsilon']:.3g} (K={a['episodes']}, H={a['horizon']})"),
