@@ -23,7 +23,7 @@ from __future__ import annotations
 from .errors import MAX_COUNT
 from .log import (MAX_DEPTH, MAX_DOCUMENT_CHARS, MAX_FLOAT, MAX_GROUPS, MAX_NAME_CHARS, MAX_TEXT_CHARS, MECHANISM_NORMS, MECHANISMS,
                   NEIGHBOURING, NORMS, PRIVACY_MODELS, SCHEMA_VERSION)
-from .log import MAX_READINGS
+from .log_readings import MAX_READINGS
 
 _NO_SURROGATE = "^[^\\ud800-\\udfff]*$"
 _POS = {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_FLOAT}

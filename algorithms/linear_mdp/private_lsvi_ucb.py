@@ -75,7 +75,8 @@ import numpy as np
 
 from privacct.errors import PrivacctError, check_positive
 from privacct.ledger import Ledger
-from privacct.log import Claim, GroupOverride, MechanismLog, PaperStatement, Reading, ReleaseGroup, Sensitivity, Structure, tree_depth
+from privacct.log import Claim, MechanismLog, PaperStatement, ReleaseGroup, Sensitivity, Structure, tree_depth
+from privacct.log_readings import GroupOverride, Reading
 from privacct.mechanisms import TreeCounter, gaussian
 
 from ..base import AuditHook, Observation, ObservedBlock, RunConfig, RunResult, noise_generators, stream_generators

@@ -45,7 +45,8 @@ from typing import Callable
 import numpy as np
 
 from privacct.errors import PrivacctError
-from privacct.log import Claim, GroupOverride, MechanismLog, PaperStatement, Reading, ReleaseGroup, Sensitivity, Structure
+from privacct.log import Claim, MechanismLog, PaperStatement, ReleaseGroup, Sensitivity, Structure
+from privacct.log_readings import GroupOverride, Reading
 
 from ..envs.linear_mixture import LinearMixtureMDP
 from ..neighbours import GroupDistance, NeighbourSpec, jdp, ldp

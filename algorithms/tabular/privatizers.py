@@ -47,8 +47,9 @@ import numpy as np
 
 from privacct.errors import PrivacctError
 from privacct.ledger import Ledger
-from privacct.log import (Claim, GroupOverride, MechanismLog, PaperStatement, Reading, ReleaseGroup, Sensitivity, Structure,
+from privacct.log import (Claim, MechanismLog, PaperStatement, ReleaseGroup, Sensitivity, Structure,
                           tree_depth)
+from privacct.log_readings import GroupOverride, Reading
 from privacct.mechanisms import TreeCounter, add_noise
 
 from ..neighbours import GroupDistance, NeighbourSpec, jdp, ldp

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from privacct.errors import PrivacctError
-from privacct.log import Claim, GroupOverride, MechanismLog, Reading, ReleaseGroup, Sensitivity, Structure
+from privacct.log import Claim, MechanismLog, ReleaseGroup, Sensitivity, Structure
+from privacct.log_readings import GroupOverride, Reading
 from privacct.readings import AS_DECLARED, account_readings
 
 
