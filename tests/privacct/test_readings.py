@@ -12,8 +12,8 @@ from privacct.log_readings import GroupOverride, Reading
 from privacct.readings import AS_DECLARED, account_readings
 
 
-def _log(readings=()):
-    g = ReleaseGroup("g", "gaussian", 2.0, Sensitivity("l2", 1.0, "t"), Structure("repeated", count=4))
+def _log(readings=(), sigma=2.0):
+    g = ReleaseGroup("g", "gaussian", sigma, Sensitivity("l2", 1.0, "t"), Structure("repeated", count=4))
     return MechanismLog("r", "joint", (g,), claim=Claim(1.0, 1e-5), readings=readings)
 
 
@@ -71,3 +71,24 @@ def test_seed002_four_readings_fail_in_every_reading():
     assert eps["log2 K, any two (6H)"] == pytest.approx(2.10, abs=0.01)
     assert [r.name for r in summary.supported] == ["log2 K, valid pair (6H-3)"]
     assert eps["log2 K, valid pair (6H-3)"] < eps["ln K, valid pair (6H-3)"]
+
+
+def test_verify_refuses_a_bad_reading_with_one_line_and_exit_2(tmp_path, cli, cli_contract):
+    d = json.loads(_log().to_json())
+    d["readings"] = [{"name": "x", "overrides": [{"group": "nope", "noise_scale": 1.0}]}]
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(d))
+    res = cli(["verify", str(path)])
+    cli_contract(res)
+    assert res.code == 2 and "readings[0].overrides[0].group" in res.err
+
+
+def test_verify_shows_every_reading_and_its_causes_only_under_that_reading(tmp_path, cli):
+    log = _log((Reading("loud", supported_by="Lemma 2", overrides=(GroupOverride("g", noise_scale=0.5),)),), sigma=50.0)
+    path = tmp_path / "r.json"
+    log.save(path)
+    res = cli(["verify", str(path)])
+    assert res.code == 0                                       # the declared log holds
+    assert "verdict in every reading: depends on the reading" in res.out
+    assert "the paper's own proof supports reading loud: Lemma 2" in res.out
+    assert not any(line.startswith("cause:") for line in res.out.splitlines())
