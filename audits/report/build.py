@@ -200,6 +200,24 @@ def summary_row(row) -> tuple:
             text(learns))
 
 
+TERMINAL_HEADER = ("algorithm", "model", "(eps, delta)", "accounted eps", "verdict", "audit LB <= acc.", "audit",
+                   "tight/printed", "learns?")
+
+
+def terminal_table(rows) -> Table:
+    """The summary for a terminal: the same numbers as :data:`SUMMARY_HEADER`'s table, fewer words
+    (the notes of each verdict are in the documents)."""
+    out = []
+    for row in rows:
+        s, c, a = row.setting, row.regret, row.audit
+        note = " *" if row.verdict_notes else ""
+        out.append((text(row.algorithm), text(s.privacy.upper()), text(f"({s.epsilon:g}, {s.delta:g})"),
+                    text(_g(row.report.tightest_epsilon)), text(row.verdict + note),
+                    text(f"{a['epsilon_lower_bound']:.3g} <= {a['accounted_epsilon']:.3g}"), text(a["verdict"]),
+                    text(_ratios(row)), text("yes" if c.learns(c.paper) else "no")))
+    return Table(TERMINAL_HEADER, tuple(out))
+
+
 def intro(meta: dict[str, Any]) -> tuple:
     scale = meta["scale"]
     reg = ", ".join(f"{k} {v}" for k, v in sorted(scale["regret_episodes"].items())) or "the settings' K"
@@ -242,5 +260,5 @@ def document(rows, meta: dict[str, Any], figures: list[tuple[str, str]]) -> Docu
     return Document("privacct report", intro(meta), tuple(sections))
 
 
-__all__ = ["ASSUMPTIONS", "CAUSES", "FIGURES", "GENERAL_ASSUMPTIONS", "SUMMARY", "SUMMARY_HEADER", "claim_word", "document",
+__all__ = ["ASSUMPTIONS", "CAUSES", "TERMINAL_HEADER", "terminal_table", "FIGURES", "GENERAL_ASSUMPTIONS", "SUMMARY", "SUMMARY_HEADER", "claim_word", "document",
            "row_section", "summary_row"]
