@@ -15,4 +15,15 @@ def results_schema() -> dict:
     return json.loads(RESULTS_SCHEMA.read_text(encoding="utf-8"))
 
 
-__all__ = ["RESULTS_SCHEMA", "results_schema"]
+def check_results(rows) -> None:
+    """Validate each result row (a run summary, a reproduction row, a report row) against the
+    schema's ``result`` definition; raises jsonschema.ValidationError (jsonschema: the test extra)."""
+    import jsonschema
+
+    schema = results_schema()
+    validator = jsonschema.Draft202012Validator({"$defs": schema["$defs"], "$ref": "#/$defs/result"})
+    for row in rows:
+        validator.validate(row)
+
+
+__all__ = ["RESULTS_SCHEMA", "check_results", "results_schema"]

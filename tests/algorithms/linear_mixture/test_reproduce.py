@@ -9,6 +9,7 @@ import pytest
 
 from privacct.algorithms.linear_mixture.reproduce import reproduce
 from privacct.errors import PrivacctError
+from privacct.results import check_results
 
 
 @pytest.mark.slow
@@ -19,6 +20,7 @@ def test_reproduce_writes_outputs(tmp_path):
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["episodes"] == 6 and summary["seeds"] == 1
     panels = summary["fig2"]
+    check_results([r for rows in list(panels.values()) + list(summary["own"].values()) for r in rows])
     assert {p.split(" [")[0] for p in panels} == {"riverswim", "riverswim-inhomogeneous", "hard-to-learn"}
     tight = [r for p, rows in panels.items() if "tight" in p for r in rows if r["privacy"] == "ldp"]
     # tight calibration certifies exactly the claim (up to the calibrator's rounding toward privacy)
