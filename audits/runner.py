@@ -78,7 +78,6 @@ class AuditResult:
     pairs: int
     ceiling: float
     statistics: list[str] = field(default_factory=list)
-    gdp_outcomes: list[Outcome] = field(default_factory=list)
     name: str = ""
 
     @property
@@ -241,7 +240,7 @@ def run_audit(mechanism: Callable, neighbours: NeighbourGenerator, *, epsilon: f
         power=check, test=best.test.describe(), outcomes=outcomes, mu_lower_bound=float(mu), epsilon_gdp=eps_gdp,
         trials=trials, confidence=confidence, seed=seed, seconds=time.perf_counter() - t0,
         sampling_seconds=sampling_s, executor=used, chunks=chunks, pairs=len(pairs),
-        ceiling=bounds.epsilon_ceiling(n_eval, alpha, delta), statistics=stats_names, gdp_outcomes=gdp, name=name)
+        ceiling=bounds.epsilon_ceiling(n_eval, alpha, delta), statistics=stats_names, name=name)
 
 
 def audit_mechanism(mechanism: Callable, dataset: Any, neighbour: Any, epsilon: float = 1.0, delta: float = 0.0,

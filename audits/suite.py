@@ -134,10 +134,6 @@ def suite(*, calibration: str = "tight") -> list[LearnerAudit]:
             for name, spec in sorted(learners().items()) for p in spec.privacy_models if p != "none"]
 
 
-def run_suite(*, trials: int | None = None, seed: int = 0, **kwargs) -> list[LearnerAuditResult]:
-    return [a.run(trials=trials, seed=seed, **kwargs) for a in suite()]
-
-
 def paper_failures() -> list[LearnerAudit]:
     """The printed constants whose claim of eps = 1 the audit alone certifies as failing, with valid
     neighbours (trials per side: a median run certifies > 1; the oracle figures are in benchmarks):
@@ -180,59 +176,26 @@ def check_learner(audit: LearnerAudit, *, trials: int | None = None, seed: int =
     draw-shape check; audit: :meth:`LearnerAudit.run`. ``checks`` selects which run (a planted learner
     bug is tested with the audit alone). Returns a :class:`privacct.audits.mutants.MutantReport`.
     """
-    import time
-
     import numpy as np
 
-    from privacct.accounting import tightest_epsilon
     from privacct.algorithms.base import AuditHook
     from privacct.algorithms.registry import get_learner
-    from privacct.ledger import check_ledger
 
-    from .mutants.registry import MutantReport, ledger_shape_problems
+    from .mutants.registry import run_checks
 
-    t0 = time.perf_counter()
     spec = get_learner(audit.algorithm)
     cfg = audit.config()
-    log = spec.build_log(cfg)
-    caught, notes = [], {}
-    acc = led = eps_lb = None
-    audit_dict = None
-    if "accountant" in checks:
-        name, acc = tightest_epsilon(log, delta=audit.delta)
-        notes["accountant"] = f"{name}: eps = {acc:.4g} for the declared log"
-        if acc > audit.epsilon * (1 + 1e-9):
-            caught.append("accountant")
-    if "ledger" in checks:
+
+    def one_seed_ledger():
         hook = AuditHook("A", noise_multiplier=audit.noise_multiplier)
-        run = spec.run(cfg, np.random.SeedSequence(seed).spawn(1), audit=hook)
-        problems = []
-        if run.ledger is None:
-            problems.append("the run returned no ledger")
-        else:
-            problems = ledger_shape_problems(log, run.ledger)
-            try:
-                lc = check_ledger(log, run.ledger, delta=audit.delta)
-                led = lc.executed_epsilon
-                if not lc.ok:
-                    problems.insert(0, f"executed eps {lc.executed_epsilon:.4g} > declared {lc.declared_epsilon:.4g}")
-            except PrivacctError as e:
-                problems.insert(0, f"refused: {e}")
-        notes["ledger"] = "; ".join(problems) or "executed log matches the declared log"
-        if problems:
-            caught.append("ledger")
-    if "audit" in checks:
-        r = audit.run(trials=trials, seed=seed, **audit_kwargs)
-        eps_lb = r.epsilon_lower_bound
-        audit_dict = r.to_dict()
-        notes["audit"] = (f"eps_lb = {r.epsilon_lower_bound:.4g} ({r.test}); verdict {r.verdict}; accounted at this "
-                          f"configuration {r.accounted_epsilon:.4g}")
-        if r.verdict == "fails":
-            caught.append("audit")
-    return MutantReport(audit.name, f"{audit.algorithm} {audit.privacy} {audit.calibration} K={audit.episodes}"
-                        + ("" if audit.noise_multiplier == 1 else f", privacy noise x{audit.noise_multiplier:g} "
-                           "(planted; the log and the ledger see the declared scale)"),
-                        audit.epsilon, audit.delta, caught, acc, led, eps_lb, notes, time.perf_counter() - t0, audit_dict)
+        return spec.run(cfg, np.random.SeedSequence(seed).spawn(1), audit=hook).ledger
+
+    description = (f"{audit.algorithm} {audit.privacy} {audit.calibration} K={audit.episodes}"
+                   + ("" if audit.noise_multiplier == 1 else f", privacy noise x{audit.noise_multiplier:g} "
+                      "(planted; the log and the ledger see the declared scale)"))
+    return run_checks(audit.name, description, spec.build_log(cfg), epsilon=audit.epsilon, delta=audit.delta,
+                      checks=checks, ledger=one_seed_ledger,
+                      audit=lambda: audit.run(trials=trials, seed=seed, **audit_kwargs))
 
 
 def paper_constants() -> list[LearnerAudit]:
@@ -242,4 +205,4 @@ def paper_constants() -> list[LearnerAudit]:
 
 
 __all__ = ["AUDIT_SETTINGS", "LearnerAudit", "PLANTED_NOISE_MULTIPLIER", "audit_setting", "check_learner",
-           "paper_constants", "paper_delta", "paper_failures", "planted_noise_bugs", "run_suite", "suggest_trials", "suite"]
+           "paper_constants", "paper_delta", "paper_failures", "planted_noise_bugs", "suggest_trials", "suite"]

@@ -5,7 +5,7 @@ must be multiplied so that an accountant's epsilon is <= the budget; :func:`cali
 returns the scaled log (under the accountant allowing the least noise, by default), and
 :func:`calibrate_noise` does it for one release group (the ``privacct calibrate`` command).
 
-How (docs/accounting.md, "calibration"):
+How (docs/accounting.md#calibration):
 
 * Only the reasons that no noise can remove refuse a calibration
   (``Accountant.why_not_for_any_noise``); a log that an accountant cannot account at its current
@@ -26,6 +26,7 @@ How (docs/accounting.md, "calibration"):
 
 from __future__ import annotations
 
+import functools
 import math
 
 from .accounting import ACCOUNTANT_NAMES, get_accountant, releases
@@ -116,10 +117,14 @@ def calibration_factor(log: MechanismLog, *, epsilon: float, delta: float, accou
     def gap_at(c: float) -> float:
         return _eps_or_inf(acc, log.scaled_noise(c), delta) - epsilon
 
-    # every scaled noise scale must stay a positive finite float
+    # every scaled noise scale c * b, and the factor c itself, must stay a positive finite (normal)
+    # float; the bounds are taken in log2 so that a tiny or huge b cannot overflow them
+    log2_max = math.log2(_MAX_FLOAT) - 1.0
     b_max = max(g.noise_scale for g in log.release_groups)
     b_min = min(g.noise_scale for g in log.release_groups)
-    c_hi, c_lo = _MAX_FLOAT / b_max / 2.0, 1e-300 / b_min
+    log2_hi = min(log2_max - math.log2(b_max), log2_max)
+    log2_lo = max(math.log2(1e-300) - math.log2(b_min), -1000.0)
+    c_hi, c_lo = 2.0 ** log2_hi, 2.0 ** log2_lo
 
     closed = _closed_form_factor(accountant, log, epsilon, delta)
     if closed is not None and math.isfinite(closed) and c_lo <= closed <= c_hi:
@@ -128,8 +133,14 @@ def calibration_factor(log: MechanismLog, *, epsilon: float, delta: float, accou
                 return c
 
     s0 = _unit_scale(log)
-    lower = math.ceil((math.log2(c_lo) - math.log2(s0)) * LATTICE) + 1
-    upper = math.floor((math.log2(c_hi) - math.log2(s0)) * LATTICE) - 1
+    lower = math.ceil((log2_lo - math.log2(s0)) * LATTICE) + 1
+    upper = math.floor((log2_hi - math.log2(s0)) * LATTICE) - 1
+    # the lattice point 2^(m / LATTICE) itself must be a finite normal float too
+    lower = max(lower, math.ceil(-1000.0 * LATTICE) + 1)
+    upper = min(upper, math.floor(log2_max * LATTICE) - 1)
+    if lower >= upper:
+        raise NumericalError(f"calibration under {accountant!r}: the noise scales of this log leave no room to "
+                             "rescale them within the floating-point range")
     guess = closed if closed is not None else _guess(accountant, log, epsilon, delta)
     start = None
     if guess is not None and math.isfinite(guess) and guess > 0:
@@ -159,11 +170,31 @@ def calibrate_log(log: MechanismLog, *, epsilon: float, delta: float, accountant
 
     ``accountant`` None: the accountant that allows the least noise among those that apply.
     With ``return_accountant=True`` returns ``(log, accountant_name)``.
+
+    This is the one calibration path of the toolkit (learners call it, then rebuild their
+    constants from the calibrated scales). Logs are frozen and hashable, so answers are cached per
+    (log, epsilon, delta, accountant): a learner planned once per seed chunk, an audit's pilot and its
+    trials, and a report's rows calibrate each distinct log once. Refusals are not cached.
     """
     epsilon = check_positive("epsilon", epsilon)
     delta = check_delta("delta", delta, allow_zero=True)
     if accountant is not None and accountant not in ACCOUNTANT_NAMES:
         get_accountant(accountant)  # raises the one-line error naming the choices
+    if not isinstance(log, MechanismLog):
+        raise PrivacctError(f"log must be a MechanismLog, got {type(log).__name__}")
+    try:
+        out, name = _calibrate_cached(log, epsilon, delta, accountant)
+    except TypeError:  # an unhashable parameter value: calibrate without the cache
+        out, name = _calibrate(log, epsilon, delta, accountant)
+    return (out, name) if return_accountant else out
+
+
+@functools.lru_cache(maxsize=256)
+def _calibrate_cached(log: MechanismLog, epsilon: float, delta: float, accountant: str | None):
+    return _calibrate(log, epsilon, delta, accountant)
+
+
+def _calibrate(log: MechanismLog, epsilon: float, delta: float, accountant: str | None):
     names = [accountant] if accountant is not None else list(ACCOUNTANT_NAMES)
     best: tuple[float, str] | None = None
     reasons = []
@@ -182,8 +213,7 @@ def calibrate_log(log: MechanismLog, *, epsilon: float, delta: float, accountant
             best = (c, name)
     if best is None:
         raise UnsupportedLogError("; ".join(reasons) or "no accountant applies")
-    out = log.scaled_noise(best[0])
-    return (out, best[1]) if return_accountant else out
+    return log.scaled_noise(best[0]), best[1]
 
 
 def single_group_log(*, mechanism: str, sensitivity: float, structure: Structure, noise_scale: float = 1.0,

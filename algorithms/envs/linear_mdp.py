@@ -177,15 +177,18 @@ def simplex_linear_mdp(*, n_states: int, n_actions: int, dim: int, horizon: int,
     factors e_i (in increasing i), the remaining actions Dirichlet(``mix_alpha``) mixtures of the
     home factors. Factors 2..d-1 pay a reward uniform in [0, 0.5] and lead to a Dirichlet(0.5)
     next-state distribution. ``n_states`` >= 2, ``n_actions`` >= ``n_home`` >= 1, ``dim`` >= 3,
-    ``horizon`` >= 1, ``n_home - 1 <= dim - 2``.
+    ``horizon`` >= 1, ``n_home <= dim - 1`` with two states and ``n_home <= dim - 2`` with three or more
+    (a state s >= 2 draws all its home factors from the d - 2 factors 2..d-1).
     """
     S = check_count("n_states", n_states, minimum=2)
     A = check_count("n_actions", n_actions, minimum=2)
     d = check_count("dim", dim, minimum=3)
     H = check_count("horizon", horizon)
     m = check_count("n_home", n_home)
-    if m > A or m - 1 > d - 2:
-        raise PrivacctError(f"n_home must be in [1, min(n_actions, dim - 1)] = [1, {min(A, d - 1)}], got {n_home!r}")
+    top = min(A, d - 1 if S == 2 else d - 2)
+    if m > top:
+        raise PrivacctError(f"n_home must be in [1, min(n_actions, {'dim - 1' if S == 2 else 'dim - 2'})] = [1, {top}] "
+                            f"with {S} states, got {n_home!r}")
     rng = np.random.default_rng(np.random.SeedSequence(check_count("instance_seed", instance_seed, minimum=0)))
     eye = np.eye(d)
     phi = np.zeros((S, A, d))

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -173,8 +173,6 @@ def check_mutant(m: Mutant, *, trials: int | None = None, seed: int = 0, checks=
     plug-in likelihood-ratio test finds that region), so at 0.95 a control would be flagged in up
     to 5% of seeds; at 0.99 in at most 1%.
     """
-    from privacct.accounting import tightest_epsilon
-
     if isinstance(m, LearnerMutant):
         from ..suite import check_learner
 
@@ -182,43 +180,69 @@ def check_mutant(m: Mutant, *, trials: int | None = None, seed: int = 0, checks=
                             **audit_kwargs)
         rep.name, rep.description = m.name, m.description
         return rep
-    t0 = time.perf_counter()
     p, claim = m.privatizer, m.claim
-    log = p.build_log()
+
+    def one_seed_ledger():
+        ledger = Ledger()
+        p.run("A", np.random.default_rng(np.random.SeedSequence(seed)), 1, ledger=ledger)
+        return ledger
+
+    def audit():
+        return audit_mechanism(p, "A", "B", epsilon=claim.epsilon, delta=claim.delta, trials=trials or m.trials,
+                               confidence=confidence, seed=seed, name=m.name, **audit_kwargs)
+
+    return run_checks(m.name, m.description, p.build_log(), epsilon=claim.epsilon, delta=claim.delta,
+                      checks=checks, ledger=one_seed_ledger, audit=audit)
+
+
+def run_checks(name: str, description: str, log, *, epsilon: float, delta: float, checks,
+               ledger: Callable[[], Ledger | None], audit: Callable[[], Any]) -> MutantReport:
+    """The three checks, written once for planted mechanisms and planted learners.
+
+    accountant: the tightest eps of the declared ``log`` at ``delta`` against the claim ``epsilon``;
+    ledger: ``ledger()`` (one seed's executed draws, None if the run kept none) against ``log`` by
+    :func:`privacct.ledger.check_ledger` and the draw-shape check; audit: ``audit()`` (an
+    :class:`privacct.audits.runner.AuditResult`), caught on a ``fails`` verdict only. ``checks``
+    selects which run. eps in nats; a check that is refused reports None and its reason.
+    """
+    from privacct.accounting import tightest_epsilon
+
+    t0 = time.perf_counter()
     caught, notes = [], {}
     acc_eps = led_eps = aud_eps = None
     audit_dict = None
     if "accountant" in checks:
-        name, acc_eps = tightest_epsilon(log, delta=claim.delta)
-        notes["accountant"] = f"{name}: eps = {acc_eps:.4g} for the declared log"
-        if acc_eps > claim.epsilon * (1 + 1e-9):
+        acc_name, acc_eps = tightest_epsilon(log, delta=delta)
+        notes["accountant"] = f"{acc_name}: eps = {acc_eps:.4g} for the declared log"
+        if acc_eps > epsilon * (1 + 1e-9):
             caught.append("accountant")
     if "ledger" in checks:
-        ledger = Ledger()
-        p.run("A", np.random.default_rng(np.random.SeedSequence(seed)), 1, ledger=ledger)
-        problems = ledger_shape_problems(log, ledger)
-        try:
-            lc = check_ledger(log, ledger, delta=claim.delta)
-            led_eps = lc.executed_epsilon
-            if not lc.ok:
-                problems.insert(0, f"executed eps {lc.executed_epsilon:.4g} > declared {lc.declared_epsilon:.4g} "
-                                   f"(per-user counts {lc.executed_counts} vs declared {lc.declared_counts})")
-        except PrivacctError as e:
-            problems.insert(0, f"refused: {e}")
+        executed = ledger()
+        if executed is None:
+            problems = ["the run returned no ledger"]
+        else:
+            problems = ledger_shape_problems(log, executed)
+            try:
+                lc = check_ledger(log, executed, delta=delta)
+                led_eps = lc.executed_epsilon
+                if not lc.ok:
+                    problems.insert(0, f"executed eps {lc.executed_epsilon:.4g} > declared {lc.declared_epsilon:.4g} "
+                                       f"(per-user counts {lc.executed_counts} vs declared {lc.declared_counts})")
+            except PrivacctError as e:
+                problems.insert(0, f"refused: {e}")
+        notes["ledger"] = "; ".join(problems) or "executed log matches the declared log"
         if problems:
             caught.append("ledger")
-            notes["ledger"] = "; ".join(problems)
-        else:
-            notes["ledger"] = "executed log matches the declared log"
     if "audit" in checks:
-        r = audit_mechanism(p, "A", "B", epsilon=claim.epsilon, delta=claim.delta, trials=trials or m.trials,
-                            confidence=confidence, seed=seed, name=m.name, **audit_kwargs)
+        r = audit()
         aud_eps = r.epsilon_lower_bound
         audit_dict = r.to_dict()
-        notes["audit"] = f"eps_lb = {aud_eps:.4g} ({r.test}); GDP mu >= {r.mu_lower_bound:.3g}; verdict {r.verdict}"
+        accounted = getattr(r, "accounted_epsilon", None)
+        notes["audit"] = (f"eps_lb = {aud_eps:.4g} ({r.test}); GDP mu >= {r.mu_lower_bound:.3g}; verdict {r.verdict}"
+                          + ("" if accounted is None else f"; accounted at this configuration {accounted:.4g}"))
         if r.verdict == "fails":
             caught.append("audit")
-    return MutantReport(m.name, m.description, claim.epsilon, claim.delta, caught, acc_eps, led_eps, aud_eps,
+    return MutantReport(name, description, epsilon, delta, caught, acc_eps, led_eps, aud_eps,
                         notes, time.perf_counter() - t0, audit_dict)
 
 

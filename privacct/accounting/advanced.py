@@ -11,7 +11,7 @@ Laplace releases enter as (eps0, 0); Gaussian releases as (eps_i, delta_i) with 
 shared equally among them (exact Balle-Wang eps_i), the other half is the composition slack
 delta'. A pure log gives all of delta to the slack.
 
-Monotone by construction (docs/accounting.md, "advanced"): each of the first three bounds grows
+Monotone by construction (docs/accounting.md#advanced): each of the first three bounds grows
 with every count, every eps_i and 1/delta' (and eps_i grows as the Gaussian share of delta
 shrinks), so their minimum does. The optimal bound is exact, so it equals the least epsilon any
 valid bound can give; a larger log (more releases, a second ratio, or a count above the cap)

@@ -3,7 +3,7 @@
 Conventions: ``eps0`` is the per-release pure-DP level of a Laplace release (Delta_1 / b); ``mu``
 the Gaussian ratio Delta_2 / sigma; ``rho`` a zCDP parameter; ``count`` a number of releases.
 
-Outward rounding (docs/accounting.md, "outward rounding"): every function here returns a value
+Outward rounding (docs/accounting.md#conservative-numerics): every function here returns a value
 on the private side of the exact value of its formula. Sums of non-negative terms are rounded up
 by a relative bound on their float error; a formula whose terms cancel is rounded up by an
 absolute bound, the sum of the terms' magnitudes times a multiple of the unit roundoff
@@ -499,7 +499,7 @@ def kov_optimal_epsilon(k: int, eps0: float, delta: float) -> float:
     A_j = sum_{l<j} P_l, B_j = sum_{l<j} Q_l (the maximum over the sets {l < j}), which equals
     KOV's delta*_i at eps = (k - 2i) eps0 and is exact in between. Hence the least eps >= 0 with
     delta(eps) <= delta is eps* = max(0, max_j ln((A_j - delta) / B_j)) over the j with A_j > delta,
-    monotone in k, eps0 and delta (docs/accounting.md, "advanced"). Logs of A_j, B_j are
+    monotone in k, eps0 and delta (docs/accounting.md#advanced). Logs of A_j, B_j are
     accumulated in double precision; the result is raised by a bound on that arithmetic's
     error (every term's log carries an absolute error of at most 8 u times its magnitude).
     """

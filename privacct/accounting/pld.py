@@ -15,7 +15,7 @@ explicit sensitivity.
   (connect-the-dots interpolates the convex privacy profile, and a chord over a sub-grid lies
   above the finer one). In dp_accounting's implementation a coarser nested grid can still give
   up to one fine interval less (tail truncation), so every figure is raised by one interval
-  (:data:`PLD.GRID_MARGIN`), which keeps PLD monotone (docs/accounting.md, "PLD grid").
+  (:data:`PLD.GRID_MARGIN`), which keeps PLD monotone (docs/accounting.md#pld).
 
 Not applicable (with the reason), each condition monotone (a log with more releases or less noise
 is refused whenever a smaller one is, so the tightest figure stays monotone): delta = 0; a loss
@@ -149,7 +149,7 @@ class PLD(Accountant):
     # up to one fine interval lower (measured: exactly one interval, at epsilon in the hundreds,
     # where the tail truncation lands on grid points). Over nested grids h_f < h_c = 2^k h_f the
     # drops add up to at most h_c - h_f, and the margins differ by h_c - h_f, so a log whose grid
-    # is coarser never reports less (docs/accounting.md, "PLD grid").
+    # is coarser never reports less (docs/accounting.md#pld).
     GRID_MARGIN = 1
 
     def _epsilon(self, rel, delta):

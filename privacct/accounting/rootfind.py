@@ -8,7 +8,7 @@ at which the predicate was evaluated True: it can never overshoot, whatever the 
 predicate. Bisection guarantees termination in about log2(upper - lower) steps; false position
 with the Illinois modification (Dowell & Jarratt 1971) on an optional signed gap (<= 0 feasible)
 makes it take far fewer evaluations when the gap is smooth, and falls back to bisection whenever
-a step fails to halve the bracket (docs/accounting.md, "root-finder").
+a step fails to halve the bracket (docs/accounting.md#root-finder).
 
 Two integer encodings of real numbers are provided:
 

@@ -63,3 +63,18 @@ def test_calibration_bad_input():
         calibrate_log(log, epsilon=1.0, delta=1.0)
     with pytest.raises(PrivacctError, match="does not apply|cannot calibrate|Gaussian"):
         calibrate_log(log, epsilon=1.0, delta=0.0)
+
+
+def test_calibration_is_cached_per_log_and_equal_to_the_uncached_answer():
+    """One calibration path: a repeated call returns the cached log (same object), which equals the
+    answer computed afresh; a different budget is a different entry."""
+    from privacct.calibrate import _calibrate, calibrate_log
+    from privacct.log import MechanismLog, ReleaseGroup, Sensitivity, Structure
+
+    log = MechanismLog("c", "joint", (ReleaseGroup("g", "gaussian", 1.0, Sensitivity("l2", 1.0), Structure.tree(1000)),))
+    a, name = calibrate_log(log, epsilon=1.0, delta=1e-6, return_accountant=True)
+    b = calibrate_log(log, epsilon=1.0, delta=1e-6)
+    assert a is b
+    assert (a, name) == _calibrate(log, 1.0, 1e-6, None)
+    c = calibrate_log(log, epsilon=2.0, delta=1e-6)
+    assert c.release_groups[0].noise_scale < a.release_groups[0].noise_scale

@@ -88,6 +88,15 @@ def test_bad_arguments():
         make_linear_env("linear-two-state", 0)
     with pytest.raises(PrivacctError, match="n_home"):
         simplex_linear_mdp(n_states=2, n_actions=3, dim=5, horizon=2, n_home=4)
+
+
+def test_n_home_limit_depends_on_the_number_of_states():
+    """A state s >= 2 draws its home factors from 2..d-1 only: with 3 states and d = 5, n_home = 4 once
+    looped forever; it is refused, n_home = 3 is built, and with 2 states n_home = d - 1 is built."""
+    with pytest.raises(PrivacctError, match=r"n_home must be in \[1, min\(n_actions, dim - 2\)\] = \[1, 3\]"):
+        simplex_linear_mdp(n_states=3, n_actions=5, dim=5, horizon=2, n_home=4)
+    assert simplex_linear_mdp(n_states=3, n_actions=5, dim=5, horizon=2, n_home=3).phi.shape == (3, 5, 5)
+    assert simplex_linear_mdp(n_states=2, n_actions=5, dim=5, horizon=2, n_home=4).phi.shape == (2, 5, 5)
     with pytest.raises(PrivacctError, match="phi"):
         LinearMDP.build(np.zeros((2, 3)), np.zeros((1, 3)), np.zeros((1, 3, 2)))
 
