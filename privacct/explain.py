@@ -11,8 +11,8 @@ Everything here is computed from the log (docs/accounting.md#budget-breakdown):
   1.4, 1.6; a Laplace release of level eps0 counts eps0^2 / 2), pure eps for all-Laplace logs
   (eps_g = count_g Delta_g / b_g, basic composition). Groups form *families* by name (the name
   without a step index, :func:`family_of`: ``gram_h3`` and ``gram[h=3]`` are family ``gram``).
-  Each family's and each group's eps *alone*, at the same delta, through the tightest accountant
-  that applies (all of them, PLD included; for Gaussian-only parts the analytic Gaussian, which
+  Each family's and each group's eps *alone* (the log restricted to it), at the same delta, through
+  the tightest accountant that applies (all of them, PLD included; for Gaussian-only parts the analytic Gaussian, which
   is exact, Balle & Wang 2018 Thm 8). The dominant family and group carry the largest cost.
 * **Causes** (only when the claim fails; docs/accounting.md#causes), from the ``paper``
   statements: a family whose derived cost exceeds its cost by the paper's own argument (printed
@@ -77,13 +77,16 @@ class GroupShare:
     printed_sensitivity: float | None
     printed_count: float | None
     equation: str
+    epsilon_alone: float | None = None
+    accountant_alone: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "family": self.family, "mechanism": self.mechanism,
                 "per_user_count": self.per_user_count, "sensitivity": self.sensitivity, "noise_scale": self.noise_scale,
                 "cost": _finite(self.cost), "share": _finite(self.share), "paper_cost": _finite(self.paper_cost),
                 "printed_sensitivity": self.printed_sensitivity, "printed_count": self.printed_count,
-                "equation": self.equation}
+                "equation": self.equation, "epsilon_alone": _finite(self.epsilon_alone),
+                "accountant_alone": self.accountant_alone}
 
 
 @dataclass(frozen=True)
@@ -267,7 +270,8 @@ def breakdown(log: MechanismLog, delta: float) -> Breakdown:
     total = math.fsum(x[1] for x in groups)
     paper_total = math.fsum(x[2] for x in groups)
     shares = tuple(GroupShare(g.name, family_of(g.name), g.mechanism, g.per_user_count, g.sensitivity.value, g.noise_scale,
-                              cost, cost / total if total > 0 else 0.0, paper_cost, ps, pc, eq)
+                              cost, cost / total if total > 0 else 0.0, paper_cost, ps, pc, eq,
+                              *epsilon_alone(_sublog(log, [g]), delta))
                    for g, cost, paper_cost, ps, pc, eq in groups)
     fams: dict[str, list[GroupShare]] = {}
     for s in shares:

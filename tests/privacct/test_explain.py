@@ -38,6 +38,8 @@ def test_gaussian_breakdown_is_rho_shares_with_each_family_alone():
     assert b.dominant_family.name == "a"
     alone = MechanismLog("t", "joint", log.release_groups[:2])
     assert b.families[0].epsilon_alone == pytest.approx(get_accountant("analytic-gaussian").epsilon(alone, delta=1e-5))
+    one = MechanismLog("t", "joint", log.release_groups[2:])
+    assert b.groups[2].epsilon_alone == pytest.approx(get_accountant("analytic-gaussian").epsilon(one, delta=1e-5))
     assert ex.holds and ex.causes == ()                     # a claim that holds has no cause
 
 
