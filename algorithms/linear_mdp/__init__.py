@@ -74,7 +74,7 @@ def _uniform_regret(config: RunConfig) -> float:
 
 
 #: Constant sets (docs/learners.md#constant-sets): ``theory`` = each paper's bonus (LSVI-UCB: d H sqrt(iota)
-#: with Jin et al.'s constant set to 1; seed 003 App. E.1 beta; seed 004 Thm 4 beta); ``tuned`` = the absolute
+#: with Jin et al.'s constant set to 1; seed 003 App. E.1 beta; seed 004 Theorem 16 beta); ``tuned`` = the absolute
 #: bonus beta = 5 chosen by benchmarks/tune_constants.py on LSVI-UCB (the non-private instance of all three)
 #: on linear-two-state, K = 2000, 3 tuning seeds, grid {0.5, 1, 2, 5, 10, 20}. beta never enters a privacy figure.
 TUNED_BETA = 5.0
@@ -156,7 +156,7 @@ LEARNERS: dict[str, LearnerSpec] = {
         build_log=private_lsvi_ucb.build_log, run_batch=private_lsvi_ucb.run, neighbours=neighbours,
         test_settings=(("episodes", 4), ("horizon", 2), ("delta", 1e-5), ("options", (("beta", 5.0), ("C", 1.000001)))),
         paper_settings=PRIVATE_LSVI_SETTINGS,
-        constants=_constants("seed 004 Thm 4: beta from the printed constants"), default_constants="tuned",
+        constants=_constants("seed 004 Theorem 16: beta from the printed constants"), default_constants="tuned",
         uniform_regret=_uniform_regret,
     ),
 }

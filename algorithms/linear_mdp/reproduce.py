@@ -1,6 +1,7 @@
 """``privacct reproduce linear-mdp``: the toolkit's own linear-MDP experiments.
 
-The papers print no experiments (notes seed-003 §7, seed-004 §5): every figure here is labelled
+The papers print no experiments (docs/seed-003-linear-representation.md#experiments,
+docs/seed-004-private-lsvi-ucb.md#experiments): every figure here is labelled
 "toolkit's own experiment". What is run, on ``linear-two-state`` (S = 2, d = 10, H = 5):
 
 1. ``regret_vs_episode.png``: cumulative regret vs episode for each eps of the grid: LSVI-UCB
@@ -14,8 +15,10 @@ The papers print no experiments (notes seed-003 §7, seed-004 §5): every figure
 
 The bonus width is a utility knob: all learners use the same data-independent beta = H (option
 ``beta``; the theoretical betas of the papers, 1e4 to 1e6 here, saturate Q at H for any practical
-K, notes seed-004 §3.6); this does not change any privacy figure. ``summary.json`` holds every
-number; ``logs/`` the declared mechanism logs.
+K, docs/seed-004-private-lsvi-ucb.md#worked-numbers); this does not change any privacy figure. ``summary.json`` holds every
+number; ``logs/`` the declared mechanism logs; ``README.md`` (:mod:`.readme`) states per figure the
+papers' claim about its shape (their theorems: they print no experiment), whether the run shows it and
+at what certified eps.
 
 Quick mode (``full=False``): K = 2000, 2 seeds, eps in {1, 5, 20}. Full: K = 10^4, 5 seeds,
 eps in {0.5, 1, 2, 5, 10, 20}. ``seeds`` / ``episodes`` override.
@@ -37,6 +40,7 @@ from privacct.rng import spawn_sequences
 
 from ..base import RunConfig
 from . import LEARNERS
+from .readme import readme
 
 LABEL = "toolkit's own experiment (the papers print no experiments)"
 DELTA = 1e-5
@@ -178,5 +182,7 @@ def reproduce(out_dir, *, full: bool = False, seeds: int | None = None, episodes
     plt.close(fig)
 
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    summary["files"] = ["regret_vs_episode.png", "paper_vs_tight.png", "switches.png", "summary.json", "logs/"]
+    (out / "README.md").write_text(readme(summary), encoding="utf-8")
+    summary["files"] = ["regret_vs_episode.png", "paper_vs_tight.png", "switches.png", "summary.json", "README.md",
+                        "logs/"]
     return summary

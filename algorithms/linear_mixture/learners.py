@@ -214,12 +214,13 @@ PURE = ("pp-ucrl-vtr-laplace",)
 #: multiplier per learner chosen by the family grid of benchmarks/tune_constants.py on the learner's
 #: NON-PRIVATE instance (privacy none; for ldp-ucrl-vtr, which has none, its noise-free limit: the same
 #: formulas at a claimed eps of 1e8) on RiverSwim (S = 3, H = 6), K = 2000, 3 tuning seeds (root 7):
-#: smallest mean final regret over {0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1}. ldp-ucrl-vtr's tuned set
+#: smallest mean final regret over {1e-4, 2e-4, 5e-4, ..., 0.5, 1} (1-2-5 steps; BONUS_GRID of the script;
+#: private-linopt-po also eta in {0.1, 0.3, 1, 3, 10}). ldp-ucrl-vtr's tuned set
 #: also takes the seed-001 Sec. 6 experimental radius c d^{3/4} (H-h+1)^{3/2} k^{1/4} (the form its
 #: figure used). Never a noise scale, a sensitivity or the shift (shift_scale is not a constant).
 TUNING = ("grid of benchmarks/tune_constants.py on the learner's non-private instance (ldp-ucrl-vtr: noise-free "
           "limit, claim eps = 1e8): RiverSwim S = 3, H = 6, K = 2000, 3 tuning seeds (root 7), smallest mean final "
-          "regret over bonus_scale in {0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1}")
+          "regret over bonus_scale in {1e-4, 2e-4, 5e-4, ..., 0.5, 1} (1-2-5 steps)")
 TUNED_BONUS = {"ucrl-vtr": 0.1, "ldp-ucrl-vtr": 0.0005, "private-linopt-vi": 0.05, "private-linopt-po": 0.05,
                "pp-ucrl-vtr": 0.05, "pp-ucrl-vtr-laplace": 0.05, "pp-ucrl-vtr-plus": 0.001}
 _THEORY_HOW = {

@@ -20,6 +20,12 @@ Part 2 -- OUR OWN experiment (seeds 000 and 003 print no experiments): Private-L
 epsilon = 10, delta = 0.1 (outside the papers' eps < 1 range, to make anything visible), paper vs
 tight, with their theoretical radii x bonus_scale 0.1 and theoretical shifts; non-private
 references UCRL-VTR and LinOpt-VI (lambda I regulariser).
+
+Part 3 -- TRACK B (:mod:`.track_b`): the printed noise divided by a factor (a claim of eps x divisor in
+``paper`` calibration) and the shift x 0.1, so that the figure's shape is visible; every label gives the
+figure's eps and the eps the accountant certifies for the noise that ran: seed 001 Fig. 2 on both
+RiverSwim MDPs, and seed 000's Private-LinOpt-VI (our own panel). ``README.md`` (:mod:`.readme`) states
+per figure the paper's claim about its shape, whether the run shows it and at what certified eps.
 """
 
 from __future__ import annotations
@@ -39,6 +45,8 @@ from privacct.rng import spawn_sequences
 
 from ..base import RunConfig
 from . import LEARNERS
+from . import track_b as TB
+from .readme import readme
 
 EPS_GRID = (0.1, 1.0, 10.0)
 DELTA = 0.1
@@ -96,7 +104,7 @@ def _run(config: RunConfig, seeds, progress: bool, label: str) -> dict:
 
 
 def _slope(mean_cum: np.ndarray) -> float | None:
-    """log-log slope of mean cumulative regret between K/2 and K (1 = linear; < 1 sublinear, notes §5.4)."""
+    """log-log slope of mean cumulative regret between K/2 and K (1 = linear; < 1 sublinear)."""
     K = len(mean_cum)
     a, b = mean_cum[K // 2 - 1] if K >= 2 else 0.0, mean_cum[-1]
     if K < 4 or a <= 0 or b <= 0:
@@ -105,6 +113,8 @@ def _slope(mean_cum: np.ndarray) -> float | None:
 
 
 def _label(r: dict) -> str:
+    if "legend" in r:
+        return r["legend"]
     if r["privacy"] == "none":
         return r["algorithm"] + ("" if r["algorithm"] == "ucrl-vtr" else " (non-private: lambda I, no noise)")
     cert, small = r["accounted_epsilon"], r[f"accounted_epsilon_at_{SMALL_DELTA:g}"]
@@ -217,9 +227,44 @@ def reproduce(out_dir, *, full: bool = False, seeds: int | None = None, episodes
         _write_csv(out / "own.csv", rows, panel)
         summary["own"][panel] = [_strip(r) for r in rows]
     _plot(own, out / "own.png", f"Our own experiment for seeds 000/003 (they print none): RiverSwim S=3, K={K}, {n} seeds")
+    # ---- Part 3: track B (printed noise / divisor, certified eps in every label) --------------------
+    summary["track_b"] = track_b(out, K, seed_seqs, progress)
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=_json_default) + "\n")
-    return {"out_dir": str(out), "files": ["fig2.csv", "fig2.png", "own.csv", "own.png", "summary.json"],
+    (out / "README.md").write_text(readme(summary))
+    return {"out_dir": str(out), "files": ["fig2.csv", "fig2.png", "own.csv", "own.png", "fig2_track_b.png",
+                                           "own_track_b.png", "track_b.csv", "summary.json", "README.md"],
             "episodes": K, "seeds": n}
+
+
+def track_b(out: Path, K: int, seed_seqs, progress: bool, envs: tuple[str, ...] = TB.ENVS_001,
+            seed_000: bool = True) -> dict:
+    """Track B panels (:mod:`.track_b`): seed 001 Fig. 2 per RiverSwim MDP and seed 000's own panel;
+    writes fig2_track_b.png, own_track_b.png (if ``seed_000``) and track_b.csv; returns
+    {panel: {"rows": [...], "order_holds": bool}}."""
+    (out / "track_b.csv").unlink(missing_ok=True)
+    result: dict = {}
+    fig_panels: dict[str, list[dict]] = {}
+    own_panels: dict[str, list[dict]] = {}
+    for env in envs:
+        rows, ok = TB.run_panel(TB.seed_001_curves(env, K), lambda c, t: _run(c, seed_seqs, progress, t), f"B {env}")
+        name = f"seed 001 Fig. 2, {env} [track B: noise = printed/{TB.DIVISOR_001:g}]"
+        fig_panels[name] = rows
+        result[name] = {"figure": "fig2_track_b.png", "rows": [_strip(r) for r in rows], "order_holds": ok}
+    if seed_000:
+        rows, ok = TB.run_panel(TB.seed_000_curves(K), lambda c, t: _run(c, seed_seqs, progress, t), "B seed 000")
+        name = f"seed 000 (no paper figure; OUR OWN), riverswim [track B: noise = printed/{TB.DIVISOR_000:g}]"
+        own_panels[name] = rows
+        result[name] = {"figure": "own_track_b.png", "rows": [_strip(r) for r in rows], "order_holds": ok}
+    n = len(seed_seqs)
+    if fig_panels:
+        _plot(fig_panels, out / "fig2_track_b.png", f"TRACK B: seed 001 Fig. 2 shape at the eps each curve certifies "
+                                                    f"(K={K}, {n} seeds; noise = printed/{TB.DIVISOR_001:g})")
+    if own_panels:
+        _plot(own_panels, out / "own_track_b.png", f"TRACK B: seed 000 Private-LinOpt-VI, OUR OWN experiment "
+                                                   f"(K={K}, {n} seeds; noise = printed/{TB.DIVISOR_000:g})")
+    for name, rows in {**fig_panels, **own_panels}.items():
+        _write_csv(out / "track_b.csv", rows, name)
+    return result
 
 
 def _json_default(o):

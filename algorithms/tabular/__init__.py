@@ -13,7 +13,7 @@ valid pair of Defs. 2.2 / 2.3 and its l1 distance, 6H - 3 (JDP) and 6H (LDP)). O
 Departures from the paper, each for a stated reason (details in the module docstrings):
 
 * costs c = 1 - r of the reward environment, privatised as the cost stream actually used (the
-  paper minimises costs; regret is unchanged because every episode has H steps; notes §6.1);
+  paper minimises costs; regret is unchanged because every episode has H steps; docs/seed-002-tabular.md#departures);
 * the three count families are released as ONE concatenated vector per episode (one tree
   counter / one local report), l1 sensitivity 6H - 3 (JDP: same s_1 and a_1) or 6H (LDP) under
   replace-one-user; the paper argues H per family (App. C) -- recorded in the log's ``paper`` statement;
@@ -26,7 +26,8 @@ Departures from the paper, each for a stated reason (details in the module docst
   not print them).
 
 With the printed noise the private learners do not learn RiverSwim at K = 2e4 and eps <= 1
-(notes §5.3; ``privacct reproduce tabular`` shows it and sweeps eps).
+(docs/seed-002-tabular.md#why-the-printed-constants-cannot-learn; ``privacct reproduce tabular`` shows it
+and sweeps eps).
 """
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ Scale: ``full=True`` is the paper's 20 seeds x K = 2*10^4. The default is REDUCE
 K = 2000) so that it finishes in about a minute; every figure title and the README say so.
 
 Tuned constants (the paper tunes "the learning rate eta and the scaling of the confidence
-interval" without printing values, §6; notes §5.3 shows the theory constants cannot learn at this
-K): :data:`TUNED`. They are the same for every privacy setting and both calibrations; none of
+interval" without printing values, §6; docs/seed-002-tabular.md#why-the-printed-constants-cannot-learn
+shows the theory constants cannot learn at this K): :data:`TUNED`. They are the same for every privacy setting and both calibrations; none of
 them is a privacy parameter (the noise scales are the printed / calibrated ones).
 """
 
@@ -31,6 +31,7 @@ from privacct.rng import spawn_sequences
 
 from ..base import RunConfig
 from . import LEARNERS, TUNED
+from .readme import readme
 
 FULL = {"episodes": 20000, "seeds": 20}
 REDUCED = {"episodes": 2000, "seeds": 5}
@@ -41,8 +42,8 @@ SWEEP_MAX_SEEDS = 5
 SETTINGS = (("Non-private", "none", None), ("JDP", "jdp", 1.0), ("JDP", "jdp", 0.5),
             ("LDP", "ldp", 1.0), ("LDP", "ldp", 0.5))
 PANELS = (("ucb-po", "Private-UCB-PO"), ("ucb-vi", "Private-UCB-VI"))
-#: Track B of notes seed-002 §5.3 ("figure-faithful tuned constants, with the mechanism log
-#: reporting the guarantee actually achieved"): the printed noise divided by this factor, i.e. the
+#: Track B (docs/seed-002-tabular.md#figure-tracks: "figure-faithful tuned constants, with the mechanism
+#: log reporting the guarantee actually achieved"): the printed noise divided by this factor, i.e. the
 #: learner runs with a claim of eps x NOISE_DIVISOR. Chosen from the eps sweep: at 10^4 the JDP
 #: curves flatten and LDP stays above them, the shape of the paper's Figure 2.
 NOISE_DIVISOR = 1e4
@@ -114,7 +115,7 @@ def reproduce(out_dir, *, full: bool = False, seeds: int | None = None, episodes
     summary = {"scale": scale_note, "episodes": K, "seeds": N, "root_seed": ROOT_SEED, "horizon": 20,
                "env": "riverswim", "tuned": TUNED, "seconds": total, "results": results, "eps_sweep": sweep}
     (out / "results.json").write_text(json.dumps(summary, indent=2) + "\n")
-    (out / "README.md").write_text(_readme(summary))
+    (out / "README.md").write_text(readme(summary, NOISE_DIVISOR, TUNED))
     return summary
 
 
@@ -192,58 +193,10 @@ def _figure(curves, calibration: str, K: int, N: int, scale_note: str, path: Pat
     fig.suptitle(f"Seed 002 Fig. 2, RiverSwim H = 20, calibration = {calibration} ({scale_note}); mean ± std over {N} seeds\n"
                  f"tuned (not privacy) constants: VI bonus×{t['ucb-vi']['bonus_scale']:g}, PO bonus×{t['ucb-po']['bonus_scale']:g}, "
                  f"E×{t['ucb-vi']['options']['e_scale']:g}, η = {t['ucb-po']['options']['eta']:g};\n"
-                 + (f"noise = printed / {NOISE_DIVISOR:g} (TUNED, track B of notes §5.3): the shape of the paper's figure, "
+                 + (f"noise = printed / {NOISE_DIVISOR:g} (TUNED, track B, docs/seed-002-tabular.md#figure-tracks): the shape of the paper's figure, "
                     "at the eps the accountant certifies in each label" if calibration == "tuned-noise" else
                     f"{'printed' if calibration == 'paper' else 'calibrated to the claim'} (not tuned). Near-linear private "
-                    "curves = the noise dominates the counts at this K (notes §5.3); see eps_sweep_paper.png"), fontsize=8)
+                    "curves = the noise dominates the counts at this K (docs/seed-002-tabular.md); see eps_sweep_paper.png"), fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
-
-
-def _readme(s: dict[str, Any]) -> str:
-    lines = [
-        "# Seed 002 Figure 2 reproduction (tabular, RiverSwim)",
-        "",
-        f"Scale: **{s['scale']}**; H = 20; root seed {s['root_seed']}; {s['seconds']:.0f} s in all.",
-        "",
-        "Files: `figure2_paper.png` (printed noise scales), `figure2_tight.png` (calibrated to the claim under",
-        "replace-one-user), `figure2_tuned-noise.png` (track B: the printed noise divided by",
-        f"{NOISE_DIVISOR:g}, which gives the figure's shape; each curve is labelled with the eps the accountant",
-        "certifies for the noise that ran), `eps_sweep_paper.png` (final regret vs claimed eps with the printed noise),",
-        "`results.json`, `curves.npz` (mean and std of cumulative regret per curve).",
-        "",
-        "With the printed noise (3H log K / eps per tree node, 3H / eps per local report) the private",
-        "learners do not learn RiverSwim within this K at eps <= 1: their regret is close to linear",
-        "(notes seed-002 §5.3: the noise and the E terms dominate every count). The paper's Figure 2 was",
-        "drawn with the authors' public code, whose noise is 1/eps with fresh draws per episode (notes §5.2),",
-        "which does not meet the claim. The eps sweep shows at which claimed eps the printed noise lets",
-        "them learn at this K.",
-        "",
-        "Tuned constants (the paper tunes eta and the confidence scaling without printing values; the same",
-        "values for every curve; none is a privacy parameter):",
-        "",
-    ]
-    for alg, t in s["tuned"].items():
-        lines.append(f"- `{alg}`: bonus_scale = {t['bonus_scale']}, " + ", ".join(f"{k} = {v}" for k, v in t["options"].items()))
-    lines += ["", "| calibration | panel | setting | claimed eps | certified eps | regret at K/4 | K/2 | K (mean ± std) |",
-              "|---|---|---|---|---|---|---|---|"]
-    for r in s["results"]:
-        ce = "-" if r["claimed_epsilon"] is None else f"{r['claimed_epsilon']:g}"
-        ae = "-" if r["accounted_epsilon"] is None else f"{r['accounted_epsilon']:.3g}"
-        q = "-" if r["regret_at_quarter"] is None else f"{r['regret_at_quarter']:.4g}"
-        h = "-" if r["regret_at_half"] is None else f"{r['regret_at_half']:.4g}"
-        lines.append(f"| {r['calibration']} | {r['panel']} | {r['setting']} | {ce} | {ae} | {q} | {h} | "
-                     f"{r['final_regret_mean']:.4g} ± {r['final_regret_std']:.3g} |")
-    lines += ["", "eps sweep (paper calibration, final regret mean ± std):", "",
-              "| panel | privacy | claimed eps | certified eps | regret at K |", "|---|---|---|---|---|"]
-    for r in s["eps_sweep"]:
-        ce = "-" if r["claimed_epsilon"] is None else f"{r['claimed_epsilon']:g}"
-        ae = "-" if r["accounted_epsilon"] is None else f"{r['accounted_epsilon']:.3g}"
-        lines.append(f"| {r['algorithm']} | {r['privacy']} | {ce} | {ae} | {r['final_regret_mean']:.4g} ± "
-                     f"{r['final_regret_std']:.3g} |")
-    lines += ["", "Certified eps = the tightest accountant's figure for the log that ran (pure eps, delta = 0).",
-              "The `paper` noise certifies more than the claim: one user changes 2H entries per family under",
-              "replace-one-user (the paper counts H) and sits in floor(log2 K) + 1 tree nodes (the paper: log K).",
-              "Regret is exact: V*_1(s_1) - V^{pi_k}_1(s_1) by policy evaluation on the true model.", ""]
-    return "\n".join(lines)

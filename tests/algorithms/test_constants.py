@@ -115,3 +115,15 @@ def test_run_help_lists_the_seed_003_variants(capsys):
     out = capsys.readouterr().out
     for name in ("pp-ucrl-vtr-plus", "pp-ucrl-vtr-laplace", "batched-jdp-lsvi-ucb-laplace", "--constants"):
         assert name in out
+
+
+def test_report_has_rows_for_the_seed_003_variants():
+    # issue 12 "Done when": privacct report lists the new learners through their paper_settings
+    from privacct.audits.report import paper_configs
+
+    rows = {(spec.name, cfg.privacy, cfg.delta) for spec, cfg in paper_configs()}
+    for name, privacy in (("pp-ucrl-vtr-plus", "jdp"), ("pp-ucrl-vtr-plus", "ldp")):
+        assert (name, privacy, 1e-5) in rows
+    for name, privacy in (("pp-ucrl-vtr-laplace", "jdp"), ("pp-ucrl-vtr-laplace", "ldp"),
+                          ("batched-jdp-lsvi-ucb-laplace", "jdp")):
+        assert (name, privacy, 0.0) in rows   # pure DP: accounted at delta = 0

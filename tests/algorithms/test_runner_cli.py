@@ -122,7 +122,9 @@ def test_reproduce_tabular_tiny(tmp_path, capsys):
             assert r["accounted_epsilon"] == pytest.approx(r["claimed_epsilon"] * (117 / 60) * 3 / math.log(8))
     for name in ("figure2_paper.png", "figure2_tight.png", "figure2_tuned-noise.png", "eps_sweep_paper.png"):
         assert (tmp_path / name).stat().st_size > 1000
-    assert "Tuned constants" in (tmp_path / "README.md").read_text()
+    text = (tmp_path / "README.md").read_text()
+    assert "Tuned constants" in text and "## Per figure" in text
+    assert all(f"| {f} |" in text for f in ("figure2_paper.png", "figure2_tight.png", "figure2_tuned-noise.png"))
 
 
 def test_reproduce_bad_input_exits_2(tmp_path, capsys):

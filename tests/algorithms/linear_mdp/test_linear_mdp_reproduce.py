@@ -24,6 +24,10 @@ def test_reproduce_small(tmp_path):
         assert rows[(name, "tight")]["verdict"] == "holds"
     r = rows[("private-lsvi-ucb", "tight")]
     assert max(r["n_updates"]) <= r["cap"]
+    text = (tmp_path / "README.md").read_text()   # per figure: claim, shown (computed), certified eps
+    assert "| paper_vs_tight.png | private-lsvi-ucb [paper] | the printed sigma meets the claim | **no** (FAILS)" in text
+    assert "| paper_vs_tight.png | private-lsvi-ucb [tight] | certified eps <= claimed eps (calibrated) | **yes**" in text
+    assert "| switches.png | private-lsvi-ucb [tight] eps = 1 |" in text
     logs = sorted((tmp_path / "logs").glob("*.json"))
     assert len(logs) == 4 and MechanismLog.load(logs[0]).claim.epsilon == 1.0
 

@@ -29,6 +29,10 @@ def test_reproduce_writes_outputs(tmp_path):
     with (tmp_path / "fig2.csv").open() as f:
         rows = list(csv.DictReader(f))
     assert rows and {"accounted_epsilon", "mean_cumulative_regret"} <= set(rows[0])
+    assert set(summary["track_b"]) and all("order_holds" in p for p in summary["track_b"].values())
+    text = (tmp_path / "README.md").read_text()   # one row per figure panel: claim, shown, certified eps
+    for fig in ("| fig2.png |", "| own.png |", "| fig2_track_b.png |", "| own_track_b.png |"):
+        assert fig in text
 
 
 def test_reproduce_bad_arguments(tmp_path):
