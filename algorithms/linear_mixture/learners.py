@@ -221,7 +221,7 @@ PURE = ("pp-ucrl-vtr-laplace",)
 TUNING = ("grid of benchmarks/tune_constants.py on the learner's non-private instance (ldp-ucrl-vtr: noise-free "
           "limit, claim eps = 1e8): RiverSwim S = 3, H = 6, K = 2000, 3 tuning seeds (root 7), smallest mean final "
           "regret over bonus_scale in {1e-4, 2e-4, 5e-4, ..., 0.5, 1} (1-2-5 steps)")
-TUNED_BONUS = {"ucrl-vtr": 0.1, "ldp-ucrl-vtr": 0.0005, "private-linopt-vi": 0.05, "private-linopt-po": 0.05,
+TUNED_BONUS = {"ucrl-vtr": 0.1, "ldp-ucrl-vtr": 0.0005, "private-linopt-vi": 0.05, "private-linopt-po": 0.01,
                "pp-ucrl-vtr": 0.05, "pp-ucrl-vtr-laplace": 0.05, "pp-ucrl-vtr-plus": 0.001}
 _THEORY_HOW = {
     "ucrl-vtr": "seed 001 Sec. 6.2 radius (our reading), bonus_scale 1",
@@ -232,9 +232,13 @@ _THEORY_HOW = {
     "pp-ucrl-vtr-laplace": "seed 003 Cor. 5 / Cor. 6 beta_k with the Laplace Upsilon (App. C.4), bonus_scale 1",
     "pp-ucrl-vtr-plus": "seed 003 eq. (6) / (7) (beta-hat, beta-check, beta-tilde), bonus_scale 1",
 }
+#: Non-bonus options of the tuned sets: ldp-ucrl-vtr's radius form; private-linopt-po's mirror-descent step
+#: eta (the grid's choice jointly with its bonus_scale, tune_constants.py --check).
+TUNED_OPTIONS: dict[str, tuple[tuple[str, Any], ...]] = {"ldp-ucrl-vtr": (("radius", "paper-experiment"),),
+                                                         "private-linopt-po": (("eta", 3.0),)}
 CONSTANTS: dict[str, tuple[ConstantSet, ...]] = {
     n: (ConstantSet("theory", 1.0, (), _THEORY_HOW[n]),
-        ConstantSet("tuned", TUNED_BONUS[n], (("radius", "paper-experiment"),) if n == "ldp-ucrl-vtr" else (), TUNING))
+        ConstantSet("tuned", TUNED_BONUS[n], TUNED_OPTIONS.get(n, ()), TUNING))
     for n in _THEORY_HOW
 }
 
