@@ -63,7 +63,7 @@ def readme(s: dict[str, Any]) -> str:
         "Files: `fig2.png` / `fig2.csv` (seed 001 Fig. 2 settings, printed and tight noise), `own.png` / `own.csv`",
         "(our own experiment for seeds 000 / 003 at eps = 10), `fig2_track_b.png`, `own_track_b.png`, `track_b.csv`",
         "(track B: printed noise divided by a factor; every label gives the figure's eps and the eps the accountant",
-        "certifies for the noise that ran; in track_b.csv `epsilon_claim` is the claim that ran, the figure's eps x the",
+        "certifies for the noise that ran; in track_b.csv `claimed_epsilon` is the claim that ran, the figure's eps x the",
         "divisor), `summary.json` (every number, the tuning grids and choices).",
         "",
         "Per figure: the paper's claim about its shape, whether this run shows it (computed from the final regrets",
