@@ -367,9 +367,11 @@ class LearnerSpec:
     build_log: Callable[[RunConfig], MechanismLog | None]
     run_batch: RunFn
     neighbours: Callable[[RunConfig], "NeighbourSpec"] | None = None
-    #: The settings at which the paper states its privacy claim: RunConfig keyword dicts
-    #: (privacy, epsilon, delta, episodes, horizon, env, ...), used by ``privacct report``.
-    paper_settings: tuple[dict[str, Any], ...] = ()
+    #: The settings at which ``privacct report`` checks the learner's privacy claim: typed
+    #: :class:`privacct.algorithms.settings.PaperSetting` records with the provenance of every number
+    #: and the repairs the privacy figures rely on (a plain RunConfig keyword dict is read with every
+    #: provenance "not recorded", never as printed: ``settings.as_paper_setting``).
+    paper_settings: tuple[Any, ...] = ()
     #: A small configuration (RunConfig keyword arguments besides algorithm and privacy; ``delta`` is the
     #: claim's delta for private runs) that runs a batch of 64 seeds in about a second: the contract test
     #: (tests/algorithms/test_contract.py) runs every registered learner with it.

@@ -42,9 +42,11 @@ def default_delta(algorithm: str, privacy: str, config: RunConfig | None = None)
     if privacy == "none":
         return 0.0
     spec = get_learner(algorithm)
-    for setting in spec.paper_settings:
-        if setting.get("privacy") == privacy:
-            return float(setting.get("delta", 0.0))
+    from .settings import paper_delta
+
+    d = paper_delta(spec, privacy)
+    if d is not None:
+        return float(d)
     from privacct.accounting import default_delta as log_default
 
     base = config if config is not None else RunConfig(algorithm, privacy=privacy)

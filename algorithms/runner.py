@@ -71,10 +71,9 @@ class ProgressBar:
 
 
 def _figure(curves: dict[str, np.ndarray], *, title: str = "", uniform_per_episode: float | None = None):
-    import matplotlib
+    from privacct.plotting import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()   # the one place matplotlib is set up (privacct/plotting.py)
 
     fig, ax = plt.subplots(figsize=(6, 4))
     for label, regret in curves.items():

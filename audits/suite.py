@@ -103,10 +103,10 @@ class LearnerAudit:
 
 def paper_delta(spec, privacy: str) -> float:
     """The delta of the learner's paper setting for ``privacy`` (0 for pure-Laplace logs without one)."""
-    for s in spec.paper_settings:
-        if s.get("privacy") == privacy:
-            return float(s.get("delta", 0.0))
-    return 0.0
+    from privacct.algorithms.settings import paper_delta as setting_delta
+
+    d = setting_delta(spec, privacy)
+    return 0.0 if d is None else d
 
 
 def audit_setting(algorithm: str, privacy: str, *, calibration: str = "tight", epsilon: float = 1.0,

@@ -27,6 +27,11 @@ Semantics of a release group (what the accountants assume):
 * ``paper`` optionally records what the paper printed (its sensitivity, its per-user count, and
   the equation), so that a report can say *why* a printed setting misses its claim.
 
+A log may carry named :class:`Reading` s of an ambiguous paper (``readings``): each reading
+overrides the noise scale, sensitivity, structure or paper statement of some groups, and
+:meth:`MechanismLog.under_reading` gives the log under that reading (docs/accounting.md,
+"Readings").
+
 Releases of different groups, and the per-user releases within a group, compose adaptively.
 
 Parsing is strict (:meth:`MechanismLog.from_json`): the document is at most
@@ -463,6 +468,7 @@ class MechanismLog:
     claim: Claim | None = None
     source: str = ""
     schema_version: int = SCHEMA_VERSION
+    readings: tuple["Reading", ...] = ()
 
     def __post_init__(self) -> None:
         check_text("name", self.name, max_chars=MAX_NAME_CHARS, min_chars=1)
@@ -488,6 +494,7 @@ class MechanismLog:
             raise PrivacctError("release_groups[].name must be unique within a log")
         object.__setattr__(self, "release_groups", groups)
         object.__setattr__(self, "parameters", _freeze_parameters(self.parameters))
+        object.__setattr__(self, "readings", _check_readings(self.readings, groups))
 
     @property
     def params(self) -> dict[str, Any]:
@@ -501,8 +508,21 @@ class MechanismLog:
         raise PrivacctError(f"no release group named {shown(name)}")
 
     def replace_groups(self, groups: tuple[ReleaseGroup, ...] | list[ReleaseGroup]) -> "MechanismLog":
+        """The same log with other groups; its readings are dropped (they describe the declared groups)."""
         return MechanismLog(self.name, self.privacy_model, tuple(groups), self.neighbouring,
                             self.parameters, self.claim, self.source, self.schema_version)
+
+    def reading(self, name: str) -> "Reading":
+        """The reading called ``name`` (PrivacctError naming the readings there are)."""
+        for r in self.readings:
+            if r.name == name:
+                return r
+        have = ", ".join(shown(r.name) for r in self.readings) or "none"
+        raise PrivacctError(f"reading must name one of the log's readings ({have}), got {shown(name)}")
+
+    def under_reading(self, name: str) -> "MechanismLog":
+        """This log with reading ``name``'s overrides applied (and no readings of its own)."""
+        return self.replace_groups(self.reading(name).apply(self.release_groups))
 
     def scaled_noise(self, factor: float) -> "MechanismLog":
         """The same log with every group's noise scale multiplied by ``factor`` > 0."""
@@ -522,6 +542,8 @@ class MechanismLog:
             d["source"] = self.source
         d["claim"] = None if self.claim is None else self.claim.to_dict()
         d["release_groups"] = [g.to_dict() for g in self.release_groups]
+        if self.readings:
+            d["readings"] = [r.to_dict() for r in self.readings]
         return d
 
     def to_json(self, indent: int | None = 2) -> str:
@@ -531,7 +553,7 @@ class MechanismLog:
     @classmethod
     def from_dict(cls, d: Any) -> "MechanismLog":
         d = _object(d, "log", {"schema_version", "name", "privacy_model", "neighbouring", "parameters", "source", "claim",
-                               "release_groups"}, required=("schema_version", "name", "privacy_model", "release_groups"),
+                               "release_groups", "readings"}, required=("schema_version", "name", "privacy_model", "release_groups"),
                     nullable=("claim",), top=True)
         groups = d["release_groups"]
         if not isinstance(groups, list):
@@ -554,6 +576,7 @@ class MechanismLog:
             claim=claim,
             source=d.get("source", ""),
             schema_version=_schema_version(d["schema_version"]),
+            readings=_readings_from(d.get("readings", [])),
         )
 
     @classmethod
@@ -569,6 +592,7 @@ class MechanismLog:
     def save(self, path: str | Path) -> None:
         text = self.to_json()  # serialise first: nothing is written if this fails
         Path(path).write_text(text + "\n", encoding="utf-8")
+
 
 
 # ---- strict JSON ------------------------------------------------------------------------------
@@ -757,3 +781,8 @@ def _thaw(v: Any) -> Any:
     if isinstance(v, tuple) and v and v[-1] == ("__mapping__", True):
         return {k: _thaw(x) for k, x in v[:-1]}
     return v
+
+
+# Readings live in their own module (privacct/log_readings.py); imported last because it builds on
+# the classes above (import Reading and GroupOverride from privacct.log_readings).
+from .log_readings import Reading, _check_readings, _readings_from  # noqa: E402

@@ -12,7 +12,10 @@ Rules a JSON Schema cannot express, which the parser alone enforces:
 * duplicate keys in an object (JSON Schema sees the parsed value, where a key appears once);
 * the size of the document (:data:`privacct.log.MAX_DOCUMENT_CHARS` characters);
 * the non-JSON constants ``NaN``, ``Infinity``, ``-Infinity`` (not JSON at all);
-* release group names unique within a log (``uniqueItems`` compares whole items only).
+* release group names unique within a log (``uniqueItems`` compares whole items only);
+* readings: names unique within a log, at most one override per group in a reading, every
+  override naming a release group of the log, and an overridden sensitivity's norm suiting that
+  group's mechanism (cross-references between parts of the document).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 from .errors import MAX_COUNT
 from .log import (FACTORIZED_STRATEGIES, MAX_BLT_BUFFERS, MAX_DEPTH, MAX_DOCUMENT_CHARS, MAX_FLOAT, MAX_GROUPS, MAX_NAME_CHARS,
                   MAX_TEXT_CHARS, MECHANISM_NORMS, MECHANISMS, NEIGHBOURING, NORMS, PRIVACY_MODELS, SCHEMA_VERSION)
+from .log_readings import MAX_READINGS
 
 _NO_SURROGATE = "^[^\\ud800-\\udfff]*$"
 _POS = {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_FLOAT}
@@ -118,6 +122,28 @@ def log_schema() -> dict:
         "description": "the mechanism/norm pairing: laplace needs l1, gaussian l2, symmetric-gaussian-matrix "
                        "frobenius-upper or l2; group names must be unique within a log (not expressible here)",
     }
+    # ---- readings (the group's own sensitivity, structure and paper statement schemas) ----
+    override = {
+        "type": "object",
+        "properties": {"group": _NAME, "noise_scale": _POS, "sensitivity": group["properties"]["sensitivity"],
+                       "structure": structure, "paper": group["properties"]["paper"]},
+        "required": ["group"],
+        "minProperties": 2,
+        "additionalProperties": False,
+        "description": "what the reading changes in one release group (the group must exist in the log)",
+    }
+    reading = {
+        "type": "object",
+        "properties": {
+            "name": _NAME,
+            "description": _TEXT,
+            "supported_by": {**_TEXT, "description": "non-empty exactly when the paper's own privacy proof supports "
+                                                     "this reading: the equations and why"},
+            "overrides": {"type": "array", "maxItems": MAX_GROUPS, "items": override},
+        },
+        "required": ["name"],
+        "additionalProperties": False,
+    }
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://privacct.invalid/schema/mechanism-log/v1",
@@ -145,6 +171,8 @@ def log_schema() -> dict:
                 ]
             },
             "release_groups": {"type": "array", "minItems": 1, "maxItems": MAX_GROUPS, "items": group},
+            "readings": {"type": "array", "maxItems": MAX_READINGS, "items": reading,
+                         "description": "named readings of an ambiguous paper setting (optional)"},
         },
         "required": ["schema_version", "name", "privacy_model", "release_groups"],
         "additionalProperties": False,

@@ -84,7 +84,10 @@ def test_wheel_runs_an_audit_beside_a_users_own_algorithms_and_audits(tmp_path):
             "assert 'site-packages' in privacct.__file__, privacct.__file__\n"
             "from privacct.audits.learner import audit_learner\n"
             "r = audit_learner('ucb-vi', privacy='jdp', episodes=4, horizon=1, trials=40, executor='inline')\n"
-            "print('eps_lb', r.epsilon_lower_bound)\n")
+            "print('eps_lb', r.epsilon_lower_bound)\n"
+            "from privacct.results import results_schema\n"
+            "assert results_schema()['$defs']['result']\n"
+            "from privacct.audits.report import make_report\n")
     out = subprocess.run([str(py), "-c", code], cwd=project, env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert "eps_lb" in out.stdout

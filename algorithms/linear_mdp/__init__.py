@@ -29,6 +29,7 @@ from privacct.errors import PrivacctError
 
 from ..base import ConstantSet, LearnerSpec, RunConfig
 from ..neighbours import GroupDistance, NeighbourSpec, jdp
+from ..settings import PaperSetting, Repair, choice, printed
 from . import batched_jdp, lsvi_ucb, private_lsvi_ucb
 
 _RELATIONS = {
@@ -85,6 +86,37 @@ def _constants(theory: str) -> tuple[ConstantSet, ...]:
     return (ConstantSet("theory", 1.0, (), theory), ConstantSet("tuned", 1.0, (("beta", TUNED_BETA),), _TUNING))
 
 
+_BETA = choice("the tuned set, beta = 5 (data-independent, option beta): " + _TUNING + "; the printed betas (1e4 to "
+                "1e8) keep Q at H so every calibration would show the same linear regret; beta enters no privacy figure "
+                "(docs/seed-004-private-lsvi-ucb.md#worked-numbers)")
+_ENV = choice("linear-two-state (S = 2, A = 30, d = 10, H = 5), privacct's: the paper has no environment")
+_H = choice("H = 5, linear-two-state's default (no value printed)")
+_K = choice("no value printed (the paper has no experiment): K = 10^4")
+_DELTA = choice("no value printed: 1e-5")
+_BASELINE = "LSVI-UCB (Jin et al. 2020) with the same data-independent beta = 5"
+
+#: Seed 003 Alg. 2: the theorems fix eps, delta in (0, 1) (docs/seed-003-linear-representation.md#readings-and-accounted-epsilon).
+BATCHED_SETTINGS = (PaperSetting(
+    "jdp", 0.5, 1e-5, 10_000, {"epsilon": choice("Thm 8 fixes any eps, delta in (0, 1) and prints no value: 0.5"),
+                               "delta": _DELTA, "episodes": _K, "env": _ENV, "horizon": _H, "constants": _BETA},
+    options=(("beta", 5.0),), baseline="lsvi-ucb", baseline_note=_BASELINE),)
+#: Seed 003 Alg. 2, pure DP (App. E.3, Laplace): eps in (0, 1), delta = 0.
+BATCHED_LAPLACE_SETTINGS = (PaperSetting(
+    "jdp", 0.5, 0.0, 10_000, {"epsilon": choice("App. E.3 (pure eps-JDP) fixes any eps in (0, 1) and prints no value: 0.5"),
+                              "delta": printed("pure claim, delta = 0 (App. E.3)"), "episodes": _K, "env": _ENV,
+                              "horizon": _H, "constants": _BETA},
+    options=(("beta", 5.0),), baseline="lsvi-ucb", baseline_note=_BASELINE),)
+#: Seed 004: rho-zCDP for any rho, stated as (eps, delta) through Lemma 6; Q is clipped to [0, H] (repair).
+PRIVATE_LSVI_SETTINGS = (PaperSetting(
+    "jdp", 1.0, 1e-5, 10_000, {"epsilon": choice("Thm 12 / 16 hold for any rho > 0 (eps, delta through Lemma 6) and print no "
+                                                 "value: eps = 1"),
+                               "delta": _DELTA, "episodes": _K, "env": _ENV, "horizon": _H, "constants": _BETA},
+    options=(("beta", 5.0),),
+    repairs=(Repair("lower clip Q >= 0", "Alg. 1 line 14 clips Q only from above; phi^T w can be arbitrarily negative "
+                                         "after noise, so the response sensitivity 2(H+1) (Lemma 14) is not surely bounded "
+                                         "without it (docs/seed-004-private-lsvi-ucb.md#sensitivity)"),),
+    baseline="lsvi-ucb", baseline_note=_BASELINE),)
+
 LEARNERS: dict[str, LearnerSpec] = {
     lsvi_ucb.NAME: LearnerSpec(
         name=lsvi_ucb.NAME, family="linear-mdp",
@@ -102,8 +134,7 @@ LEARNERS: dict[str, LearnerSpec] = {
         description="JDP LSVI-UCB with a fixed batch schedule: Gram matrices through trees over batches, fresh noise on the response at each batch end",
         build_log=batched_jdp.build_log, run_batch=batched_jdp.run, neighbours=neighbours,
         test_settings=(("episodes", 6), ("horizon", 2), ("delta", 1e-5), ("options", (("beta", 5.0), ("batches", 3)))),
-        # Seed 003's theorems assume eps, delta in (0, 1) (docs/seed-003-linear-representation.md); no K is printed.
-        paper_settings=({"privacy": "jdp", "epsilon": 0.5, "delta": 1e-5, "episodes": 10_000, "options": (("beta", 5.0),)},),
+        paper_settings=BATCHED_SETTINGS,
         constants=_constants("seed 003 App. E.1: beta = 24 H sqrt(d (lambda + c_K)) log chi"), default_constants="tuned",
         uniform_regret=_uniform_regret,
     ),
@@ -114,7 +145,7 @@ LEARNERS: dict[str, LearnerSpec] = {
                     "composition, B = (K eps)^{1/3} / (d^{2/3} H^{1/3}) batches",
         build_log=batched_jdp.build_log, run_batch=batched_jdp.run, neighbours=neighbours,
         test_settings=(("episodes", 6), ("horizon", 2), ("delta", 0.0), ("options", (("beta", 5.0), ("batches", 3)))),
-        paper_settings=({"privacy": "jdp", "epsilon": 0.5, "delta": 0.0, "episodes": 10_000, "options": (("beta", 5.0),)},),
+        paper_settings=BATCHED_LAPLACE_SETTINGS,
         constants=_constants("seed 003 App. E.1 / E.3: beta = 24 H sqrt(d (lambda + c_K)) log chi with E.3's C^J"),
         default_constants="tuned", uniform_regret=_uniform_regret,
     ),
@@ -124,9 +155,7 @@ LEARNERS: dict[str, LearnerSpec] = {
         description="Private LSVI-UCB: H tree counters on the Gram matrices, updates when a noisy log-determinant doubles (hard cap), fresh noise on y at each update",
         build_log=private_lsvi_ucb.build_log, run_batch=private_lsvi_ucb.run, neighbours=neighbours,
         test_settings=(("episodes", 4), ("horizon", 2), ("delta", 1e-5), ("options", (("beta", 5.0), ("C", 1.000001)))),
-        # Seed 004 claims rho-zCDP for any rho, stated as (eps, delta) through Lemma 6; its regret
-        # theorem assumes eps < 1. K = 10^4 is the toolkit's choice (none is printed; docs/seed-004-private-lsvi-ucb.md#worked-numbers).
-        paper_settings=({"privacy": "jdp", "epsilon": 1.0, "delta": 1e-5, "episodes": 10_000, "options": (("beta", 5.0),)},),
+        paper_settings=PRIVATE_LSVI_SETTINGS,
         constants=_constants("seed 004 Theorem 16: beta from the printed constants"), default_constants="tuned",
         uniform_regret=_uniform_regret,
     ),

@@ -87,6 +87,7 @@ import numpy as np
 from privacct.errors import PrivacctError, check_positive
 from privacct.ledger import Ledger
 from privacct.log import Claim, MechanismLog, PaperStatement, ReleaseGroup, Sensitivity, Structure, tree_depth
+from privacct.log_readings import GroupOverride, Reading
 from privacct.mechanisms import TreeCounter, gaussian
 
 from ..base import AuditHook, Observation, ObservedBlock, RunConfig, RunResult, noise_generators, stream_generators
@@ -210,6 +211,25 @@ def _groups(H: int, d: int, K: int, sigma_node: float, sigma_y: float, cap: int,
     return groups
 
 
+def node_readings(K: int, H: int, rho: float) -> tuple[Reading, ...]:
+    """The two readings of Eq. (6)'s Gram node noise (docs/seed-004-private-lsvi-ucb.md#eq-6-node-noise): A, the
+    declared log (sigma_node^2 = ln K / (2 rho), back-solved from the shift lam~), and B, what the privacy proof
+    needs (each node rho / (2H log K)-zCDP with Lemma 14's Delta = 2: sigma_node^2 = 4 H ln K / rho, 8H times A)."""
+    sigma_b = math.sqrt(4.0 * H * math.log(K) / rho)
+    return (
+        Reading("A", "Eq. (6)'s log(K)^2/(2 rho) read as the per-entry variance of a prefix spread over ln K nodes: "
+                     "sigma_node^2 = ln K / (2 rho), back-solved from the shift lam~ (Alg. 1 line 2, Eq. (7): prefix std "
+                     "log K / sqrt(2 rho)); consistent with lam~, N_max and beta, not with the privacy proof"),
+        Reading("B", "Eq. (6) read through the privacy proof: each node rho/(2H log K)-zCDP with Delta = 2: "
+                     "sigma_node^2 = 4 H ln K / rho (8H times reading A's variance); the printed lam~ is then about "
+                     "2 sqrt(2H) too small for the noise that runs (utility, not privacy)",
+                supported_by="Sec. 4.2 ('each partial sum satisfies rho/(2H log(K))-zCDP', 'the output of C_h satisfies "
+                             "rho/(2H)-zCDP') with Lemma 14's Delta = 2 and Def. 9 (sigma^2 = Delta^2 / (2 rho')) gives "
+                             "sigma_node^2 = 4 H ln K / rho; Thm 18's utility bound carries the sqrt(H) this implies",
+                overrides=tuple(GroupOverride(f"gram_h{h}", noise_scale=sigma_b) for h in range(1, H + 1))),
+    )
+
+
 def _plan(config: RunConfig) -> tuple[MechanismLog, dict[str, Any]]:
     """The declared log and the constants the run uses (scales from the log). Cached per config
     (calibration can take seconds under the PLD accountant); the returned dict must not be mutated."""
@@ -281,7 +301,9 @@ def _plan(config: RunConfig) -> tuple[MechanismLog, dict[str, Any]]:
                    "lam_y": lam_y, "beta": beta, "bonus_scale": config.bonus_scale})
     params["rho_y_accounted"] = H * cap * (2 * H + 2) ** 2 / (2 * sig_y ** 2)
     params["rho_gram_accounted"] = H * counter_figures(K, log.release_groups[0].structure)[0] * 2.0 / (2 * sig_node ** 2)
-    log = MechanismLog(log.name, log.privacy_model, log.release_groups, log.neighbouring, params, log.claim, log.source)
+    readings = node_readings(K, H, rho) if config.calibration == "paper" else ()
+    log = MechanismLog(log.name, log.privacy_model, log.release_groups, log.neighbouring, params, log.claim, log.source,
+                       readings=readings)
     return log, {**params, "env": env, "K": K, "opts": opts}
 
 

@@ -60,10 +60,9 @@ def reproduce(out_dir, *, full: bool = False, seeds: int | None = None, episodes
 
     ``eps_grid`` (optional, each > 0) replaces the mode's grid (used by the tests to stay small).
     Returns the summary dict (also written to ``summary.json``)."""
-    import matplotlib
+    from privacct.plotting import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()   # the one place matplotlib is set up (privacct/plotting.py)
 
     out = Path(out_dir)
     K = check_count("episodes", episodes) if episodes is not None else (10_000 if full else 2000)
@@ -90,7 +89,8 @@ def reproduce(out_dir, *, full: bool = False, seeds: int | None = None, episodes
     base = RunConfig("lsvi-ucb", privacy="none", episodes=K, env=ENV, options=(("beta", beta),))
     res = run_seeds(LEARNERS["lsvi-ucb"], base, seed_seqs)   # local, or seed chunks on --scheduler
     curves[("lsvi-ucb", "none", None)] = res.cumulative_regret
-    summary["runs"].append({"algorithm": "lsvi-ucb", "calibration": "none", "epsilon": None,
+    summary["runs"].append({"algorithm": "lsvi-ucb", "privacy": "none", "calibration": "none", "claimed_epsilon": None,
+                            "accounted_epsilon": None, "accountant": None,
                             "final_regret_mean": float(res.cumulative_regret[:, -1].mean())})
     _say(progress, f"lsvi-ucb done ({time.perf_counter() - t0:.1f}s)")
     for eps in eps_grid:
@@ -105,8 +105,8 @@ def reproduce(out_dir, *, full: bool = False, seeds: int | None = None, episodes
                 res = run_seeds(spec, cfg, seed_seqs, per_seed=("n_updates", "floor_events"),
                                 shared=("cap", "switching_bound_thm11", "lam_tilde", "rho"))
                 curves[(name, cal, eps)] = res.cumulative_regret
-                row = {"algorithm": name, "calibration": cal, "epsilon": eps,
-                       "certified_epsilon": rep.tightest_epsilon, "accountant": rep.tightest, "verdict": rep.verdict,
+                row = {"algorithm": name, "privacy": cfg.privacy, "calibration": cal, "claimed_epsilon": eps,
+                       "delta": cfg.delta, "accounted_epsilon": rep.tightest_epsilon, "accountant": rep.tightest, "verdict": rep.verdict,
                        "final_regret_mean": float(res.cumulative_regret[:, -1].mean()),
                        "final_regret_seeds": [float(x) for x in res.cumulative_regret[:, -1]],
                        "n_updates": [int(x) for x in res.info["n_updates"]]}
@@ -115,7 +115,7 @@ def reproduce(out_dir, *, full: bool = False, seeds: int | None = None, episodes
                                 "lam_tilde": float(res.info["lam_tilde"]), "rho": float(res.info["rho"]),
                                 "floor_events": [int(x) for x in res.info["floor_events"]]})
                 summary["runs"].append(row)
-                _say(progress, f"{name} {cal} eps={eps:g}: certified eps {rep.tightest_epsilon:.4g} ({rep.verdict}), "
+                _say(progress, f"{name} {cal} eps={eps:g}: accounted eps {rep.tightest_epsilon:.4g} ({rep.verdict}), "
                                f"final regret {row['final_regret_mean']:.1f} ({time.perf_counter() - t0:.1f}s)")
     summary["elapsed_s"] = round(time.perf_counter() - t0, 1)
     x = np.arange(1, K + 1)
@@ -148,7 +148,7 @@ def reproduce(out_dir, *, full: bool = False, seeds: int | None = None, episodes
         rows = [r for r in summary["runs"] if r["algorithm"] == name and r["calibration"] == cal]
         col, ls = styles[(name, cal)]
         hatch = "//" if cal == "paper" else None
-        a1.bar(idx + (j - 1.5) * width, [r["certified_epsilon"] for r in rows], width, color=col, hatch=hatch,
+        a1.bar(idx + (j - 1.5) * width, [r["accounted_epsilon"] for r in rows], width, color=col, hatch=hatch,
                alpha=0.8, label=f"{name} [{cal}]")
         a2.bar(idx + (j - 1.5) * width, [r["final_regret_mean"] for r in rows], width, color=col, hatch=hatch,
                alpha=0.8, label=f"{name} [{cal}]")

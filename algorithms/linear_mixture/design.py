@@ -46,6 +46,7 @@ import numpy as np
 
 from privacct.errors import PrivacctError
 from privacct.log import Claim, MechanismLog, PaperStatement, ReleaseGroup, Sensitivity, Structure
+from privacct.log_readings import GroupOverride, Reading
 
 from ..envs.linear_mixture import LinearMixtureMDP
 from ..neighbours import GroupDistance, NeighbourSpec, jdp, ldp
@@ -677,6 +678,24 @@ def private_linopt(env: LinearMixtureMDP, K: int, eps: float, delta: float, alph
     return des
 
 
-__all__ = ["Design", "GroupSpec", "RELATIONS", "SHARED_START", "laplace_matrix_width", "ldp_ucrl_vtr",
+def linopt_readings(log: MechanismLog, K: int) -> tuple[Reading, ...]:
+    """The two readings of seed 000's m = ceil(log K) (docs/seed-000-linear-mixture-jdp.md#where-the-constants-slip):
+    base 2 (the declared log: the exact depth of the tree over K - 1 leaves) or e (every printed sigma, which is
+    proportional to sqrt(m), shrinks by sqrt(ceil(ln K) / ceil(log2 K)) while the tree keeps its depth)."""
+    m2, me = max(1, math.ceil(math.log2(K))), max(1, math.ceil(math.log(K)))
+    shrink = math.sqrt(me / m2)
+    return (
+        Reading("m = ceil(log2 K)", f"m = ceil(log2 K) = {m2} in every printed sigma (Sec. 6.1-6.2, proof of Thm 6.4)",
+                supported_by="Lemma 6.1(i): 'each episode appears only in at most m P-sums' holds for m = ceil(log2 K), "
+                             "the depth of the tree over the K - 1 read prefixes; ceil(ln K) undercounts it"),
+        Reading("m = ceil(ln K)", f"m = ceil(ln K) = {me} in every printed sigma (sigma x sqrt({me}/{m2})); the tree still "
+                                  f"puts a user in {m2} nodes",
+                overrides=tuple(GroupOverride(g.name, noise_scale=g.noise_scale * shrink,
+                                              paper=PaperStatement(g.paper.sensitivity, float(me), g.paper.equation + "; m read as ceil(ln K)"))
+                                for g in log.release_groups)),
+    )
+
+
+__all__ = ["Design", "GroupSpec", "RELATIONS", "SHARED_START", "laplace_matrix_width", "ldp_ucrl_vtr", "linopt_readings",
            "mixture_neighbours", "pair_bound", "pp_ucrl_vtr", "pp_ucrl_vtr_plus", "printed_alg1", "printed_alg3",
            "private_linopt", "ucrl_vtr"]

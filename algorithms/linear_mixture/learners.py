@@ -32,6 +32,7 @@ from privacct.log import Claim, MechanismLog
 
 from ..base import CALIBRATIONS, AuditHook, ConstantSet, LearnerSpec, RunConfig, RunResult
 from ..neighbours import NeighbourSpec
+from ..settings import PaperSetting, Repair, choice, derived, printed
 from ..envs.linear_mixture import LM_ENVS, LinearMixtureMDP, make_linear_mixture_env
 from . import design as D
 from .engine import run_design
@@ -129,6 +130,8 @@ def _log_cached(name: str, config: RunConfig, default_env: str) -> tuple[Mechani
         raise PrivacctError("episodes must be an integer >= 2 for tree-based (JDP) learners")
     log = des.log(claim=Claim(config.epsilon, config.delta), name=f"{name}-{config.privacy}-{config.calibration}")
     if config.calibration == "paper":
+        if name in ("private-linopt-vi", "private-linopt-po"):
+            log = dataclasses.replace(log, readings=D.linopt_readings(log, config.episodes))
         return log, None
     # Every group is Gaussian, so the analytic-Gaussian (GDP) accountant applies and is the tightest
     # (calibrate_log over all accountants picks it too, only slower); fall back to all if it does not.
@@ -240,25 +243,63 @@ CONSTANTS: dict[str, tuple[ConstantSet, ...]] = {
 }
 
 
-#: Settings at which each paper states its claim (``privacct report``). Seed 001 Sec. 6: RiverSwim,
-#: K = 10^4, delta = 0.1, eps in {0.1, 1, 10} (eps = 1 here). Seeds 000 and 003 print no experiment:
-#: eps = 0.5 (their theorems assume eps < 1), delta = 1e-5 (0 for the pure-DP Laplace variant of seed 003
-#: Rem. 1 / App. C.4), K = 10^4 and HardToLearn (d = 5, H = 6) are the toolkit's choices.
-#: bonus_scale 0.1 x the theoretical radius is the tunable of ``reproduce`` (not a privacy parameter).
+#: Settings at which each learner's claim is checked (``privacct report``), with provenance. Seed 001 Sec. 6.2:
+#: RiverSwim, K = 10^4, delta = 0.1, eps not given in the text (eps = 1 is privacct's). Seeds 000 and 003 print no
+#: experiment: eps = 0.5 (their theorems are stated for eps < 1 / eps in (0, 1)), delta = 1e-5 and K = 10^4 are
+#: the toolkit's choices (0 for the pure-DP Laplace variant of seed 003 Rem. 1 / App. C.4). bonus_scale 0.1 x
+#: the theoretical radius is the tunable of ``reproduce``.
 _BONUS = 0.1
 _HTL = "hard-to-learn"
-PAPER_SETTINGS: dict[str, tuple[dict, ...]] = {
-    "ldp-ucrl-vtr": ({"privacy": "ldp", "epsilon": 1.0, "delta": 0.1, "episodes": 10_000, "bonus_scale": _BONUS},),
-    "private-linopt-vi": ({"privacy": "jdp", "epsilon": 0.5, "delta": 1e-5, "episodes": 10_000, "env": _HTL,
-                           "bonus_scale": _BONUS},),
-    "private-linopt-po": ({"privacy": "jdp", "epsilon": 0.5, "delta": 1e-5, "episodes": 10_000, "env": _HTL,
-                           "bonus_scale": _BONUS},),
-    "pp-ucrl-vtr": tuple({"privacy": p, "epsilon": 0.5, "delta": 1e-5, "episodes": 10_000, "env": _HTL,
-                          "bonus_scale": _BONUS} for p in ("jdp", "ldp")),
-    "pp-ucrl-vtr-laplace": tuple({"privacy": p, "epsilon": 0.5, "delta": 0.0, "episodes": 10_000, "env": _HTL,
-                                  "bonus_scale": _BONUS} for p in ("jdp", "ldp")),
-    "pp-ucrl-vtr-plus": tuple({"privacy": p, "epsilon": 0.5, "delta": 1e-5, "episodes": 10_000, "env": _HTL,
-                               "bonus_scale": _BONUS} for p in ("jdp", "ldp")),
+_BONUS_NOTE = (f"bonus_scale {_BONUS:g} x the theoretical radius: privacct's tuning of a non-privacy constant "
+               "(docs/learners.md; it enters no privacy figure)")
+_CLIP = Repair("lower clip V >= 0 (user side)",
+               "Alg. 1 truncates Q only from above; with a noisy estimate V can be arbitrarily negative and the "
+               "message's sensitivity is not surely bounded (docs/seed-001-linear-mixture-ldp.md#sensitivity)")
+_CLIP_003 = Repair("lower clip V >= 0 (user side)",
+                   "Alg. 1 clips Q~ only from above (min{H, .}) while w~ is noisy: without the lower clip the "
+                   "sensitivity 2H^2 is not surely bounded (docs/seed-003-linear-representation.md#sensitivity)")
+_NO_EXPERIMENT = {
+    "delta": choice("no value printed (the paper has no experiment): 1e-5"),
+    "episodes": choice("no value printed (the paper has no experiment): K = 10^4"),
+    "env": choice("HardToLearn (the hard instance of Zhou, Gu, Szepesvari 2021; d = 5, H = 6): the paper has no environment"),
+    "horizon": choice("H = 6, HardToLearn's default (no value printed)"),
+    "constants": choice(_BONUS_NOTE),
+}
+_LINOPT = PaperSetting(
+    "jdp", 0.5, 1e-5, 10_000, {**_NO_EXPERIMENT, "epsilon": choice(
+        "Thm 6.4 holds for any eps > 0 and prints no value; 0.5 < 1 keeps the O(eps, delta) of Thm 6.4 within 1% of eps "
+        "(docs/seed-000-linear-mixture-jdp.md#constants-as-printed)")},
+    env=_HTL, bonus_scale=_BONUS, baseline_note="the same algorithm without privacy (Z = lambda I, no noise): UCRL-VTR / OPPO")
+
+
+def _pp(privacy: str, delta: float = 1e-5, cors: tuple[str, str] = ("Cor. 5", "Cor. 6")) -> PaperSetting:
+    pure = {"delta": printed("pure claim, delta = 0 (Rem. 1 / App. C.4)")} if delta == 0 else {}
+    return PaperSetting(
+        privacy, 0.5, delta, 10_000, {**_NO_EXPERIMENT, **pure, "epsilon": choice(
+            f"{cors[0] if privacy == 'jdp' else cors[1]} fixes any eps, delta in (0, 1) and prints no value: 0.5")},
+        env=_HTL, bonus_scale=_BONUS, repairs=(_CLIP_003,), baseline="ucrl-vtr",
+        baseline_note="UCRL-VTR (Ayoub et al. 2020 / Jia et al. 2020), the algorithm Alg. 1 privatises, at the same "
+                      "environment and bonus scale")
+
+
+PAPER_SETTINGS: dict[str, tuple[PaperSetting, ...]] = {
+    "ldp-ucrl-vtr": (PaperSetting(
+        "ldp", 1.0, 0.1, 10_000, {
+            "epsilon": choice("Thm 5.1 holds for any eps > 0; the text gives no value (Fig. 2 is an image): eps = 1 "
+                              "(docs/seed-001-linear-mixture-ldp.md#readings-and-accounted-epsilon)"),
+            "delta": printed("delta = 0.1 (Sec. 6.2)"),
+            "episodes": printed("K = 10,000 (Sec. 6.2)"),
+            "env": choice("RiverSwim as a linear mixture with one-hot features and rewards / H is the paper's (Sec. 6); "
+                          "S = 3 is privacct's (S is not printed)"),
+            "horizon": derived("H = 2S (Sec. 6) with privacct's S = 3: H = 6"),
+            "constants": choice(_BONUS_NOTE + "; the paper tunes its c by grid search (Sec. 6.2)"),
+        }, bonus_scale=_BONUS, repairs=(_CLIP,), baseline="ucrl-vtr",
+        baseline_note="UCRL-VTR (Jia et al. 2020), the paper's own baseline (Sec. 6.2), same environment and bonus scale"),),
+    "private-linopt-vi": (_LINOPT,),
+    "private-linopt-po": (_LINOPT,),
+    "pp-ucrl-vtr": (_pp("jdp"), _pp("ldp")),
+    "pp-ucrl-vtr-laplace": (_pp("jdp", 0.0), _pp("ldp", 0.0)),
+    "pp-ucrl-vtr-plus": (_pp("jdp", cors=("Cor. 10", "Cor. 11")), _pp("ldp", cors=("Cor. 10", "Cor. 11"))),
 }
 
 

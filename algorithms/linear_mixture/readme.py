@@ -24,7 +24,7 @@ CLAIM_OWN = ("no paper figure (seeds 000 / 003 print no experiment); theory: the
 def _eps_key(r: dict) -> float | None:
     if r["privacy"] == "none":
         return None
-    return r.get("figure_epsilon", r.get("epsilon_claim"))
+    return r.get("figure_epsilon", r.get("claimed_epsilon"))
 
 
 def _shown(rows: list[dict], sublinear: bool = True) -> str:
@@ -48,7 +48,7 @@ def _finals(rows: list[dict]) -> str:
 
 
 def _certified(rows: list[dict]) -> str:
-    c = [f"{r['certified_epsilon']:.3g}" for r in rows if r["privacy"] != "none" and r["certified_epsilon"] is not None]
+    c = [f"{r['accounted_epsilon']:.3g}" for r in rows if r["privacy"] != "none" and r["accounted_epsilon"] is not None]
     delta = next((r["delta"] for r in rows if r["privacy"] != "none"), None)
     return (", ".join(c) + f" (delta = {delta:g})") if c else "-"
 
@@ -63,7 +63,7 @@ def readme(s: dict[str, Any]) -> str:
         "Files: `fig2.png` / `fig2.csv` (seed 001 Fig. 2 settings, printed and tight noise), `own.png` / `own.csv`",
         "(our own experiment for seeds 000 / 003 at eps = 10), `fig2_track_b.png`, `own_track_b.png`, `track_b.csv`",
         "(track B: printed noise divided by a factor; every label gives the figure's eps and the eps the accountant",
-        "certifies for the noise that ran; in track_b.csv `epsilon_claim` is the claim that ran, the figure's eps x the",
+        "certifies for the noise that ran; in track_b.csv `claimed_epsilon` is the claim that ran, the figure's eps x the",
         "divisor), `summary.json` (every number, the tuning grids and choices).",
         "",
         "Per figure: the paper's claim about its shape, whether this run shows it (computed from the final regrets",

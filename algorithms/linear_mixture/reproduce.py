@@ -92,10 +92,10 @@ def _run(config: RunConfig, seeds, progress: bool, label: str) -> dict:
     cum = res.cumulative_regret
     if progress:
         note(f"[linear-mixture] {label}: {dt:.1f}s, final cumulative regret {cum[:, -1].mean():.3f}"
-             + (f", certified eps {cert:.4g} ({acc})" if cert is not None else ""))
+             + (f", accounted eps {cert:.4g} ({acc})" if cert is not None else ""))
     return {"label": label, "algorithm": config.algorithm, "privacy": config.privacy, "calibration": config.calibration,
-            "epsilon_claim": config.epsilon if config.privacy != "none" else None, "delta": config.delta,
-            "certified_epsilon": cert, "accountant": acc, f"certified_epsilon_at_{SMALL_DELTA:g}": cert_small, "bonus_scale": config.bonus_scale,
+            "claimed_epsilon": config.epsilon if config.privacy != "none" else None, "delta": config.delta,
+            "accounted_epsilon": cert, "accountant": acc, f"accounted_epsilon_at_{SMALL_DELTA:g}": cert_small, "bonus_scale": config.bonus_scale,
             "options": dict(config.options), "seconds": dt, "mean": cum.mean(0), "std": cum.std(0),
             "final_mean": float(cum[:, -1].mean()), "final_std": float(cum[:, -1].std()),
             "loglog_slope_second_half": _slope(cum.mean(0)),
@@ -118,8 +118,8 @@ def _label(r: dict) -> str:
         return r["legend"]
     if r["privacy"] == "none":
         return r["algorithm"] + ("" if r["algorithm"] == "ucrl-vtr" else " (non-private: lambda I, no noise)")
-    cert, small = r["certified_epsilon"], r[f"certified_epsilon_at_{SMALL_DELTA:g}"]
-    return (f"{r['algorithm']} {r['privacy']} claim eps={r['epsilon_claim']:g}: certified {cert:.3g} "
+    cert, small = r["accounted_epsilon"], r[f"accounted_epsilon_at_{SMALL_DELTA:g}"]
+    return (f"{r['algorithm']} {r['privacy']} claim eps={r['claimed_epsilon']:g}: accounted {cert:.3g} "
             f"@delta={r['delta']:g}, {small:.3g} @{SMALL_DELTA:g}")
 
 
@@ -128,21 +128,20 @@ def _write_csv(path: Path, rows: list[dict], panel: str) -> None:
     with path.open("a", newline="") as f:
         w = csv.writer(f)
         if new:
-            w.writerow(["panel", "algorithm", "privacy", "calibration", "epsilon_claim", "certified_epsilon", "delta",
+            w.writerow(["panel", "algorithm", "privacy", "calibration", "claimed_epsilon", "accounted_epsilon", "delta",
                         "episode", "mean_cumulative_regret", "std_cumulative_regret"])
         for r in rows:
             K = len(r["mean"])
             step = max(1, K // 200)
             for k in list(range(step - 1, K, step)) + ([K - 1] if (K - 1) % step != step - 1 else []):
-                w.writerow([panel, r["algorithm"], r["privacy"], r["calibration"], r["epsilon_claim"],
-                            r["certified_epsilon"], r["delta"], k + 1, f"{r['mean'][k]:.6g}", f"{r['std'][k]:.6g}"])
+                w.writerow([panel, r["algorithm"], r["privacy"], r["calibration"], r["claimed_epsilon"],
+                            r["accounted_epsilon"], r["delta"], k + 1, f"{r['mean'][k]:.6g}", f"{r['std'][k]:.6g}"])
 
 
 def _plot(panels: dict[str, list[dict]], path: Path, title: str) -> None:
-    import matplotlib
+    from privacct.plotting import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()   # the one place matplotlib is set up (privacct/plotting.py)
 
     names = list(panels)
     ncol = 2

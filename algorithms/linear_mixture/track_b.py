@@ -102,6 +102,6 @@ def run_panel(curves: list[Curve], run: Callable[[RunConfig, str], dict], tag: s
         r = run(cv.config, f"{tag} {cv.config.algorithm} {cv.config.privacy} fig-eps={cv.figure_epsilon}")
         r["figure_epsilon"] = cv.figure_epsilon
         r["divisor"] = cv.divisor
-        r["legend"] = label(cv, r["certified_epsilon"])
+        r["legend"] = label(cv, r["accounted_epsilon"])
         rows.append(r)
     return rows, order_holds([(r["figure_epsilon"], r["final_mean"]) for r in rows])

@@ -36,6 +36,7 @@ from functools import partial
 
 from ..base import ConstantSet, LearnerSpec, RunConfig
 from ..neighbours import NeighbourSpec
+from ..settings import PaperSetting, choice, printed
 from . import learner
 from .learner import build_log, make_mdp, run
 from .privatizers import tabular_neighbours
@@ -76,6 +77,32 @@ def uniform_regret(config: RunConfig) -> float:
 _PAPER = "Chowdhury & Zhou 2022, Differentially Private Regret Minimization in Episodic MDPs (seed 002)"
 
 
+def paper_settings(name: str) -> tuple[PaperSetting, ...]:
+    """Seed 002's settings (docs/seed-002-tabular.md#experiments): RiverSwim, H = 20, K = 2e4 and a pure
+    claim are printed (Sec. 6; Lemmas 5.1, 5.4); the eps values and the tuned constants are privacct's."""
+    tuned = TUNED[name]
+    opts = ", ".join(f"{k} {v:g}" for k, v in tuned["options"].items())
+    return tuple(PaperSetting(
+        privacy=p, epsilon=e, delta=0.0, episodes=20_000, env="riverswim", horizon=20,
+        bonus_scale=tuned["bonus_scale"], options=tuple(tuned["options"].items()),
+        provenance={
+            "epsilon": choice(f"the paper claims eps-{'JDP' if p == 'jdp' else 'LDP'} for every eps > 0 "
+                              f"({'Cor. 5.2' if p == 'jdp' else 'Cor. 5.5'}) and prints no value; {{0.5, 1}} are the eps of "
+                              "the authors' plotting scripts (docs/seed-002-tabular.md#riverswim)"),
+            "delta": printed(f"pure claim: {'Lemma 5.1 / Cor. 5.2' if p == 'jdp' else 'Lemma 5.4 / Cor. 5.5'} "
+                             "(their delta is a confidence level, not a privacy delta)"),
+            "episodes": printed("K = 2e4 (Sec. 6)"),
+            "env": printed("RiverSwim, S = 6, A = 2 (Sec. 6, Fig. 1); its probabilities are the authors' public code's "
+                           "(docs/seed-002-tabular.md#riverswim)"),
+            "horizon": printed("H = 20 (Sec. 6)"),
+            "constants": choice(f"the tuned set, bonus_scale {tuned['bonus_scale']:g}, {opts} (not privacy parameters): "
+                                f"{TUNING}; the paper tunes eta and the confidence scaling without printing values (Sec. 6)"),
+        },
+        baseline=None, baseline_note=f"{'UCB-VI' if name == 'ucb-vi' else 'OPPO'} read as the same algorithm with exact "
+                                     "counts and E = 0 (the paper compares with them, Sec. 6)")
+        for p in ("jdp", "ldp") for e in (0.5, 1.0))
+
+
 def _spec(name: str, alg_no: int, baseline: str) -> LearnerSpec:
     return LearnerSpec(
         name=name,
@@ -92,10 +119,7 @@ def _spec(name: str, alg_no: int, baseline: str) -> LearnerSpec:
         # with the tuned (non-privacy) constants of the reproduction.
         test_settings=(("episodes", 4), ("horizon", 3), ("delta", 0.0)),
         constants=constant_sets(name), default_constants="tuned", uniform_regret=uniform_regret,
-        paper_settings=tuple({"privacy": p, "epsilon": e, "delta": 0.0, "episodes": 20_000, "env": "riverswim",
-                              "horizon": 20, "bonus_scale": TUNED[name]["bonus_scale"],
-                              "options": tuple(TUNED[name]["options"].items())}
-                             for p in ("jdp", "ldp") for e in (0.5, 1.0)),
+        paper_settings=paper_settings(name),
     )
 
 

@@ -57,6 +57,7 @@ from privacct.errors import PrivacctError
 from privacct.ledger import Ledger
 from privacct.log import (Claim, MechanismLog, PaperStatement, ReleaseGroup, Sensitivity, Structure,
                           tree_depth)
+from privacct.log_readings import GroupOverride, Reading
 from privacct.mechanisms import TreeCounter, add_noise
 
 from ..neighbours import GroupDistance, NeighbourSpec, jdp, ldp
@@ -83,6 +84,38 @@ def paper_noise_scale(privacy: str, H: int, K: int, epsilon: float) -> float:
 
 
 GROUP = "counts"
+
+
+def jdp_readings(H: int, K: int, epsilon: float) -> tuple[Reading, ...]:
+    """The four readings of the central privatizer's printed setting (docs/seed-002-tabular.md#readings-and-accounted-epsilon):
+    "log K" as ln K (the declared log) or log2 K, times the l1 change of the valid JDP pair (6H - 3, declared)
+    or of any two trajectories (6H). The paper's own proof supports (log2 K, 6H - 3)."""
+    eq = ("Lemma 5.1 / Cor. 5.2 and App. C: Lap(3H log K / eps) per node, <= H pairs per user in each of 3 families "
+          "(eps/3 each), <= log K nodes per release; 'log K' read as log2 K")
+    log2 = PaperStatement(sensitivity=3.0 * H, per_user_count=max(1.0, math.log2(K)), equation=eq)
+    b2 = 3.0 * H * max(1.0, math.log2(K)) / epsilon
+    any_two = Sensitivity("l1", 6.0 * H, "any two trajectories (Def. 2.3's relation; ignores the shared s_1 and a_1 of Def. 2.2): "
+                                         "2H per family, 6H in all (docs/seed-002-tabular.md#any-two-trajectories)")
+    ln_text = "'log K' read as ln K (b = 3H ln K / eps, the declared printed scale)"
+    log2_text = "'log K' read as log2 K (b = 3H log2 K / eps)"
+    pair_text = "l1 = 6H - 3 for the valid JDP pair (Def. 2.2: both neighbours receive the same a_1)"
+    any_text = "l1 = 6H for any two trajectories (neighbours with different first actions, outside Def. 2.2)"
+    return (
+        Reading("ln K, valid pair (6H-3)", f"{ln_text}; {pair_text}"),
+        Reading("ln K, any two (6H)", f"{ln_text}; {any_text}", overrides=(GroupOverride(GROUP, sensitivity=any_two),)),
+        Reading("log2 K, valid pair (6H-3)", f"{log2_text}; {pair_text}",
+                supported_by="the proof of Lemma 5.1 (App. C) gives each counter eps/(3H) and lets one user change H "
+                             "entries of each of the 3 count families (an l1 change of 3H, i.e. add/remove); under the "
+                             "replace-one relation of Def. 2.2 (a user is a response function, s_1 is fixed, Sec. 2.1, so "
+                             "both neighbours receive the same a_1) that change is 6H - 3. The proof counts the nodes of "
+                             "Chan et al.'s binary mechanism (their Thm 3.5), whose log is base 2: floor(log2 K) + 1 per "
+                             "user, so its 'log K' is log2 K",
+                overrides=(GroupOverride(GROUP, noise_scale=b2, paper=log2),)),
+        Reading("log2 K, any two (6H)", f"{log2_text}; {any_text}",
+                overrides=(GroupOverride(GROUP, noise_scale=b2, sensitivity=any_two, paper=log2),)),
+    )
+
+
 #: The paper's definitions of the two privacy models (seed 002).
 JDP_RELATION = jdp("seed 002 Def. 2.2 (JDP; s_1 fixed, Sec. 2.1)", shared_start=True)
 LDP_RELATION = ldp("seed 002 Def. 2.3 (LDP)")
@@ -168,6 +201,7 @@ def build_tabular_log(*, algorithm: str, privacy: str, calibration: str, epsilon
         params["sensitivity_any_two_trajectories"] = dist.arbitrary
     if central and counter is not None:
         params["counter"] = counter
+    readings = jdp_readings(H, K, epsilon) if central and calibration == "paper" else ()
     log = MechanismLog(
         name=f"private-{algorithm}-{privacy}-{calibration}",
         privacy_model="joint" if central else "local",
@@ -177,6 +211,7 @@ def build_tabular_log(*, algorithm: str, privacy: str, calibration: str, epsilon
         claim=Claim(epsilon, delta),
         source=SOURCE + (", Algorithm 1 (PO)" if algorithm == "ucb-po" else ", Algorithm 2 (VI)")
         + (", CENTRAL-PRIVATIZER" if central else ", LOCAL-PRIVATIZER"),
+        readings=readings,
     )
     if calibration == "tight" and central and counter is None:
         from privacct.counters.compare import with_least_noise

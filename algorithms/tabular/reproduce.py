@@ -126,24 +126,24 @@ def _eps_sweep(K: int, n: int, cache: dict, seq, progress: bool) -> list[dict[st
     for alg, _title in PANELS:
         base = cache[f"{alg}/none"][:n].sum(axis=1)
         rows.append({"algorithm": alg, "privacy": "none", "claimed_epsilon": None, "accounted_epsilon": None,
-                     "final_regret_mean": float(base.mean()), "final_regret_std": float(base.std())})
+                     "accountant": None, "final_regret_mean": float(base.mean()), "final_regret_std": float(base.std())})
         for privacy in ("jdp", "ldp"):
             for eps in SWEEP_EPSILONS:
                 cfg = _config(alg, privacy, eps, "paper", K)
                 cb = _bar(f"sweep {alg} {privacy} {eps:g}", K, n) if progress else None
                 res = run_seeds(LEARNERS[alg], cfg, seq[:n], progress=cb)
                 fin = res.regret.sum(axis=1)
+                acc_name, acc = tightest_epsilon(res.log, delta=0.0)
                 rows.append({"algorithm": alg, "privacy": privacy, "claimed_epsilon": eps,
-                             "accounted_epsilon": tightest_epsilon(res.log, delta=0.0)[1],
+                             "accounted_epsilon": acc, "accountant": acc_name,
                              "final_regret_mean": float(fin.mean()), "final_regret_std": float(fin.std())})
     return rows
 
 
 def _sweep_figure(rows, K: int, n: int, scale_note: str, path: Path) -> None:
-    import matplotlib
+    from privacct.plotting import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()   # the one place matplotlib is set up (privacct/plotting.py)
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     for ax, (alg, title) in zip(axes, PANELS, strict=True):
@@ -173,10 +173,9 @@ def _bar(label: str, K: int, N: int):
 
 
 def _figure(curves, calibration: str, K: int, N: int, scale_note: str, path: Path) -> None:
-    import matplotlib
+    from privacct.plotting import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()   # the one place matplotlib is set up (privacct/plotting.py)
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     x = np.arange(1, K + 1)

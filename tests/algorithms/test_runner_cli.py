@@ -105,6 +105,9 @@ def test_reproduce_tabular_tiny(tmp_path, capsys):
     res = json.loads((tmp_path / "results.json").read_text())
     assert "REDUCED" in res["scale"] and res["episodes"] == 8 and res["seeds"] == 2
     rows = res["results"]
+    from privacct.results import check_results
+
+    check_results(rows + res["eps_sweep"])          # the one results schema
     assert len(rows) == 3 * 2 * 5  # tracks (paper, tight, tuned-noise) x panels x settings
     for r in rows:
         if r["privacy"] != "none" and r["calibration"] == "tuned-noise":

@@ -196,10 +196,11 @@ def test_default_delta_is_one_rule():
 
 
 def test_json_is_strict_even_when_a_figure_is_not_finite():
+    import dataclasses
     import math
 
     rep = privacy_report(MechanismLog.load(EX / "laplace-repeated.json"))
-    rep.over_noising_factor = math.inf
+    rep = dataclasses.replace(rep, explanation=dataclasses.replace(rep.explanation, over_noising_factor=math.inf))
     rep.groups[0]["paper_epsilon"] = math.inf
     with pytest.raises(ValueError):
         json.dumps(rep.to_dict(), allow_nan=False)  # a raw inf would be refused ...

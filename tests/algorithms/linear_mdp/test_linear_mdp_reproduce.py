@@ -7,6 +7,7 @@ import pytest
 from privacct.algorithms.linear_mdp.reproduce import LABEL, reproduce
 from privacct.errors import PrivacctError
 from privacct.log import MechanismLog
+from privacct.results import check_results
 
 
 def test_reproduce_small(tmp_path):
@@ -15,9 +16,10 @@ def test_reproduce_small(tmp_path):
         assert (tmp_path / f).stat().st_size > 0
     data = json.loads((tmp_path / "summary.json").read_text())
     assert data["label"] == LABEL and "own experiment" in LABEL
+    check_results(data["runs"])                   # the one results schema (privacct/schemas/results.schema.json)
     rows = {(r["algorithm"], r["calibration"]): r for r in data["runs"]}
     assert rows[("private-lsvi-ucb", "paper")]["verdict"] == "FAILS"
-    assert rows[("private-lsvi-ucb", "tight")]["certified_epsilon"] <= 1.0 * (1 + 1e-9)
+    assert rows[("private-lsvi-ucb", "tight")]["accounted_epsilon"] <= 1.0 * (1 + 1e-9)
     for name in ("private-lsvi-ucb", "batched-jdp-lsvi-ucb"):
         assert rows[(name, "tight")]["verdict"] == "holds"
     r = rows[("private-lsvi-ucb", "tight")]

@@ -1,0 +1,257 @@
+"""The report's rows: one per private learner and paper setting (``LearnerSpec.paper_settings``).
+
+Each row holds
+
+* the **setting** with the provenance of every number (printed / toolkit's choice / derived) and the
+  algorithm repairs its figures rely on (:mod:`privacct.algorithms.settings`);
+* the **accounting** of the learner's declared log with the printed constants at the setting's K:
+  :func:`privacct.report.privacy_report` (every accountant, the budget breakdown, every reading of an
+  ambiguous paper, the computed causes of a failing claim);
+* the **noise the claim needs**: the learner's ``tight`` log (corrected sensitivities, calibrated to the
+  same claim) over the printed noise, group by group;
+* the **audit**: an empirical lower bound from neighbouring-user simulations of the paper-calibrated
+  learner at its audit configuration (:func:`privacct.audits.suite.audit_setting`), beside the accounted
+  eps of that same configuration, with a verdict passes / fails / inconclusive;
+* the **regret column** (:mod:`.regret`).
+
+Learners without typed settings get one per private model: eps = 1 and delta =
+:func:`privacct.accounting.default_delta` of their log (0 for a pure log, 1e-6 otherwise), both marked
+as the toolkit's choice.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from privacct.errors import PrivacctError
+from privacct.report import PrivacyReport, privacy_report
+
+from .regret import RegretColumn, RegretRuns
+
+
+@dataclass(frozen=True)
+class ReportScale:
+    """How big each part of the report runs. ``default()`` finishes in minutes; ``full()`` uses
+    the settings' K and more seeds for regret and a larger audit; ``tiny()`` is for tests."""
+
+    regret_episodes: dict[str, int]
+    seeds: int
+    audit_trials: int
+    #: trials per side of each audit: privacct.audits.suite.suggest_trials within [audit_trials, max_audit_trials]
+    max_audit_trials: int = 100_000
+
+    @classmethod
+    def default(cls) -> "ReportScale":
+        return cls({"tabular": 2000, "linear-mixture": 300, "linear-mdp": 300}, seeds=4, audit_trials=2000,
+                   max_audit_trials=100_000)
+
+    @classmethod
+    def full(cls) -> "ReportScale":
+        return cls({}, seeds=10, audit_trials=20_000, max_audit_trials=400_000)
+
+    @classmethod
+    def tiny(cls) -> "ReportScale":
+        return cls({"tabular": 40, "linear-mixture": 8, "linear-mdp": 8}, seeds=2, audit_trials=200, max_audit_trials=200)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"regret_episodes": dict(self.regret_episodes), "seeds": self.seeds, "audit_trials": self.audit_trials,
+                "max_audit_trials": self.max_audit_trials}
+
+
+def _default_settings(spec) -> list:
+    """eps = 1 and the one default-delta rule, for a learner that declares no paper setting."""
+    from privacct.accounting import default_delta
+    from privacct.algorithms.base import RunConfig
+    from privacct.algorithms.settings import PROVENANCE_FIELDS, PaperSetting, choice
+
+    out = []
+    for privacy in ("jdp", "ldp"):
+        if privacy not in spec.privacy_models:
+            continue
+        log = spec.build_log(RunConfig(spec.name, privacy=privacy, epsilon=1.0, delta=1e-6))
+        bare = replace(log, claim=None, readings=()) if log is not None else None
+        delta = 1e-6 if bare is None else default_delta(bare)
+        prov = {f: choice("the learner declares no paper setting: RunConfig's default") for f in PROVENANCE_FIELDS}
+        prov["epsilon"] = choice("the learner declares no paper setting: eps = 1")
+        prov["delta"] = choice("the learner declares no paper setting: privacct.accounting.default_delta "
+                               "(0 for a pure log, 1e-6 with Gaussian releases)")
+        out.append(PaperSetting(privacy, 1.0, delta, RunConfig(spec.name).episodes, prov))
+    return out
+
+
+def paper_configs(only: list[str] | None = None) -> list[tuple[Any, Any]]:
+    """(spec, PaperSetting) for every private learner at every setting it declares."""
+    from privacct.algorithms.registry import learners
+    from privacct.algorithms.settings import as_paper_setting
+
+    table = learners()
+    if only:
+        unknown = sorted(set(only) - set(table))
+        if unknown:
+            raise PrivacctError(f"--only must name learners among {', '.join(sorted(table))}, got {', '.join(unknown)}")
+    out = []
+    for name, spec in sorted(table.items(), key=lambda kv: (kv[1].paper, kv[0])):
+        if (only and name not in only) or not any(p in spec.privacy_models for p in ("jdp", "ldp")):
+            continue
+        for s in (spec.paper_settings or _default_settings(spec)):
+            out.append((spec, as_paper_setting(s)))
+    return out
+
+
+@dataclass(frozen=True)
+class ReportRow:
+    """One row (module docstring). ``curves`` (mean cumulative regret per curve) feed the figures
+    and stay out of the JSON."""
+
+    algorithm: str
+    paper: str
+    family: str
+    setting: Any                         # privacct.algorithms.settings.PaperSetting
+    env: str
+    horizon: int | None
+    report: PrivacyReport
+    tight_accounted_epsilon: float | None
+    noise_ratio: tuple[tuple[str, float], ...]
+    audit: dict[str, Any]
+    regret: RegretColumn
+    tight_counter: str | None   # the counting strategy tight chose (docs/counters.md), None without a counter
+    commands: tuple[tuple[str, str], ...]
+    assumptions: tuple[str, ...]
+    seconds: float
+    curves: dict[str, np.ndarray] = field(default_factory=dict, compare=False)
+
+    @property
+    def privacy_model(self) -> str:
+        return self.setting.privacy
+
+    @property
+    def title(self) -> str:
+        s = self.setting
+        return f"{self.algorithm} {s.privacy.upper()} eps={s.epsilon:g} delta={s.delta:g}"
+
+    @property
+    def verdict(self) -> str:
+        """The accountant's verdict at the setting's K, with the audit's where it fails too."""
+        rep, a = self.report, self.audit["verdict"]
+        if rep.holds is False:
+            return "FAILS (accountant+audit)" if a == "fails" else "FAILS (accountant)"
+        return "FAILS (audit)" if a == "fails" else rep.verdict
+
+    @property
+    def verdict_notes(self) -> tuple[str, ...]:
+        """What a 'holds' must be read with: the repairs it relies on, a trivial claim."""
+        notes = []
+        if self.report.holds and self.setting.repairs:
+            notes.append("for the repaired algorithm (" + "; ".join(r.name for r in self.setting.repairs) + ")")
+        ex = self.report.explanation
+        if ex.trivial:
+            at = ", ".join(f"{e:.3g} at delta={d:g}" for d, e in ex.trivial_at if e is not None)
+            notes.append(f"trivially: eps = 0 at delta={ex.delta:g}; the same noise gives eps {at}")
+        return tuple(notes)
+
+    def to_dict(self) -> dict[str, Any]:
+        rep = self.report
+        s = self.setting
+        return {
+            "algorithm": self.algorithm, "paper": self.paper, "family": self.family, "privacy": s.privacy,
+            "title": self.title, "claimed_epsilon": s.epsilon, "delta": s.delta,
+            "claim_printed": s.claim_printed, "episodes": s.episodes, "env": self.env, "horizon": self.horizon,
+            "setting": s.to_dict(),
+            "accounted_epsilon": rep.tightest_epsilon, "accountant": rep.tightest, "accounted": rep.epsilons,
+            "verdict": self.verdict, "verdict_notes": list(self.verdict_notes), "holds": rep.holds,
+            "causes": rep.causes, "over_noising_factor": rep.over_noising_factor,
+            "privacy_report": rep.to_dict(),
+            "tight_accounted_epsilon": self.tight_accounted_epsilon,
+            "noise_ratio_tight_over_printed": dict(self.noise_ratio), "tight_counter": self.tight_counter,
+            "audit": self.audit, "regret": self.regret.to_dict(),
+            "commands": dict(self.commands), "assumptions": list(self.assumptions), "seconds": self.seconds,
+        }
+
+
+def _noise_ratios(paper_log, tight_log) -> tuple[tuple[str, float], ...]:
+    tight = {g.name: g.noise_scale for g in tight_log.release_groups}
+    return tuple((g.name, tight[g.name] / g.noise_scale) for g in paper_log.release_groups if g.name in tight)
+
+
+def _command(cfg, *, what: str, episodes: int = 0, seeds: int = 0, trials: int = 0, audit=None) -> str:
+    """The command line (run) or Python call (audit) that reproduces one part of a row (the same config)."""
+    if what == "audit":
+        a = audit
+        if a.env is None and a.bonus_scale == 1.0 and not a.options:   # the CLI can express this configuration
+            return (f"privacct audit {a.algorithm} --privacy {a.privacy} --epsilon {a.epsilon:g} --delta {a.delta:g} "
+                    f"--calibration {a.calibration} --episodes {a.episodes} --horizon {a.horizon} --trials {trials} "
+                    "--observe released --json")
+        return (f"python -c \"from privacct.audits.suite import audit_setting; print(audit_setting({a.algorithm!r}, "
+                f"{a.privacy!r}, calibration='paper', epsilon={a.epsilon!r}, delta={a.delta!r}).run(trials={trials}).summary())\"")
+    base = f"--privacy {cfg.privacy} --epsilon {cfg.epsilon:g} --delta {cfg.delta:g} --calibration paper --episodes {episodes}"
+    if cfg.env:
+        base += f" --env {cfg.env}"
+    if cfg.horizon:
+        base += f" --horizon {cfg.horizon}"
+    base += f" --bonus-scale {cfg.bonus_scale:g}" + "".join(f" --option {k}={v}" for k, v in cfg.options)
+    return f"privacct run {cfg.algorithm} {base} --seeds {seeds} --out runs/{cfg.algorithm}-{cfg.privacy} --json"
+
+
+def _audit(cfg, scale: ReportScale, seed: int, say: Callable[[str], None]) -> tuple[dict[str, Any], Any, int]:
+    from ..suite import audit_setting, suggest_trials
+
+    audit_cfg = audit_setting(cfg.algorithm, cfg.privacy, calibration="paper", epsilon=cfg.epsilon, delta=cfg.delta)
+    trials = suggest_trials(audit_cfg, low=scale.audit_trials, high=scale.max_audit_trials)
+    say(f"audit at its audit configuration (K={audit_cfg.episodes}, H={audit_cfg.horizon}), {trials} trials per side, "
+        "other users fixed, every release of user 1 observed")
+    from privacct.algorithms.scaleout import audit_executor   # inline, or on the --scheduler cluster: same result
+
+    res = audit_cfg.run(trials=trials, seed=seed, **audit_executor())   # raises if eps_lb > accounted (same config)
+    d = {"epsilon_lower_bound": float(res.epsilon_lower_bound), "accounted_epsilon": float(res.accounted_epsilon),
+         "accountant": res.accountant, "verdict": res.verdict, "episodes": audit_cfg.episodes, "horizon": audit_cfg.horizon,
+         "env": audit_cfg.env, "bonus_scale": audit_cfg.bonus_scale, "options": [list(o) for o in audit_cfg.options],
+         "trials": trials, "observe": audit_cfg.observe, "fixed_users": audit_cfg.fixed_users,
+         "sandwich_ok": res.sandwich_ok, "test": str(res.test),
+         "oracle_epsilon": None if res.oracle is None else res.oracle.epsilon, "has_power": res.power.has_power,
+         "power": res.power.to_dict()}
+    return d, audit_cfg, trials
+
+
+def build_row(spec, setting, scale: ReportScale, *, seed: int, out_dir: Path, runs: RegretRuns,
+              say: Callable[[str], None], shown_dir: Path | None = None) -> ReportRow:
+    """One row of the report (module docstring); writes the row's logs under ``out_dir / "logs"``.
+    ``shown_dir``: where the reader finds the files (default ``out_dir``; the command writes into a
+    staging directory that is renamed into ``--out``)."""
+    t0 = time.perf_counter()
+    cfg = setting.run_config(spec.name)
+    tag = f"{cfg.algorithm}-{cfg.privacy}-eps{cfg.epsilon:g}"
+    say("accounting the printed constants and every reading")
+    paper_log = spec.build_log(cfg)
+    tight_log = spec.build_log(replace(cfg, calibration="tight"))
+    if paper_log is None or tight_log is None:
+        raise PrivacctError(f"learner {cfg.algorithm!r} returned no mechanism log for privacy={cfg.privacy!r}")
+    logs_dir = out_dir / "logs"
+    logs_dir.mkdir(parents=True, exist_ok=True)
+    paper_log.save(logs_dir / f"{tag}-paper.json")
+    tight_log.save(logs_dir / f"{tag}-tight.json")
+    rep = privacy_report(paper_log)
+    tight = privacy_report(tight_log, readings=False)
+
+    k_run = min(scale.regret_episodes.get(spec.family, cfg.episodes), cfg.episodes)
+    say(f"regret at K={k_run}, {scale.seeds} seeds: printed and tight noise, non-private, uniform")
+    column, curves = runs.column(spec, cfg, setting, k_run)
+    audit, audit_cfg, trials = _audit(cfg, scale, seed, say)
+    return ReportRow(
+        algorithm=spec.name, paper=spec.paper, family=spec.family, setting=setting, env=cfg.env or spec.default_env,
+        horizon=paper_log.params.get("H"), report=rep, tight_accounted_epsilon=tight.tightest_epsilon,
+        noise_ratio=_noise_ratios(paper_log, tight_log), tight_counter=tight_log.params.get("counter"),
+        audit=audit, regret=column,
+        commands=(("verify", f"privacct verify {(Path(shown_dir or out_dir) / 'logs' / (tag + '-paper.json')).as_posix()}"),
+                  ("run", _command(cfg, what="run", episodes=k_run, seeds=scale.seeds)),
+                  ("audit", _command(cfg, what="audit", trials=trials, audit=audit_cfg))),
+        assumptions=tuple(f"{g.name}: sensitivity {g.sensitivity.value:g} ({g.sensitivity.norm}) - {g.sensitivity.derivation}"
+                          for g in paper_log.release_groups),
+        seconds=time.perf_counter() - t0, curves=curves)
+
+
+__all__ = ["ReportRow", "ReportScale", "build_row", "paper_configs"]

@@ -1,0 +1,443 @@
+"""Why a mechanism log accounts to what it does: the budget breakdown and the computed causes.
+
+    >>> from privacct.explain import explain
+    >>> ex = explain(log)                 # at privacct.accounting.default_delta(log)
+    >>> ex.breakdown.dominant_family, ex.holds, [c.text for c in ex.causes]
+
+Everything here is computed from the log (docs/accounting.md#budget-breakdown):
+
+* **Breakdown.** Per release group, its cost in the currency in which losses add exactly: zCDP
+  rho for logs with Gaussian releases (rho_g = count_g ratio_g^2 / 2, Bun & Steinke 2016 Props
+  1.4, 1.6; a Laplace release of level eps0 counts eps0^2 / 2), pure eps for all-Laplace logs
+  (eps_g = count_g Delta_g / b_g, basic composition). Groups form *families* by name (the name
+  without a step index, :func:`family_of`: ``gram_h3`` and ``gram[h=3]`` are family ``gram``).
+  Each family's and each group's eps *alone* (the log restricted to it), at the same delta, through
+  the tightest accountant that applies (all of them, PLD included; for Gaussian-only parts the analytic Gaussian, which
+  is exact, Balle & Wang 2018 Thm 8). The dominant family and group carry the largest cost.
+* **Causes** (only when the claim fails; docs/accounting.md#causes), from the ``paper``
+  statements: a family whose derived cost exceeds its cost by the paper's own argument (printed
+  sensitivity and per-user count) gets a cause for each factor that raises it (sensitivity: the
+  ratio, squared for rho; count: the ratio), with both numbers and the equation; a family whose
+  derived cost exceeds its *share* of the claim gets the noise factor that would meet the share.
+  Shares are the paper's own per-family costs scaled to the claim's budget (eps, or the largest
+  rho whose conversion meets (eps, delta)): exactly the proof's allotment whenever the printed
+  constants meet the claim by the paper's own argument; when they do not, that is itself the
+  first cause, and no per-family noise factor is given (the shares are not the proof's).
+* **Over-noising factor** (docs/accounting.md#over-noising-factor): current noise / the least
+  noise meeting the claim under any accountant (one common factor on every group; the factor of
+  ``tight`` calibration). It never depends on which accountant is tightest at the current noise,
+  so a tie at eps = 0 cannot pick it.
+* **Trivial claims**: a claim the log meets with eps = 0 at the claimed delta says only that
+  delta covers the total variation of one user's two output distributions; the eps of the same
+  noise at smaller deltas is reported beside it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from .accounting import ACCOUNTANT_NAMES, all_epsilons, default_delta, get_accountant
+from .accounting.base import is_gaussian, is_pure, ratio_up
+from .errors import NumericalError, PrivacctError, UnsupportedLogError, check_delta, printable
+from .log import MechanismLog, ReleaseGroup
+
+#: Relative tolerance of the verdict (printed formulas that meet a claim exactly land within ulps).
+VERDICT_RTOL = 1e-9
+#: A step index at the end of a group name: ``_h3``, ``-h3``, ``[h=3]``, `` h=3``.
+_STEP_SUFFIX = re.compile(r"(?:[_-]h\d+|\[h=\d+\]| h=\d+)$")
+#: Smaller deltas at which a trivially holding claim's noise is shown (docs/seed-001-linear-mixture-ldp.md).
+TRIVIAL_DELTAS = (1e-3, 1e-5)
+
+
+def family_of(name: str) -> str:
+    """The family of a group: its name without a trailing step index (``gram_h2`` -> ``gram``)."""
+    return _STEP_SUFFIX.sub("", name) or name
+
+
+def _finite(x: float | None) -> float | None:
+    return x if isinstance(x, (int, float)) and math.isfinite(x) else None
+
+
+@dataclass(frozen=True)
+class GroupShare:
+    """One release group's part of the budget (``cost`` in the breakdown's measure)."""
+
+    name: str
+    family: str
+    mechanism: str
+    per_user_count: int
+    sensitivity: float
+    noise_scale: float
+    cost: float
+    share: float
+    paper_cost: float
+    printed_sensitivity: float | None
+    printed_count: float | None
+    equation: str
+    epsilon_alone: float | None = None
+    accountant_alone: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "family": self.family, "mechanism": self.mechanism,
+                "per_user_count": self.per_user_count, "sensitivity": self.sensitivity, "noise_scale": self.noise_scale,
+                "cost": _finite(self.cost), "share": _finite(self.share), "paper_cost": _finite(self.paper_cost),
+                "printed_sensitivity": self.printed_sensitivity, "printed_count": self.printed_count,
+                "equation": self.equation, "epsilon_alone": _finite(self.epsilon_alone),
+                "accountant_alone": self.accountant_alone}
+
+
+@dataclass(frozen=True)
+class FamilyShare:
+    """A family of groups (same name up to the step index): summed cost, and its eps alone."""
+
+    name: str
+    groups: tuple[str, ...]
+    releases: int
+    cost: float
+    share: float
+    paper_cost: float
+    epsilon_alone: float | None
+    accountant_alone: str | None
+
+    @property
+    def label(self) -> str:
+        if len(self.groups) == 1:
+            return self.groups[0]
+        return f"{self.name} ({self.groups[0]}..{self.groups[-1]}, {len(self.groups)} groups)"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "groups": list(self.groups), "releases": self.releases, "cost": _finite(self.cost),
+                "share": _finite(self.share), "paper_cost": _finite(self.paper_cost),
+                "epsilon_alone": _finite(self.epsilon_alone), "accountant_alone": self.accountant_alone}
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """The accounted loss by group and family. ``measure``: ``rho`` (zCDP) or ``eps`` (basic);
+    ``budget``: the claim in that measure (None without a claim, or rho at delta = 0)."""
+
+    measure: str
+    delta: float
+    budget: float | None
+    total: float
+    paper_total: float
+    groups: tuple[GroupShare, ...]
+    families: tuple[FamilyShare, ...]
+
+    @property
+    def dominant_family(self) -> FamilyShare:
+        return max(self.families, key=lambda f: f.cost)
+
+    @property
+    def tied_families(self) -> tuple[FamilyShare, ...]:
+        """The families whose cost equals the dominant one's (relative 1e-9)."""
+        top = self.dominant_family.cost
+        return tuple(f for f in self.families if f.cost >= top * (1 - VERDICT_RTOL))
+
+    @property
+    def dominant_group(self) -> GroupShare:
+        return max(self.groups, key=lambda g: g.cost)
+
+    @property
+    def consistent(self) -> bool | None:
+        """Whether the printed constants meet the budget by the paper's own argument."""
+        return None if self.budget is None else self.paper_total <= self.budget * (1 + VERDICT_RTOL)
+
+    def share_of(self, family: FamilyShare) -> float | None:
+        """The family's share of the budget: its paper cost scaled to the budget."""
+        if self.budget is None or self.paper_total <= 0:
+            return None
+        return self.budget * family.paper_cost / self.paper_total
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"measure": self.measure, "delta": self.delta, "budget": _finite(self.budget), "total": _finite(self.total),
+                "paper_total": _finite(self.paper_total), "consistent": self.consistent,
+                "dominant_family": self.dominant_family.name, "dominant_group": self.dominant_group.name,
+                "families": [f.to_dict() for f in self.families], "groups": [g.to_dict() for g in self.groups]}
+
+
+@dataclass(frozen=True)
+class Cause:
+    """One computed cause of a failing claim. ``kind``: ``no-accountant``, ``dominant`` (the family
+    carrying the largest cost; ``factor`` is its share), ``inconsistent``
+    (printed constants miss the budget by the paper's own argument), ``sensitivity``, ``count``
+    (printed below derived), ``noise`` (the factor the family's noise needs to meet its share) or
+    ``excess`` (no paper statement: where the excess sits). ``factor``: the multiplier on the
+    family's cost (sensitivity, count, inconsistent) or on its noise (noise, excess)."""
+
+    kind: str
+    family: str
+    groups: tuple[str, ...]
+    printed: float | None
+    derived: float | None
+    factor: float | None
+    equation: str
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "family": self.family, "groups": list(self.groups), "printed": _finite(self.printed),
+                "derived": _finite(self.derived), "factor": _finite(self.factor), "equation": self.equation,
+                "text": self.text}
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Everything :func:`explain` computes for one log at one delta."""
+
+    log_name: str
+    delta: float
+    claimed_epsilon: float | None
+    epsilons: tuple[tuple[str, float], ...]
+    not_applicable: tuple[tuple[str, str], ...]
+    tightest: str | None
+    accounted_epsilon: float | None
+    holds: bool | None
+    over_noising_factor: float | None
+    over_noising_accountant: str | None
+    over_noising_note: str
+    breakdown: Breakdown
+    causes: tuple[Cause, ...]
+    trivial_at: tuple[tuple[float, float], ...]
+
+    @property
+    def verdict(self) -> str:
+        return "no claim" if self.holds is None else ("holds" if self.holds else "FAILS")
+
+    @property
+    def trivial(self) -> bool:
+        """The claim holds with eps = 0 at the claimed delta (delta alone covers the outputs)."""
+        return bool(self.holds) and self.accounted_epsilon == 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"delta": self.delta, "accounted_epsilon": _finite(self.accounted_epsilon), "tightest": self.tightest,
+                "verdict": self.verdict, "over_noising_factor": _finite(self.over_noising_factor),
+                "over_noising_accountant": self.over_noising_accountant, "over_noising_note": self.over_noising_note,
+                "breakdown": self.breakdown.to_dict(), "causes": [c.to_dict() for c in self.causes],
+                "trivial": self.trivial,
+                "epsilon_at_smaller_delta": [{"delta": d, "epsilon": _finite(e)} for d, e in self.trivial_at]}
+
+
+# --------------------------------------------------------------------------- computation
+def _sublog(log: MechanismLog, groups: list[ReleaseGroup]) -> MechanismLog:
+    return MechanismLog(log.name, log.privacy_model, tuple(groups), log.neighbouring, (), None, "")
+
+
+def _cost(measure: str, count: float, sensitivity: float, scale: float) -> float:
+    r = ratio_up(sensitivity, scale)
+    return count * (r if measure == "eps" else r * r / 2.0)
+
+
+def epsilon_alone(log: MechanismLog, delta: float) -> tuple[float | None, str | None]:
+    """(eps, accountant) of ``log`` at ``delta`` under the tightest accountant that applies
+    (Gaussian-only at delta > 0: the analytic Gaussian, exact, Balle & Wang 2018 Thm 8)."""
+    if delta > 0 and is_gaussian(log):
+        try:
+            return get_accountant("analytic-gaussian").epsilon(log, delta=delta), "analytic-gaussian"
+        except PrivacctError:
+            pass
+    eps = all_epsilons(log, delta=delta)
+    if not eps:
+        return None, None
+    name = min(eps, key=lambda k: eps[k])
+    return eps[name], name
+
+
+def breakdown(log: MechanismLog, delta: float) -> Breakdown:
+    """The budget breakdown of ``log`` at ``delta`` (module docstring)."""
+    measure = "eps" if is_pure(log) else "rho"
+    budget = None
+    if log.claim is not None:
+        if measure == "eps":
+            budget = log.claim.epsilon
+        elif delta > 0:
+            from .accounting.formulas import zcdp_rho_for
+            try:
+                budget = zcdp_rho_for(log.claim.epsilon, delta)
+            except NumericalError:
+                budget = None
+    groups = []
+    for g in log.release_groups:
+        cost = _cost(measure, g.per_user_count, g.sensitivity.value, g.noise_scale)
+        p = g.paper
+        ps = None if p is None else p.sensitivity
+        pc = None if p is None else p.per_user_count
+        paper_cost = _cost(measure, pc if pc is not None else g.per_user_count,
+                           ps if ps is not None else g.sensitivity.value, g.noise_scale)
+        groups.append([g, cost, paper_cost, ps, pc, "" if p is None else p.equation])
+    total = math.fsum(x[1] for x in groups)
+    paper_total = math.fsum(x[2] for x in groups)
+    shares = tuple(GroupShare(g.name, family_of(g.name), g.mechanism, g.per_user_count, g.sensitivity.value, g.noise_scale,
+                              cost, cost / total if total > 0 else 0.0, paper_cost, ps, pc, eq,
+                              *epsilon_alone(_sublog(log, [g]), delta))
+                   for g, cost, paper_cost, ps, pc, eq in groups)
+    fams: dict[str, list[GroupShare]] = {}
+    for s in shares:
+        fams.setdefault(s.family, []).append(s)
+    families = []
+    for name, members in fams.items():
+        sub = _sublog(log, [log.group(s.name) for s in members])
+        eps, acc = epsilon_alone(sub, delta)
+        cost = math.fsum(s.cost for s in members)
+        families.append(FamilyShare(name, tuple(s.name for s in members), sum(s.per_user_count for s in members), cost,
+                                    cost / total if total > 0 else 0.0, math.fsum(s.paper_cost for s in members), eps, acc))
+    return Breakdown(measure, delta, budget, total, paper_total, shares, tuple(families))
+
+
+def least_noise(log: MechanismLog, epsilon: float, delta: float) -> tuple[float | None, str | None, str]:
+    """(c, accountant, note): the least common noise factor meeting (epsilon, delta) under any
+    accountant (docs/accounting.md#over-noising-factor); Gaussian-only at delta > 0: the analytic
+    Gaussian alone (exact, so no accountant allows less noise)."""
+    from .calibrate import calibration_factor
+
+    names = ["analytic-gaussian"] if delta > 0 and is_gaussian(log) else list(ACCOUNTANT_NAMES)
+    best: tuple[float, str] | None = None
+    reasons = []
+    for name in names:
+        if get_accountant(name).why_not_for_any_noise(log, delta=delta) is not None:
+            continue
+        try:
+            c = calibration_factor(log, epsilon=epsilon, delta=delta, accountant=name)
+        except (PrivacctError, OverflowError, ZeroDivisionError) as e:
+            reasons.append(f"{name}: {e}")
+            continue
+        if best is None or c < best[0]:
+            best = (c, name)
+    if best is None:
+        return None, None, "not defined: no accountant meets the claim at any noise scale (" + "; ".join(reasons) + ")"
+    return best[0], best[1], f"least noise meeting the claim under any accountant ({best[1]})"
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.4g}"
+
+
+def _label(groups: tuple[str, ...]) -> str:
+    """``group 'x'``; members of one family as a range; otherwise every name (up to 4)."""
+    q = [printable(repr(n)) for n in groups]
+    if len(q) == 1:
+        return f"group {q[0]}"
+    if len({family_of(n) for n in groups}) == 1 or len(q) > 4:
+        return f"groups {q[0]}..{q[-1]} ({len(q)})"
+    return "groups " + ", ".join(q)
+
+
+def _merge(found: list[tuple[str, tuple[str, ...], tuple]]) -> list[tuple[str, tuple[str, ...], tuple]]:
+    """Causes of one kind with equal numbers and equation merged (their groups joined), in order."""
+    out: dict[tuple, list[str]] = {}
+    for kind, names, key in found:
+        out.setdefault((kind,) + key, []).extend(names)
+    return [(k[0], tuple(names), k[1:]) for k, names in out.items()]
+
+
+def causes(log: MechanismLog, b: Breakdown, holds: bool | None) -> tuple[Cause, ...]:
+    """The computed causes of a failing claim (module docstring); () unless ``holds`` is False.
+    Causes of one kind with the same numbers and equation are merged across groups."""
+    if holds is not False:
+        return ()
+    unit = "rho" if b.measure == "rho" else "eps"
+    power = 2 if b.measure == "rho" else 1
+    out: list[Cause] = []
+    top = b.dominant_family
+    tied = b.tied_families
+    alone = "" if top.epsilon_alone is None else f"; alone {'each' if len(tied) > 1 else 'it'} accounts to eps {_fmt(top.epsilon_alone)}"
+    claim = "" if log.claim is None else f" (claim: eps {log.claim.epsilon:g} at delta {b.delta:g})"
+    who = " and ".join(f.label for f in tied) if len(tied) > 1 else top.label
+    out.append(Cause("dominant", top.name, top.groups, None, top.cost, top.share, "",
+                     f"dominant: {printable(who)} carr{'y' if len(tied) > 1 else 'ies'} {100 * top.share:.1f}% of the "
+                     f"{unit}{' each' if len(tied) > 1 else ''}{alone}{claim}"))
+    has_paper = any(g.printed_sensitivity is not None or g.printed_count is not None for g in b.groups)
+    if has_paper and b.consistent is False:
+        parts = ", ".join(f"{f.label} {_fmt(f.paper_cost)}" for f in sorted(b.families, key=lambda f: -f.paper_cost))
+        worst = max(b.families, key=lambda f: f.paper_cost)
+        out.append(Cause("inconsistent", worst.name, worst.groups, b.budget, b.paper_total, b.paper_total / b.budget, "",
+                         f"the printed noise misses the claim even by the paper's own sensitivities and counts: "
+                         f"{unit} {_fmt(b.paper_total)} against the claim's {_fmt(b.budget)} (x{b.paper_total / b.budget:.3g}); "
+                         f"as printed: {parts}"))
+    found: list[tuple[str, tuple[str, ...], tuple]] = []
+    for fam in sorted(b.families, key=lambda f: -f.cost):
+        if fam.cost > fam.paper_cost * (1 + VERDICT_RTOL):     # the family costs more than the paper says
+            for s in (g for g in b.groups if g.family == fam.name):
+                if s.printed_sensitivity is not None and s.printed_sensitivity < s.sensitivity * (1 - 1e-12):
+                    found.append(("sensitivity", (s.name,), (s.printed_sensitivity, s.sensitivity, s.equation)))
+                if s.printed_count is not None and s.printed_count < s.per_user_count * (1 - 1e-12):
+                    found.append(("count", (s.name,), (s.printed_count, s.per_user_count, s.equation)))
+        share = b.share_of(fam)
+        if b.consistent and share is not None and share > 0 and fam.cost > share * (1 + VERDICT_RTOL):
+            found.append(("noise", fam.groups, (share, fam.cost, round(share / b.budget, 12))))
+    for kind, names, key in _merge(found):
+        if kind == "sensitivity":
+            p, d, eq = key
+            f = (d / p) ** power
+            rel = "replace-one sensitivity" if log.neighbouring == "replace-one-user" else "sensitivity"
+            out.append(Cause(kind, family_of(names[0]), names, p, d, f, eq,
+                             f"{rel}: {_label(names)} derived {_fmt(d)}, printed {_fmt(p)}"
+                             f"{f' ({printable(eq)})' if eq else ''}: x{f:.3g} on the {unit}"))
+        elif kind == "count":
+            p, d, eq = key
+            structure = log.group(names[0]).structure.kind
+            what = "tree depth" if structure == "tree" else "composition count"
+            out.append(Cause(kind, family_of(names[0]), names, p, float(d), d / p, eq,
+                             f"{what}: {_label(names)} the structure {structure} gives {d} releases per user, printed "
+                             f"{_fmt(p)}{f' ({printable(eq)})' if eq else ''}: x{d / p:.3g} on the {unit}"))
+        else:
+            share, cost, frac = key
+            n = len(names)
+            f = (cost / share) ** (1 / power)
+            each = " each" if n > 1 and len({family_of(x) for x in names}) > 1 else ""
+            out.append(Cause(kind, family_of(names[0]), names, share, cost, f, "",
+                             f"noise: {_label(names)} cost{'s' if n == 1 else ''}{each} {unit} {_fmt(cost)} against "
+                             f"{'its' if n == 1 else 'a'} share {_fmt(share)} ({100 * frac:.3g}% of the claim's {unit}, "
+                             f"the paper's own allotment): the printed noise would need x{f:.3g}"))
+    if not has_paper and b.budget is not None and b.total > b.budget * (1 + VERDICT_RTOL):
+        fam = b.dominant_family
+        out.append(Cause("excess", fam.name, fam.groups, b.budget, b.total, (b.total / b.budget) ** (1 / power), "",
+                         f"{unit} {_fmt(b.total)} against the claim's {_fmt(b.budget)}; {_label(fam.groups)} carries "
+                         f"{100 * fam.share:.1f}% of it (no paper statement records what was printed)"))
+    return tuple(out)
+
+
+def explain(log: MechanismLog, *, delta: float | None = None) -> Explanation:
+    """The accounting of ``log`` at ``delta`` (default :func:`privacct.accounting.default_delta`)
+    with its breakdown, over-noising factor and, for a failing claim, its computed causes."""
+    if not isinstance(log, MechanismLog):
+        raise PrivacctError(f"log must be a MechanismLog, got {type(log).__name__}")
+    delta = default_delta(log) if delta is None else check_delta("delta", delta, allow_zero=True)
+    errs: dict[str, str] = {}
+    eps = all_epsilons(log, delta=delta, errors=errs)
+    b = breakdown(log, delta)
+    tightest = min(eps, key=lambda k: eps[k]) if eps else None
+    acc = eps[tightest] if tightest else None
+    holds = factor = fac_acc = None
+    note = "no claim"
+    extra: tuple[Cause, ...] = ()
+    trivial_at: tuple[tuple[float, float], ...] = ()
+    if log.claim is not None:
+        if acc is None:
+            if not errs:
+                raise UnsupportedLogError(f"no accountant applies at delta={delta:g}")
+            holds = False
+            reasons = "; ".join(f"{k}: {v}" for k, v in errs.items())
+            extra = (Cause("no-accountant", "", (), None, None, None, "",
+                           f"no accountant certifies the claim at delta={delta:g} ({printable(reasons)})"),)
+        else:
+            holds = bool(acc <= log.claim.epsilon * (1 + VERDICT_RTOL))
+        c, fac_acc, note = least_noise(log, log.claim.epsilon, delta)
+        factor = None if c is None else _finite(1.0 / c)
+        if holds and acc == 0.0:
+            trivial_at = tuple((d, epsilon_alone(log, d)[0]) for d in TRIVIAL_DELTAS if d < delta) or tuple(
+                (d, epsilon_alone(log, d)[0]) for d in (delta / 10, delta / 1000))
+    elif acc is None:
+        reasons = "; ".join(f"{k}: {v}" for k, v in errs.items())
+        raise UnsupportedLogError(f"no accountant applies at delta={delta:g}: {reasons}")
+    return Explanation(
+        log_name=log.name, delta=delta, claimed_epsilon=None if log.claim is None else log.claim.epsilon,
+        epsilons=tuple(eps.items()), not_applicable=tuple(errs.items()), tightest=tightest, accounted_epsilon=acc,
+        holds=holds, over_noising_factor=factor, over_noising_accountant=fac_acc, over_noising_note=note, breakdown=b,
+        causes=extra + causes(log, b, holds), trivial_at=trivial_at)
+
+
+__all__ = ["Breakdown", "Cause", "Explanation", "FamilyShare", "GroupShare", "VERDICT_RTOL", "breakdown", "causes",
+           "epsilon_alone", "explain", "family_of", "least_noise"]

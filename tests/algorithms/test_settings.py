@@ -1,0 +1,54 @@
+"""Paper settings with provenance (privacct.algorithms.settings): every registered setting is typed,
+every number says where it comes from, repairs are named where the privacy figures rely on them,
+and an untyped dict is never read as printed."""
+
+import pytest
+
+from privacct.algorithms.registry import learners
+from privacct.algorithms.settings import (PROVENANCE_FIELDS, PaperSetting, Provenance, as_paper_setting, choice,
+                                          printed)
+from privacct.errors import PrivacctError
+
+SETTINGS = [(n, s) for n, spec in learners().items() for s in spec.paper_settings]
+
+
+def test_every_registered_setting_is_typed_with_full_provenance():
+    assert SETTINGS
+    for name, s in SETTINGS:
+        assert isinstance(s, PaperSetting), name
+        assert [f for f, _ in s.provenance] == list(PROVENANCE_FIELDS)
+        for _, p in s.provenance:
+            assert p.kind in ("printed", "choice", "derived") and p.note.strip()
+
+
+def test_printed_numbers_cite_where_they_are_printed():
+    for name, s in SETTINGS:
+        for f, p in s.provenance:
+            if p.kind == "printed":
+                assert any(w in p.note for w in ("Sec.", "Lemma", "Cor.", "Thm", "App.", "Eq.", "Rem.")), (name, f)
+
+
+@pytest.mark.parametrize("name", ["ldp-ucrl-vtr", "pp-ucrl-vtr", "pp-ucrl-vtr-laplace", "pp-ucrl-vtr-plus",
+                                  "private-lsvi-ucb"])
+def test_the_lower_clip_repair_is_named(name):
+    for s in learners()[name].paper_settings:
+        assert any("clip" in r.name for r in s.repairs) and all(r.why for r in s.repairs)
+
+
+@pytest.mark.parametrize("name", ["private-linopt-vi", "pp-ucrl-vtr", "private-lsvi-ucb", "batched-jdp-lsvi-ucb"])
+def test_settings_of_papers_without_experiments_are_not_claims(name):
+    for s in learners()[name].paper_settings:
+        assert not s.claim_printed and s.provenance_of("episodes").kind == "choice"
+
+
+def test_untyped_settings_are_never_printed_and_bad_ones_refused():
+    s = as_paper_setting({"privacy": "jdp", "epsilon": 0.5, "delta": 1e-5, "episodes": 100})
+    assert all(p.kind == "choice" for _, p in s.provenance) and not s.claim_printed
+    with pytest.raises(PrivacctError, match="unknown key"):
+        as_paper_setting({"privacy": "jdp", "eps": 0.5})
+    with pytest.raises(PrivacctError, match="provenance"):
+        PaperSetting("jdp", 1.0, 0.0, 10, {"epsilon": printed("Thm 1")})
+    with pytest.raises(PrivacctError, match="provenance.kind"):
+        Provenance("guessed", "x")
+    full = {f: choice("x") for f in PROVENANCE_FIELDS}
+    assert PaperSetting("jdp", 1.0, 0.0, 10, {**full, "epsilon": printed("Thm 1"), "delta": printed("Thm 1")}).claim_printed
