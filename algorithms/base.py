@@ -41,7 +41,7 @@ AUDIT SEMANTICS (the same for every family)
   own data and the history, so this is a post-processing of the transcript; conditional on the
   history it equals user 1's contribution plus that release's fresh noise, so the product over
   releases of the per-release densities is the exact likelihood ratio of the whole transcript
-  (the notes' "coupled" argument: conditional on the release prefix the other users' data coincide).
+  (docs/auditing.md#fixed-other-users: conditional on the release prefix the other users' data coincide).
 """
 
 from __future__ import annotations
