@@ -167,7 +167,10 @@ def test_html_in_a_headless_browser_shows_every_section_and_figure(tiny_report, 
     page = (out / "report.html").read_text()
     probe = tmp_path / "probe.html"
     probe.write_text(page.replace("</body>", _PROBE + "</body>"))
-    res = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=20000",
+    # flags for a machine without network: no background connections, a fresh profile
+    res = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                          "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                          f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=20000",
                           "--dump-dom", probe.as_uri()], capture_output=True, text=True, timeout=180)
     found = re.search(r'<pre id="probe">(.*?)</pre>', res.stdout, re.S)
     assert found, res.stderr[-2000:]
