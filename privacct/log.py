@@ -332,6 +332,15 @@ class PaperStatement:
         return d
 
 
+def paper_statement_from_dict(d, where: str) -> "PaperStatement":
+    """The ``paper`` object of a release group (or of a reading's group), strictly parsed."""
+    p = _object(d, where, {"sensitivity", "per_user_count", "equation"})
+    return PaperStatement(
+        None if "sensitivity" not in p else check_positive(f"{where}.sensitivity", p["sensitivity"]),
+        None if "per_user_count" not in p else check_positive(f"{where}.per_user_count", p["per_user_count"]),
+        check_text(f"{where}.equation", p.get("equation", "")))
+
+
 @dataclass(frozen=True)
 class ReleaseGroup:
     """One family of noisy statistics released with the same mechanism, scale and structure."""
@@ -431,13 +440,7 @@ class ReleaseGroup:
         structure = Structure.from_dict(d["structure"], f"{where}.structure")
         dimension = None if "dimension" not in d else check_count(f"{where}.dimension", d["dimension"])
         description = check_text(f"{where}.description", d.get("description", ""))
-        paper = None
-        if "paper" in d:
-            p = _object(d["paper"], f"{where}.paper", {"sensitivity", "per_user_count", "equation"})
-            paper = PaperStatement(
-                None if "sensitivity" not in p else check_positive(f"{where}.paper.sensitivity", p["sensitivity"]),
-                None if "per_user_count" not in p else check_positive(f"{where}.paper.per_user_count", p["per_user_count"]),
-                check_text(f"{where}.paper.equation", p.get("equation", "")))
+        paper = None if "paper" not in d else paper_statement_from_dict(d["paper"], f"{where}.paper")
         return cls(name, mechanism, noise_scale, sensitivity, structure, dimension, description, paper)
 
 

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from .errors import PrivacctError, check_positive, shown
 from .log import (MAX_GROUPS, MAX_NAME_CHARS, NORMS, PaperStatement, ReleaseGroup, Sensitivity, Structure, _object,
-                  check_choice, check_text)
+                  check_choice, check_text, paper_statement_from_dict)
 
 #: Readings one log may carry.
 MAX_READINGS = 64
@@ -71,13 +71,7 @@ class GroupOverride:
                                check_positive(f"{where}.sensitivity.value", s["value"]),
                                check_text(f"{where}.sensitivity.derivation", s.get("derivation", "")))
         structure = None if "structure" not in d else Structure.from_dict(d["structure"], f"{where}.structure")
-        paper = None
-        if "paper" in d:
-            p = _object(d["paper"], f"{where}.paper", {"sensitivity", "per_user_count", "equation"})
-            paper = PaperStatement(
-                None if "sensitivity" not in p else check_positive(f"{where}.paper.sensitivity", p["sensitivity"]),
-                None if "per_user_count" not in p else check_positive(f"{where}.paper.per_user_count", p["per_user_count"]),
-                check_text(f"{where}.paper.equation", p.get("equation", "")))
+        paper = None if "paper" not in d else paper_statement_from_dict(d["paper"], f"{where}.paper")
         try:
             return cls(group, scale, sens, structure, paper)
         except PrivacctError as e:

@@ -119,6 +119,22 @@ def _triangle(d: int) -> tuple[np.ndarray, np.ndarray]:
     return rows, cols
 
 
+def upper_triangle(M: np.ndarray) -> np.ndarray:
+    """Upper triangle (diagonal included) of the trailing (d, d) axes of ``M``, row-major: shape (..., d(d+1)/2)
+    (what a symmetric-matrix release noises once per entry, docs/accounting.md#symmetric-gaussian-matrices)."""
+    rows, cols = _triangle(M.shape[-1])
+    return M[..., rows, cols]
+
+
+def symmetric_from_upper(v: np.ndarray, d: int) -> np.ndarray:
+    """The symmetric (..., d, d) matrix whose upper triangle (row-major, diagonal included) is ``v``."""
+    rows, cols = _triangle(d)
+    out = np.zeros(v.shape[:-1] + (d, d))
+    out[..., rows, cols] = v
+    out[..., cols, rows] = v
+    return out
+
+
 def add_noise(value: np.ndarray, mechanism: str, scale: float, rngs, *, ledger: Ledger | None = None,
               group: str | None = None, users: tuple[int, int] | None = None) -> np.ndarray:
     """``value`` (shape ``(B, *shape)``) plus fresh noise of the named mechanism.

@@ -31,6 +31,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from privacct.errors import NumericalError, PrivacctError, check_count, check_delta, check_positive
+from privacct.mechanisms import symmetric_from_upper, upper_triangle
 
 from ..base import RunConfig, child_sequence
 from ..envs.linear_mdp import LINEAR_ENVS, LinearMDP, make_linear_env
@@ -227,19 +228,8 @@ def data_free_policy(env: LinearMDP, B: int, reg: float, beta: float) -> np.ndar
     return pol
 
 
-def upper(M: np.ndarray) -> np.ndarray:
-    """Upper triangle (diagonal included) of (..., d, d), flattened to (..., d(d+1)/2)."""
-    iu = np.triu_indices(M.shape[-1])
-    return M[..., iu[0], iu[1]]
-
-
-def sym(v: np.ndarray, d: int) -> np.ndarray:
-    """The symmetric (..., d, d) matrix whose upper triangle (row-major, diagonal included) is ``v``."""
-    iu = np.triu_indices(d)
-    out = np.zeros(v.shape[:-1] + (d, d))
-    out[..., iu[0], iu[1]] = v
-    out[..., iu[1], iu[0]] = v
-    return out
+upper = upper_triangle            # privacct.mechanisms: one copy of the symmetric-matrix layout
+sym = symmetric_from_upper
 
 
 def env_names() -> tuple[str, ...]:

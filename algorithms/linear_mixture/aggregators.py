@@ -29,7 +29,7 @@ import numpy as np
 
 from privacct.errors import PrivacctError
 from privacct.ledger import Ledger
-from privacct.mechanisms import TreeCounter, add_noise
+from privacct.mechanisms import TreeCounter, add_noise, symmetric_from_upper, upper_triangle
 
 from .design import GroupSpec
 from .noise_ahead import NoiseAhead, gaussian_message, local_update
@@ -72,19 +72,8 @@ def safe_inverse(S: np.ndarray, floor: float) -> tuple[np.ndarray, np.ndarray]:
     return out.reshape(shape), bad.reshape(shape[:-2])
 
 
-def upper(M: np.ndarray) -> np.ndarray:
-    """Upper triangle (diagonal included) of the trailing (d, d) axes, row-major."""
-    iu = np.triu_indices(M.shape[-1])
-    return M[..., iu[0], iu[1]]
-
-
-def sym(v: np.ndarray, d: int) -> np.ndarray:
-    """The symmetric (..., d, d) matrix whose upper triangle (row-major, diagonal included) is ``v``."""
-    iu = np.triu_indices(d)
-    out = np.zeros(v.shape[:-1] + (d, d))
-    out[..., iu[0], iu[1]] = v
-    out[..., iu[1], iu[0]] = v
-    return out
+upper = upper_triangle            # privacct.mechanisms: one copy of the symmetric-matrix layout
+sym = symmetric_from_upper
 
 
 class Aggregator:
