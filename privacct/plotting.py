@@ -86,7 +86,10 @@ def plot_curve(ax, y, i: int, label: str, *, markers: int = 8, **kwargs) -> None
 
 def save(fig, path: str | Path, *, dpi: int = DPI) -> None:
     """Lay out, write a PNG (cropped to what is drawn, legends outside the axes included) and close the figure."""
-    fig.tight_layout()
+    if getattr(fig, "_suptitle", None) is not None:   # keep a band of 0.45 inch for the figure title
+        fig.tight_layout(rect=(0.0, 0.0, 1.0, 1.0 - 0.45 / fig.get_figheight()))
+    else:
+        fig.tight_layout()
     fig.savefig(path, dpi=dpi, bbox_inches="tight")
     pyplot().close(fig)
 
