@@ -32,25 +32,26 @@ class Busy(Exception):
         self.pid, self.command = pid, command
 
 
-def _start_time(pid: int) -> str | None:
-    """The process's start time in clock ticks since boot (/proc/PID/stat field 22), None if unknown."""
+def _stat_field(pid: int, index: int) -> str | None:
+    """Field ``index`` of /proc/PID/stat counted from the one after the command name (which may hold
+    spaces and parentheses: everything up to the last ")" is skipped); None if unknown."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             data = f.read().decode("ascii", "replace")
     except OSError:
         return None
     fields = data[data.rfind(")") + 2:].split()
-    return fields[19] if len(fields) > 19 else None
+    return fields[index] if len(fields) > index else None
+
+
+def _start_time(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (/proc/PID/stat field 22), None if unknown."""
+    return _stat_field(pid, 19)
 
 
 def _state(pid: int) -> str | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read().decode("ascii", "replace")
-    except OSError:
-        return None
-    rest = data[data.rfind(")") + 2:].split()
-    return rest[0] if rest else None
+    """The process's state letter (/proc/PID/stat field 3: R, S, Z, ...), None if unknown."""
+    return _stat_field(pid, 0)
 
 
 def alive(pid: int, start: str | None = None) -> bool:
