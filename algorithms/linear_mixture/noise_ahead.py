@@ -17,7 +17,6 @@ not a sequential stream of one kind; :func:`gaussian_only` says when a schedule 
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from privacct.ledger import Ledger
@@ -106,34 +105,7 @@ def local_update(G: np.ndarray, u: np.ndarray, X: np.ndarray, Y: np.ndarray, gro
     kinds = np.array([0 if g.kind == "gram" else 1 for g in groups], dtype=np.int64)
     hs = np.array([g.h for g in groups], dtype=np.int64)
     sc = np.array([float(scales[g.name]) for g in groups])
-    ahead.pos = _messages(G, u, np.ascontiguousarray(X, dtype=float), np.ascontiguousarray(Y, dtype=float), kinds, hs, sc,
+    from .messages_jit import messages   # numba loads on the first LDP update, not on import (CLI start-up)
+
+    ahead.pos = messages(G, u, np.ascontiguousarray(X, dtype=float), np.ascontiguousarray(Y, dtype=float), kinds, hs, sc,
                           ahead.buf, ahead.pos, rows.astype(np.int64), cols.astype(np.int64))
-
-
-@numba.njit(cache=True)
-def _messages(G, u, X, Y, kinds, hs, sc, buf, pos, rows, cols):
-    """G[:, h] += x x^T + scale * sym(z) (Gram groups), u[:, h] += x y + scale * z (target groups), z the next
-    normals of ``buf`` from ``pos``: elementwise, so each entry is rounded exactly as numpy rounds it."""
-    B = X.shape[0]
-    d = X.shape[2]
-    m = rows.size
-    for gi in range(kinds.size):
-        h = hs[gi]
-        s = sc[gi]
-        if kinds[gi] == 0:
-            for b in range(B):
-                for t in range(m):
-                    i = rows[t]
-                    j = cols[t]
-                    nz = buf[b, pos + t] * s
-                    G[b, h, i, j] += X[b, h, i] * X[b, h, j] + nz
-                    if i != j:
-                        G[b, h, j, i] += X[b, h, j] * X[b, h, i] + nz
-            pos += m
-        else:
-            for b in range(B):
-                y = Y[b, h]
-                for i in range(d):
-                    u[b, h, i] += X[b, h, i] * y + buf[b, pos + i] * s
-            pos += d
-    return pos

@@ -22,7 +22,6 @@ import numpy as np
 from privacct.errors import PrivacctError
 
 from ..envs.linear_mixture import LinearMixtureMDP
-from .planning_jit import MAX_DIM, features_by_next_state, plan_greedy
 
 
 def plan(env: LinearMixtureMDP, theta: np.ndarray, Sinv: np.ndarray, beta: np.ndarray, *,
@@ -39,6 +38,8 @@ def plan(env: LinearMixtureMDP, theta: np.ndarray, Sinv: np.ndarray, beta: np.nd
     H, S, A, d = env.horizon, env.n_states, env.n_actions, env.dim
     B = theta.shape[0]
     R = env.rewards.reshape(H, S * A)
+    from .planning_jit import MAX_DIM, plan_greedy   # numba loads on first planning, not on import
+
     if mean is None and probs is None and d <= MAX_DIM:  # the compiled loop, the same bytes (planning_jit)
         Qall, Vs, phis = plan_greedy(_features(env), np.ascontiguousarray(R), np.ascontiguousarray(theta, dtype=float),
                                      np.ascontiguousarray(Sinv, dtype=float),
@@ -89,6 +90,8 @@ _FEATURES: list = []  # [(the environment's feature array, its plan_greedy layou
 def _features(env: LinearMixtureMDP) -> np.ndarray:
     """The environment's features as plan_greedy multiplies them (the last environment's are kept; the cache
     holds the array itself, so an identity match can never be a recycled id)."""
+    from .planning_jit import features_by_next_state
+
     flat = env._flat  # type: ignore[attr-defined]
     if not _FEATURES or _FEATURES[0][0] is not flat:
         _FEATURES[:] = [(flat, features_by_next_state(flat))]

@@ -26,7 +26,6 @@ import math
 
 import numpy as np
 
-from .planning_jit import plan_vi_compiled
 
 
 def log_terms(S: int, A: int, H: int, K: int, delta: float) -> tuple[float, float]:
@@ -69,6 +68,8 @@ def plan_vi(base: np.ndarray, P: np.ndarray, *, return_q: bool = False):
     only; likewise V~_h = min_a Q~_h = clip(min_a Q_h, 0, H - h). The loop is compiled
     (:mod:`.planning_jit`, the same bytes as :func:`plan_vi_numpy`).
     """
+    from .planning_jit import plan_vi_compiled   # numba loads on first planning, not on import (CLI start-up)
+
     pol, Qc = plan_vi_compiled(np.ascontiguousarray(base, dtype=float), np.ascontiguousarray(P, dtype=float),
                                bool(return_q))
     return (pol, Qc) if return_q else pol

@@ -136,6 +136,15 @@ def test_privacct_cli_imports_no_numerics_at_load():
     assert r.stdout.strip() == "[]"
 
 
+def test_help_with_every_command_loads_no_compiler_and_no_accountant_library():
+    """`privacct --help` registers the learners' and auditor's commands (the learner list needs the registry),
+    but numba, scipy, dp_accounting and matplotlib load only when a command does work."""
+    code = ("import sys, privacct.cli as c; c.build_parser(); "
+            "print(sorted(m for m in ('numba', 'scipy', 'dp_accounting', 'matplotlib') if m in sys.modules))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert r.stdout.strip() == "[]"
+
+
 FORGERIES = [
     "x\nverdict: holds",
     "x\rverdict: holds",
