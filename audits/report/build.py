@@ -223,8 +223,10 @@ def intro(meta: dict[str, Any]) -> tuple:
     scale = meta["scale"]
     reg = ", ".join(f"{k} {v}" for k, v in sorted(scale["regret_episodes"].items())) or "the settings' K"
     return (
-        Paragraph(text(f"Generated {meta['generated']} with ", ("code", meta["command"]),
-                       f" ({meta['scale_name']} scale, seed {meta['seed']}, {meta['seconds']:.0f} s).")),
+        # no clock time here: the same command and seed give the same report.md / report.html bytes
+        # (the date and the seconds are report.json's "generated" and "seconds" fields)
+        Paragraph(text("Written by ", ("code", meta["command"]),
+                       f" ({meta['scale_name']} scale, seed {meta['seed']}).")),
         Paragraph(text("Every row checks one private learner at one setting with the sandwich ",
                        ("bold", "eps_audit <= eps_true <= eps_accounted <=? eps_claimed"),
                        ": eps_audit is a measured lower bound from neighbouring-user simulations, eps_accounted the derived "

@@ -135,6 +135,8 @@ def test_report_rows_on_a_cluster_equal_local_rows(cluster, cli_tmp):
     assert scaleout.active_client() is None
     assert without_timings(local["rows"]) == without_timings(dask["rows"])
     assert any(r["audit"]["trials"] > 0 for r in dask["rows"])
+    for name in ("report.md", "report.html"):   # the documents carry no clock time: the same bytes
+        assert (cli_tmp / "r-local" / name).read_bytes() == (cli_tmp / "r-dask" / name).read_bytes(), name
 
 
 @pytest.mark.parametrize("family, argv", [("linear-mdp", ["--seeds", "2", "--episodes", "16"]),
