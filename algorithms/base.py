@@ -1,10 +1,14 @@
 """The learner contract, written once: every learner family implements it, so that ``privacct run``,
 ``reproduce``, ``audit`` and ``report`` treat tabular, linear-mixture and linear-MDP learners alike.
 
-A family package (``privacct.algorithms.tabular``, ``...linear_mixture``, ``...linear_mdp``) exports
-``LEARNERS: dict[str, LearnerSpec]``; :mod:`privacct.algorithms.registry` merges them. A new family
-needs one file of its own and one line in ``registry.FAMILY_MODULES``; the contract test
-(``tests/algorithms/test_contract.py``) then runs over it.
+A family package (``privacct.algorithms.tabular``, ``...linear_mixture``, ``...linear_mdp``, or a
+third party's own package) exports ``LEARNERS: dict[str, LearnerSpec]`` and names it in ONE
+entry-point line of its pyproject (group ``privacct.learners``); :mod:`privacct.algorithms.registry`
+merges them. Everything else a command needs to know about a learner (paper and test settings, its
+audit setting, constants, memory model, report scale, figure reproduction) lives on its
+:class:`LearnerSpec`, with safe defaults where a third party has nothing to say; nothing outside the
+learner's own files names it. The contract test (``tests/algorithms/test_contract.py``) then runs over
+it (docs/extending.md).
 
 Typed records at the boundary (validated here, in one place):
 
@@ -55,6 +59,7 @@ import numpy as np
 from privacct.errors import PrivacctError, check_count, check_positive
 from privacct.ledger import Ledger
 from privacct.log import MechanismLog
+from privacct.tap import AuditTap, tapping
 
 if TYPE_CHECKING:  # pragma: no cover
     from .neighbours import NeighbourSpec
@@ -254,6 +259,9 @@ class RunResult:
     ledger: Ledger | None
     info: dict[str, Any] = field(default_factory=dict)
     observation: Observation | None = None
+    #: Audited runs: what privacct's primitives recorded of user 1 (:class:`privacct.tap.AuditTap`); an auditor
+    #: derives the observation from it when the learner returns none (:func:`derived_observation`).
+    tap: AuditTap | None = None
 
     @property
     def cumulative_regret(self) -> np.ndarray:
@@ -303,6 +311,97 @@ def check_observation(obs: Observation, log: MechanismLog, batch: int, audit: Au
             raise PrivacctError(f"{where}: non-finite values")
 
 
+def check_tap(tap: AuditTap, log: MechanismLog, batch: int, learner: str) -> None:
+    """An audited run without an observation of its own: the primitives must have recorded at least one release
+    of user 1, every record in a release group of the log at its declared scale; raises PrivacctError."""
+    if not tap.records:
+        why = "; ".join(f"{u.group} (users {u.users[0]}..{u.users[1]}): {u.reason}" for u in tap.unobserved)
+        raise PrivacctError(f"learner {learner!r}: an audited run observed no release of user 1: its privacy draws over "
+                            "user 1 went through no primitive that can tell user 1's share apart (a TreeCounter with one "
+                            "user per leaf, or add_noise with users=(1, 1); docs/extending.md#observations)"
+                            + (f"; unobserved: {why}" if why else ""))
+    for r in tap.records:
+        where = f"tap record {r.name!r}"
+        try:
+            g = log.group(r.group)
+        except Exception:  # noqa: BLE001 - the log's own error is about a name; ours names the record
+            raise PrivacctError(f"{where}: group {r.group!r} is not a release group of log {log.name!r}") from None
+        if OBSERVED_AS[g.mechanism] != r.mechanism:
+            raise PrivacctError(f"{where}: mechanism {r.mechanism!r} does not observe group {g.name!r} ({g.mechanism})")
+        if r.values.shape[0] != batch:
+            raise PrivacctError(f"{where}: values must have {batch} rows (one per seed), got {r.values.shape}")
+        if g.dimension is not None and r.values.shape[1] != g.dimension:
+            raise PrivacctError(f"{where}: {r.values.shape[1]} observed values, the log declares dimension {g.dimension}")
+
+
+def _constant(a: np.ndarray) -> np.ndarray | None:
+    """The common row of ``a`` (B, m), or None when the rows differ."""
+    return a[0].copy() if np.all(a == a[0]) else None
+
+
+@dataclass(frozen=True)
+class DerivedMeans:
+    """For an observation derived from the primitives (:mod:`privacct.tap`): each observed release's noiseless
+    value under canary A and canary B (``means``: name -> (mean_a, mean_b)), and the releases over user 1 left
+    out with the reason (``left_out``: (name or group, reason))."""
+
+    means: tuple[tuple[str, np.ndarray, np.ndarray], ...]
+    left_out: tuple[tuple[str, str], ...]
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(n for n, _, _ in self.means)
+
+
+def pair_taps(tap_a: AuditTap, tap_b: AuditTap) -> DerivedMeans:
+    """Pair the records of a canary-A run and a canary-B run of the same configuration and coins: a release is
+    observed when both sides recorded it and user 1's contribution to it is the same in every trial of a side
+    (it does not depend on the history: with the contract's fixed coins and fixed other users, user 1's data
+    are fixed before any release). A release whose contribution varies by trial is left out, with the reason
+    (its exact likelihood ratio would need user 1's contribution under the other canary given the same
+    history, which no primitive sees); so is a release recorded on one side only. Observing fewer releases is
+    sound (a post-processing of the transcript) and only costs power."""
+    b_by_name = {r.name: r for r in tap_b.records}
+    means, left = [], []
+    for r in tap_a.records:
+        other = b_by_name.get(r.name)
+        if other is None:
+            left.append((r.name, "recorded under canary A only"))
+            continue
+        if other.group != r.group or other.mechanism != r.mechanism or other.scale != r.scale:
+            left.append((r.name, "recorded with a different group, mechanism or scale under canary B"))
+            continue
+        ma, mb = _constant(r.contribution), _constant(other.contribution)
+        if ma is None or mb is None:
+            left.append((r.name, "user 1's contribution depends on the history (differs between trials)"))
+            continue
+        means.append((r.name, ma, mb))
+    left += [(r.name, "recorded under canary B only") for r in tap_b.records if r.name not in {m[0] for m in means}
+             and r.name not in {x.name for x in tap_a.records}]
+    left += [(f"{u.group} (users {u.users[0]}..{u.users[1]})", u.reason) for u in tap_a.unobserved]
+    return DerivedMeans(tuple(means), tuple(left))
+
+
+def derived_observation(result: "RunResult", canary: str, means: DerivedMeans) -> Observation:
+    """The :class:`Observation` of an audited run whose learner returned none, from its tap and the paired
+    means (:func:`pair_taps`); raises PrivacctError when this run's contribution to an observed release differs
+    from the paired one (the layout must not change between runs)."""
+    if result.tap is None:
+        raise PrivacctError("derived_observation needs an audited run (RunResult.tap is None)")
+    by_name = {r.name: r for r in result.tap.records}
+    blocks = []
+    for name, ma, mb in means.means:
+        r = by_name.get(name)
+        if r is None:
+            raise PrivacctError(f"an audited run did not record release {name!r} this time: the releases over user 1 "
+                                "must be the same in every run of an audit")
+        own = ma if canary == "A" else mb
+        if not np.array_equal(r.contribution, np.broadcast_to(own, r.contribution.shape)):
+            raise PrivacctError(f"release {name!r}: user 1's contribution changed between runs (it must not depend on "
+                                "the trial: fixed coins and fixed other users)")
+        blocks.append(ObservedBlock(name, r.group, r.mechanism, r.scale, r.values, ma, mb))
+    return Observation(canary, tuple(blocks), result.tap.actions_to_others(int(result.config.episodes)))
+
+
 @dataclass(frozen=True)
 class ConstantSet:
     """A named set of NON-PRIVACY constants of a learner (docs/learners.md#constant-sets).
@@ -342,6 +441,53 @@ class ConstantSet:
         return RunConfig(config.algorithm, config.privacy, config.epsilon, config.delta, config.calibration,
                          config.episodes, config.env, config.horizon,
                          config.bonus_scale if keep_bonus else self.bonus_scale, tuple(sorted(opts.items())))
+
+
+@dataclass(frozen=True)
+class AuditSetting:
+    """A learner's AUDIT CONFIGURATION: the small, non-privacy setting (K, H, environment, bonus scale,
+    options) where its audit has the most power per second, and the trials per side that fit a 2-minute
+    budget on the project machine (docs/auditing.md#audit-configurations). Every field is a non-privacy
+    knob; the log is accounted AT this configuration. ``why``: one sentence saying how it was chosen."""
+
+    DEFAULT_TRIALS = 20_000
+    FIELDS = ("episodes", "horizon", "env", "bonus_scale", "options")
+
+    episodes: int = 4
+    horizon: int | None = None
+    env: str | None = None
+    bonus_scale: float = 1.0
+    options: tuple[tuple[str, Any], ...] = ()
+    trials: int = DEFAULT_TRIALS
+    why: str = "the learner's test settings (it declares no audit setting)"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "episodes", check_count("audit_setting.episodes", self.episodes))
+        if self.horizon is not None:
+            object.__setattr__(self, "horizon", check_count("audit_setting.horizon", self.horizon))
+        object.__setattr__(self, "trials", check_count("audit_setting.trials", self.trials, minimum=10))
+        b = self.bonus_scale
+        if isinstance(b, bool) or not isinstance(b, (int, float)) or not math.isfinite(b) or b < 0:
+            raise PrivacctError(f"audit_setting.bonus_scale must be a finite number >= 0, got {b!r}")
+        object.__setattr__(self, "options", tuple((str(k), v) for k, v in self.options))
+
+    def run_fields(self) -> dict[str, Any]:
+        """RunConfig keyword arguments of this setting (no trials, no why)."""
+        return {"episodes": self.episodes, "horizon": self.horizon, "env": self.env, "bonus_scale": self.bonus_scale,
+                "options": self.options}
+
+
+@dataclass(frozen=True)
+class ReportEpisodes:
+    """K of the regret column of ``privacct report`` at its ``default`` scale and at its ``tiny`` (test) scale
+    (``--full`` uses the paper setting's own K)."""
+
+    default: int = 300
+    tiny: int = 8
+
+    def __post_init__(self) -> None:
+        check_count("report_episodes.default", self.default)
+        check_count("report_episodes.tiny", self.tiny)
 
 
 #: Options that are privacy parameters or set the privacy-derived shift: never part of a ConstantSet.
@@ -384,6 +530,41 @@ class LearnerSpec:
     #: Per-episode regret of the uniform random policy on the config's environment (exact, backward
     #: induction), or None when the family does not provide it.
     uniform_regret: Callable[[RunConfig], float] | None = None
+    #: The audit configuration of ``privacct audit NAME`` and of the report (:class:`AuditSetting`); None: the
+    #: learner's ``test_settings`` with :data:`AuditSetting.DEFAULT_TRIALS` trials per side (:meth:`audit_configuration`).
+    audit_setting: "AuditSetting | None" = None
+    #: Memory model: ``memory(config, batch, audit) -> {term name: bytes}`` of the learner's own state for one
+    #: batched run of ``batch`` seeds (``audit``: with its audit recording); the runner adds its own terms
+    #: (:mod:`privacct.algorithms.memory`). None: a generic model (docs/extending.md#memory).
+    memory: Callable[[RunConfig, int, bool], dict[str, int]] | None = None
+    #: Floats per trial of an audit's flat sample of released statistics (an upper bound), or None: the generic
+    #: bound of :mod:`privacct.algorithms.memory`.
+    observation_width: Callable[[RunConfig], int] | None = None
+    #: Regret K of ``privacct report`` at its default and tiny scales (:class:`ReportEpisodes`).
+    report_episodes: "ReportEpisodes | None" = None
+    #: ``"module:function"`` of the family's figure reproduction (``privacct reproduce FAMILY``), or None.
+    reproduce: str | None = None
+
+    def run_observed(self, config: RunConfig, seeds, *, audit: AuditHook) -> RunResult:
+        """:meth:`run` with ``result.observation`` always set: the learner's own, or derived from its primitives'
+        records (:mod:`privacct.tap`) by pairing with a run of the other canary on the same seeds
+        (:func:`pair_taps`; that costs one more run; an audit pairs once and reuses the pairing)."""
+        res = self.run(config, seeds, audit=audit)
+        if res.observation is None:
+            twin = self.run(config, seeds, audit=audit.with_canary("B" if audit.canary == "A" else "A"))
+            a, b = (res, twin) if audit.canary == "A" else (twin, res)
+            res.observation = derived_observation(res, audit.canary, pair_taps(a.tap, b.tap))
+        return res
+
+    def audit_configuration(self) -> "AuditSetting":
+        """The learner's audit setting (``audit_setting``, else derived from ``test_settings``)."""
+        if self.audit_setting is not None:
+            return self.audit_setting
+        kw = {k: v for k, v in self.test_settings if k in AuditSetting.FIELDS}
+        return AuditSetting(**kw)
+
+    def report_scale(self) -> "ReportEpisodes":
+        return self.report_episodes if self.report_episodes is not None else ReportEpisodes()
 
     def constant_set(self, name: str | None = None) -> ConstantSet:
         """The constant set ``name`` (default: ``default_constants``); ``theory`` exists for every learner."""
@@ -411,7 +592,12 @@ class LearnerSpec:
                 raise PrivacctError(f"audit must be an AuditHook or None, got {type(audit).__name__}")
             if config.privacy == "none":
                 raise PrivacctError("audit needs a private configuration (privacy jdp or ldp)")
-        result = self.run_batch(config, seeds, audit=audit, progress=progress)
+        if audit is None:
+            result = self.run_batch(config, seeds, audit=audit, progress=progress)
+        else:
+            with tapping() as tap:   # the primitives record what they see of user 1 (privacct.tap)
+                result = self.run_batch(config, seeds, audit=audit, progress=progress)
+            result.tap = tap
         regret = np.asarray(result.regret)
         if regret.shape != (len(seeds), config.episodes):
             raise PrivacctError(f"learner {self.name!r} returned regret of shape {regret.shape}, "
@@ -422,11 +608,14 @@ class LearnerSpec:
         else:
             if result.log is None:
                 raise PrivacctError(f"learner {self.name!r}: an audited run must return its declared log")
-            check_observation(result.observation, result.log, len(seeds), audit)
+            if result.observation is not None:
+                check_observation(result.observation, result.log, len(seeds), audit)
+            else:
+                check_tap(result.tap, result.log, len(seeds), self.name)
         return result
 
 
-__all__ = ["AuditHook", "BLOCK_MECHANISMS", "CALIBRATIONS", "CANARIES", "CONSTANT_SETS", "ConstantSet", "LearnerSpec",
+__all__ = ["AuditHook", "AuditSetting", "ReportEpisodes", "BLOCK_MECHANISMS", "CALIBRATIONS", "CANARIES", "CONSTANT_SETS", "ConstantSet", "LearnerSpec",
            "Observation", "ObservedBlock", "PRIVACY_CHOICES", "PRIVACY_OPTIONS", "RunConfig", "RunFn", "RunResult",
-           "ScaledNoiseGenerator", "check_observation", "check_seeds", "child_sequence", "noise_generators",
+           "ScaledNoiseGenerator", "check_observation", "check_tap", "DerivedMeans", "derived_observation", "pair_taps", "check_seeds", "child_sequence", "noise_generators",
            "stream_generators"]

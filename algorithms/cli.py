@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import importlib
 import json
 import sys
 from typing import Any
@@ -26,7 +25,12 @@ from privacct.outputs import Outputs
 
 from .base import CALIBRATIONS, CONSTANT_SETS, PRIVACY_CHOICES, RunConfig
 from .defaults import DEFAULT_CALIBRATION, DEFAULT_EPSILON, check_privacy, default_delta, refuse_inapplicable
-from .registry import FAMILY_MODULES, family_reproduce_module, get_learner, learners
+from .registry import family_reproduce_function, get_learner, learners, reproducible_families
+
+
+#: The end of ``--option``'s help (``privacct run`` and ``privacct audit``): each learner validates its own keys.
+OPTION_HELP = ("VALUE is read as JSON (numbers, true/false, null), else as a string; an unknown KEY is refused with the "
+               "learner's allowed keys (each learner's own: see its family's documentation)")
 
 
 def _option(text: str) -> tuple[str, Any]:
@@ -66,7 +70,7 @@ def register_run(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--seeds", type=integer_arg("--seeds"), default=1, help="N >= 1 seeds run as one batch (default 1)")
     p.add_argument("--seed", type=integer_arg("--seed"), default=0,
                    help="root seed >= 0; run i uses SeedSequence(seed).spawn(N)[i] (default 0)")
-    p.add_argument("--env", default=None, help="environment (default: the learner's, e.g. riverswim)")
+    p.add_argument("--env", default=None, help="environment (default: the learner's default environment)")
     p.add_argument("--horizon", type=integer_arg("--horizon"), default=None, help="H >= 1 (default: the environment's)")
     p.add_argument("--constants", choices=CONSTANT_SETS, default=None,
                    help="non-privacy constant set: theory (the paper's) or tuned (the figures'); default: the set under "
@@ -74,9 +78,7 @@ def register_run(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--bonus-scale", type=number_arg("--bonus-scale"), default=None,
                    help="multiplier on the bonus width, a finite number >= 0 (tunable; default: the constant set's)")
     p.add_argument("--option", type=_option, action="append", default=[], metavar="KEY=VALUE",
-                   help="learner option, repeatable, on top of the constant set's; an unknown KEY is refused with the "
-                        "learner's allowed keys (tabular: e_scale, confidence_delta, eta, pool_over_h; linear mixture: "
-                        "radius, shift_scale, alpha, ...; linear MDP: beta, p, batches)")
+                   help="learner option, repeatable, on top of the constant set's; " + OPTION_HELP)
     p.add_argument("--counter", choices=["tree", "tree-honaker", "sqrt-toeplitz", "blt"], default=None,
                    help="continual counter of a JDP learner's running sums (docs/counters.md; the same as --option "
                         "counter=STRATEGY); default: the tree for paper, the least-noise strategy at the claim for tight")
@@ -166,7 +168,8 @@ def register_reproduce(subparsers) -> argparse.ArgumentParser:
         "reproduce", help="reproduce a paper's regret figure (reduced scale unless --full)",
         description="Reproduce a family's paper figure. Without --full: reduced K and seeds (labelled as such). "
                     "The files appear in --out as one complete set (manifest.json last) or not at all.")
-    p.add_argument("family", choices=list(FAMILY_MODULES), help=", ".join(FAMILY_MODULES))
+    fams = sorted(reproducible_families())
+    p.add_argument("family", choices=fams, help="a family whose learners declare a figure: " + ", ".join(fams))
     p.add_argument("--out", required=True,
                    help="output directory: new, empty, or one `privacct reproduce` wrote before")
     p.add_argument("--full", action="store_true", help="the paper's full scale (slow)")
@@ -195,7 +198,7 @@ def check_reproduce_memory(family: str, seeds: int | None, episodes: int | None)
         if spec.family == family:
             for privacy in spec.privacy_models:
                 cfg = RunConfig(spec.name, privacy=privacy, episodes=K)
-                worst = max(worst, run_estimate(family, cfg, N, default_env=spec.default_env).total)
+                worst = max(worst, run_estimate(spec, cfg, N).total)
     named = " x ".join(f"{flag} {v}" for flag, v in (("--episodes", episodes), ("--seeds", seeds)) if v is not None)
     check_memory(worst, args=named, what="the largest run of the reproduction", lower=" or ".join(flag for flag, v in (("--episodes", episodes), ("--seeds", seeds)) if v is not None))
 
@@ -210,23 +213,19 @@ def cmd_reproduce(args) -> int:
         check_count("--seeds", args.seeds)
     if args.episodes is not None:
         check_count("--episodes", args.episodes)
-    module = family_reproduce_module(args.family)
-    try:
-        mod = importlib.import_module(module)
-    except ModuleNotFoundError as e:
-        if e.name is not None and module.startswith(e.name):
-            raise PrivacctError(f"family {args.family!r} has no reproduce module yet ({module})") from None
-        raise
+    reproduce = family_reproduce_function(args.family)
     if args.scheduler is not None:
         check_scheduler(args.scheduler)
     check_out(args.out, REPRODUCE_OUTPUTS)
     check_reproduce_memory(args.family, args.seeds, args.episodes)
-    # One progress convention (privacct.progress): the tabular family shows a bar per run; the others say
-    # what they finished (notes) under a heartbeat that shows the time elapsed.
-    beat = contextlib.nullcontext() if args.family == "tabular" else heartbeat(f"reproduce {args.family}", quiet=args.quiet)
+    # One progress convention (privacct.progress): a reproduction that draws its own progress (its function's
+    # ``draws_progress`` attribute is true, e.g. a bar per run) runs as it is; the others say what they finished
+    # (notes) under a heartbeat that shows the time elapsed.
+    own = bool(getattr(reproduce, "draws_progress", False))
+    beat = contextlib.nullcontext() if own else heartbeat(f"reproduce {args.family}", quiet=args.quiet)
     with connect(args.scheduler), OutputSet(args.out, REPRODUCE_OUTPUTS) as o:
         with beat:
-            mod.reproduce(o.staging, full=args.full, seeds=args.seeds, episodes=args.episodes, progress=not args.quiet)
+            reproduce(o.staging, full=args.full, seeds=args.seeds, episodes=args.episodes, progress=not args.quiet)
         files = o.commit()
     emit(wrote_line(o.final, files))
     return 0

@@ -5,38 +5,46 @@ Nothing is built: the estimate comes before the environment and the learner allo
 ``privacct audit`` can refuse a configuration that does not fit with one line
 (:func:`privacct.resources.check_memory`) instead of dying in a MemoryError.
 
-Per family, from the sizes every learner of the family allocates (float64 unless said):
+Two parts, added up by :func:`run_estimate`:
 
-* all: the regret (B, K) and, in the runner, its cumulative sum, the CSV table and the npz buffers;
-* tabular (S x A states and actions, d = H S A): the tree counter's 2L + 2 arrays of the released
-  vector (2d + dS per seed, L = floor(log2 K) + 1 levels), the optimistic model and its planning
-  arrays (about six (H, S, A, S) arrays), pre-drawn uniforms; audits: the actions sent to users
-  2..K (int8) and one released vector per observed node;
-* linear mixture (feature dimension d): the features (S, A, S, d), per seed the Gram matrices and
-  their inverses (H, d, d) with the tree counters' 2L + 2 copies, the planning features (H, S A, d);
-  audits: actions (int64);
-* linear MDP: per seed the counts (H, S, A, S), the Gram matrices (H, d, d) with their tree
-  counters, the batched / switching learners' per-release statistics (up to K, H, d); audits: actions.
+* the RUNNER's own terms, the same for every learner: the regret (B, K) and, in the runner
+  (:func:`privacct.algorithms.runner.run_experiment`), its cumulative sum, the CSV table and the npz
+  buffers;
+* the LEARNER's own state, from its spec (:attr:`privacct.algorithms.base.LearnerSpec.memory`,
+  ``memory(config, batch, audit) -> {term: bytes}``): each shipped family states its model in its own
+  package (``privacct.algorithms.tabular.memory``, ``...linear_mixture.memory``,
+  ``...linear_mdp.memory``), deliberately generous (x 2 on the learner state): the point is to refuse
+  what cannot fit, not to squeeze the last byte.
 
-The figures are deliberately generous (x 2 on the learner state): the point is to refuse what
-cannot fit, not to squeeze the last byte. Unknown families or environments fall back to the
-largest shipped sizes of their family.
+A learner that declares no model (``memory=None``, e.g. a third party's) gets the GENERIC model
+:func:`generic_memory`: a conservative allowance per seed, :data:`GENERIC_SEED_BYTES` (64 KiB of
+K-independent state), plus :data:`GENERIC_EPISODE_BYTES` (1 KiB, 128 floats) per seed and episode,
+twice that per episode with the audit recorder; so ``B`` seeds of ``K`` episodes are allowed about
+``B (64 KiB + 1 KiB K)``. A tiny run is never refused (K = 10^4 with 10 seeds: about 100 MiB) and an
+absurd one is (K = 10^9 needs about 1 TiB per seed); a learner whose state is larger than this per
+episode should declare its own model.
+
+An audit's flat sample (:func:`observation_width`) is the spec's
+:attr:`~privacct.algorithms.base.LearnerSpec.observation_width` (floats per trial; the shipped families'
+also answer ``observe="actions"``); without one, :data:`GENERIC_OBSERVATION_FLOATS` (64) floats per
+episode.
 """
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from typing import Any
 
 FLOAT = 8
-#: Environment sizes (S, A, d, default H) of the shipped environments, per family.
-TABULAR_ENVS = {"riverswim": (6, 2, None, 20)}
-LINEAR_MDP_ENVS = {"linear-two-state": (2, 30, 10, 5), "linear-d10-h10": (10, 20, 10, 10)}
-#: The families' default environment (the learners' ``default_env``) when --env is not given.
-DEFAULT_ENV = {"tabular": "riverswim", "linear-mixture": "riverswim", "linear-mdp": "linear-two-state"}
 #: Audit batch: trials run together per chunk (privacct.audits.learner.LEARNER_CHUNK) and pilot trials.
 AUDIT_CHUNK = 250
 AUDIT_PILOT = 64
+#: The generic model (module docstring): learner state per seed, and per seed and episode.
+GENERIC_SEED_BYTES = 64 * 1024
+GENERIC_EPISODE_BYTES = 1024
+#: The generic observation: floats per episode of an audit's flat sample.
+GENERIC_OBSERVATION_FLOATS = 64
 
 
 @dataclass(frozen=True)
@@ -51,11 +59,13 @@ class MemoryEstimate:
         return ", ".join(name for name, b in top if b > 0)
 
 
-def _levels(leaves: int) -> int:
-    return max(1, int(leaves).bit_length())   # floor(log2 K) + 1
+def levels(leaves: int) -> int:
+    """Nodes of a binary tree counter that contain one leaf: floor(log2 K) + 1."""
+    return max(1, int(leaves).bit_length())
 
 
-def _int(value: Any, default: int) -> int:
+def positive_int(value: Any, default: int) -> int:
+    """``value`` as an integer >= 1, else ``default`` (for optional sizes of a configuration)."""
     try:
         v = int(value)
         return v if v >= 1 else default
@@ -63,90 +73,60 @@ def _int(value: Any, default: int) -> int:
         return default
 
 
-def family_sizes(family: str, config, default_env: str | None = None) -> tuple[int, int, int, int]:
-    """(S, A, d, H) of ``config``'s environment (``default_env``: the learner's), without building it."""
-    opts = dict(getattr(config, "options", ()) or ())
-    env = getattr(config, "env", None) or default_env or DEFAULT_ENV.get(family, "")
-    horizon = getattr(config, "horizon", None)
-    if family == "tabular":
-        S, A, _, H0 = TABULAR_ENVS.get(env, TABULAR_ENVS["riverswim"])
-        return S, A, H0 * S * A, _int(horizon, H0)
-    if family == "linear-mixture":
-        if env == "hard-to-learn":
-            d = min(_int(opts.get("d"), 5), 64)
-            H = _int(horizon, 6)
-            return H + 2, 2 ** min(d - 1, 62), d, H
-        S = _int(opts.get("n_states"), 3)
-        return S, 2, 2 * S * S, _int(horizon, 2 * S)
-    if family == "linear-mdp":
-        S, A, d, H0 = LINEAR_MDP_ENVS.get(env, (10, 30, 10, 10))
-        return S, A, d, _int(horizon, H0)
-    return 1, 1, 1, _int(horizon, 1)
+def episodes_of(config) -> int:
+    return max(1, int(config.episodes))
 
 
-def run_estimate(family: str, config, batch: int, *, default_env: str | None = None, audit: bool = False,
-                 runner: bool = True) -> MemoryEstimate:
-    """Bytes of one batched run of ``batch`` seeds (module docstring); ``audit``: with the audit recorder;
+def generic_memory(config, batch: int, audit: bool) -> dict[str, int]:
+    """The generic learner-state model of a spec without ``memory`` (module docstring)."""
+    K, B = episodes_of(config), max(1, int(batch))
+    return {"learner state (generic model)": B * (GENERIC_SEED_BYTES + (2 if audit else 1) * GENERIC_EPISODE_BYTES * K)}
+
+
+def run_estimate(spec, config, batch: int, *, audit: bool = False, runner: bool = True) -> MemoryEstimate:
+    """Bytes of one batched run of ``batch`` seeds of the learner ``spec`` (a
+    :class:`privacct.algorithms.base.LearnerSpec`) at ``config``: the runner's terms plus
+    ``spec.memory(config, batch, audit)`` (or :func:`generic_memory`); ``audit``: with the audit recorder;
     ``runner``: plus what :func:`privacct.algorithms.runner.run_experiment` keeps and writes."""
-    K = max(1, int(config.episodes))
-    B = max(1, int(batch))
-    S, A, d, H = family_sizes(family, config, default_env)
-    L = _levels(K)
-    private = getattr(config, "privacy", "none") != "none"
+    K, B = episodes_of(config), max(1, int(batch))
     terms: dict[str, int] = {"regret arrays": FLOAT * B * K * (4 if runner else 1)}
     if runner:
         terms["curves table"] = FLOAT * K * 6
-    if family == "tabular":
-        dim = H * S * A * (2 + S)
-        terms["tree counter"] = FLOAT * B * dim * ((2 * L + 4) if private else 4)
-        terms["optimistic model"] = 2 * FLOAT * B * 6 * H * S * A * S
-        terms["pre-drawn uniforms"] = FLOAT * B * 2 * 256 * H
-        if audit:
-            terms["audit actions"] = B * K * H
-            terms["observed nodes"] = FLOAT * B * L * dim
-    elif family == "linear-mixture":
-        terms["features"] = FLOAT * S * A * S * d + FLOAT * H * S * A
-        terms["gram matrices"] = 2 * FLOAT * B * H * (d * d + d) * ((2 * L + 6) if private else 6)
-        terms["planning"] = 2 * FLOAT * B * H * (S * A * d + 3 * S * A + S)
-        if audit:
-            terms["audit actions"] = FLOAT * B * K * H
-            terms["observed nodes"] = FLOAT * B * L * H * (d * d + d)
-    elif family == "linear-mdp":
-        terms["counts"] = 2 * FLOAT * B * H * S * A * S
-        terms["gram matrices"] = 2 * FLOAT * B * H * d * d * ((2 * L + 6) if private else 6)
-        terms["per-release statistics"] = (3 if audit else 1) * FLOAT * B * min(K, 2 ** 62) * H * d if private else 0
-        if audit:
-            terms["audit actions"] = FLOAT * B * K * H
-    else:
-        terms["learner state"] = FLOAT * B * K
+    model = spec.memory if spec.memory is not None else generic_memory
+    for name, size in model(config, B, bool(audit)).items():
+        terms[name] = terms.get(name, 0) + int(size)
     return MemoryEstimate(int(sum(terms.values())), tuple(terms.items()))
 
 
-def observation_width(family: str, config, observe: str, default_env: str | None = None) -> int:
-    """Floats per trial of an audit's flat sample (an upper bound)."""
-    K = max(1, int(config.episodes))
-    S, A, d, H = family_sizes(family, config, default_env)
-    if observe == "actions":
-        return max(1, (K - 1) * H)
-    L = _levels(K)
-    if family == "tabular":
-        return L * H * S * A * (2 + S)
-    if family == "linear-mixture":
-        return 3 * L * H * (d * (d + 1) // 2 + d) + L
-    if family == "linear-mdp":
-        return 3 * L * H * (d * (d + 1) // 2 + d) + 3 * K * H * d + K
-    return K
+def _takes_observe(fn) -> bool:
+    """Whether ``fn`` accepts ``(config, observe)`` (the shipped families' widths do; the contract's
+    one-argument form gives the released width only)."""
+    try:
+        inspect.signature(fn).bind(None, "released")
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
-def audit_estimate(family: str, config, trials: int, observe: str, workers: int, *,
-                   default_env: str | None = None) -> MemoryEstimate:
+def observation_width(spec, config, observe: str) -> int:
+    """Floats per trial of an audit's flat sample of ``spec`` at ``config`` (an upper bound): ``observe``
+    ``released`` (every release that contains user 1) or ``actions`` (the actions sent to users 2..K)."""
+    K = episodes_of(config)
+    fn = spec.observation_width
+    if fn is not None and observe == "released":
+        return max(1, int(fn(config)))
+    if fn is not None and _takes_observe(fn):
+        return max(1, int(fn(config, observe)))
+    return max(1, (K - 1 if observe == "actions" else K) * GENERIC_OBSERVATION_FLOATS)
+
+
+def audit_estimate(spec, config, trials: int, observe: str, workers: int) -> MemoryEstimate:
     """Bytes of an audit of ``trials`` per side: both sides' samples (kept whole for the two halves, with
     a copy for the statistics), plus ``workers`` learner batches of :data:`AUDIT_CHUNK` trials at once."""
-    width = observation_width(family, config, observe, default_env)
+    width = observation_width(spec, config, observe)
     samples = 2 * 2 * FLOAT * int(trials) * width
     batch = min(int(trials), AUDIT_CHUNK)
-    runs = max(1, int(workers)) * run_estimate(family, config, max(batch, AUDIT_PILOT), default_env=default_env, audit=True,
-                                                     runner=False).total
+    runs = max(1, int(workers)) * run_estimate(spec, config, max(batch, AUDIT_PILOT), audit=True, runner=False).total
     return MemoryEstimate(samples + runs, (("samples of both sides", samples), ("learner batches", runs)))
 
 
@@ -155,5 +135,6 @@ def samples_lower_bound(trials: int) -> int:
     return 2 * FLOAT * int(trials)
 
 
-__all__ = ["AUDIT_CHUNK", "MemoryEstimate", "audit_estimate", "family_sizes", "observation_width", "run_estimate",
-           "samples_lower_bound"]
+__all__ = ["AUDIT_CHUNK", "FLOAT", "GENERIC_EPISODE_BYTES", "GENERIC_OBSERVATION_FLOATS", "GENERIC_SEED_BYTES",
+           "MemoryEstimate", "audit_estimate", "generic_memory", "levels", "observation_width", "positive_int",
+           "run_estimate", "samples_lower_bound"]

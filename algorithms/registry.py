@@ -1,61 +1,99 @@
-"""All learners by name: the union of every family package's ``LEARNERS``.
+"""All learners by name, from the ``privacct.learners`` entry-point group (docs/extending.md#register).
 
-Families and their packages: ``tabular`` -> :mod:`privacct.algorithms.tabular`, ``linear-mixture`` ->
-:mod:`privacct.algorithms.linear_mixture`, ``linear-mdp`` -> :mod:`privacct.algorithms.linear_mdp`. A family is
-skipped only when its own package is missing (``ModuleNotFoundError`` naming that package) or is
-still an empty namespace directory without an ``__init__.py``; any other import error is
-re-raised, and two families defining the same learner name is an error.
+Every learner, shipped or third-party, registers the same way: a package declares, in its
+``pyproject.toml``,
+
+    [project.entry-points."privacct.learners"]
+    my-family = "my_package:LEARNERS"
+
+where the object named is a :class:`privacct.algorithms.base.LearnerSpec`, a ``dict`` of them by
+name, or a callable with no argument returning either. privacct's three families register in its
+own pyproject (``tabular``, ``linear-mixture``, ``linear-mdp``); nothing else names them.
+
+Loading rules (one place):
+
+* an entry point that fails to load (ImportError or any exception while importing it) is skipped
+  with ONE warning line on stderr naming it and the error, so a broken third-party plugin never
+  takes the shipped learners down; a learner of a skipped plugin is then "unknown";
+* privacct's own entry points must be present: without them the installation's metadata is stale
+  (an editable install made before learners were entry points), and every command says so in one
+  line (``pip install -e .`` again);
+* two entry points defining the same learner name is an error naming both.
 """
 
 from __future__ import annotations
 
-import importlib
+import sys
 from functools import lru_cache
+from importlib import metadata
 
 from privacct.errors import PrivacctError
 
 from .base import LearnerSpec
 
-FAMILY_MODULES: dict[str, str] = {
-    "tabular": "privacct.algorithms.tabular",
-    "linear-mixture": "privacct.algorithms.linear_mixture",
-    "linear-mdp": "privacct.algorithms.linear_mdp",
-}
+GROUP = "privacct.learners"
+#: The distribution whose own entry points must be present.
+OWN_DISTRIBUTION = "privacct"
 
 
-def _import_family(module: str):
-    """The family's package, or None when the package itself does not exist (yet)."""
-    try:
-        mod = importlib.import_module(module)
-    except ModuleNotFoundError as e:
-        if e.name is not None and module.startswith(e.name) and e.name.startswith("privacct.algorithms."):
-            return None
-        raise
-    if getattr(mod, "__file__", None) is None and not hasattr(mod, "LEARNERS"):
-        return None  # namespace directory without __init__.py: the family is not written yet
-    return mod
+def _entry_points() -> list[metadata.EntryPoint]:
+    return sorted(metadata.entry_points(group=GROUP), key=lambda ep: (ep.dist.name if ep.dist else "", ep.name))
+
+
+def _specs_of(obj, where: str) -> dict[str, LearnerSpec]:
+    """The learners an entry point's object holds (a spec, a dict of specs, or a callable returning either)."""
+    if callable(obj) and not isinstance(obj, (LearnerSpec, dict)):
+        obj = obj()
+    if isinstance(obj, LearnerSpec):
+        return {obj.name: obj}
+    if isinstance(obj, dict) and all(isinstance(k, str) and isinstance(v, LearnerSpec) for k, v in obj.items()):
+        for k, v in obj.items():
+            if k != v.name:
+                raise PrivacctError(f"{where}: key {k!r} holds the learner named {v.name!r}; the key must be its name")
+        return dict(obj)
+    raise PrivacctError(f"{where} must name a LearnerSpec, a dict of LearnerSpec by name, or a callable returning "
+                        f"one of these; got {type(obj).__name__}")
+
+
+def _warn(text: str) -> None:
+    sys.stderr.write(f"privacct: warning: {text}\n")
 
 
 @lru_cache(maxsize=1)
 def _load() -> tuple[tuple[str, LearnerSpec], ...]:
     merged: dict[str, LearnerSpec] = {}
-    for family, module in FAMILY_MODULES.items():
-        mod = _import_family(module)
-        if mod is None:
+    origin: dict[str, str] = {}
+    own = 0
+    for ep in _entry_points():
+        dist = ep.dist.name if ep.dist is not None else "?"
+        where = f"entry point {ep.name!r} ({ep.value}) of {dist}"
+        own += dist == OWN_DISTRIBUTION
+        try:
+            obj = ep.load()
+        except Exception as e:  # noqa: BLE001 - a broken plugin is reported, never fatal for the others
+            if dist == OWN_DISTRIBUTION:
+                raise
+            _warn(f"{where} could not be loaded and is skipped: {type(e).__name__}: {e}")
             continue
-        learners = getattr(mod, "LEARNERS", None)
-        if not isinstance(learners, dict):
-            raise PrivacctError(f"family {family!r}: {module}.LEARNERS must be a dict of LearnerSpec")
-        for name, spec in learners.items():
+        for name, spec in _specs_of(obj, where).items():
             if name in merged:
-                raise PrivacctError(f"learner name {name!r} is defined by two families ({merged[name].family}, {family})")
+                raise PrivacctError(f"learner name {name!r} is defined twice: by {origin[name]} and by {where}")
             merged[name] = spec
+            origin[name] = where
+    if own == 0:
+        raise PrivacctError(f"no {GROUP!r} entry point of privacct itself is installed: the installation's metadata is "
+                            "stale; reinstall privacct (pip install -e . in the repository)")
     return tuple(merged.items())
 
 
 def learners() -> dict[str, LearnerSpec]:
-    """Every available learner by name (cached after the first call)."""
+    """Every available learner by name (cached after the first call; :func:`reload` forgets it)."""
     return dict(_load())
+
+
+def reload() -> None:
+    """Forget the cached table (after installing a plugin in the same process, or in tests)."""
+    _load.cache_clear()
 
 
 def get_learner(name: str) -> LearnerSpec:
@@ -73,8 +111,33 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def family_reproduce_module(family: str) -> str:
-    """Module path of a family's ``reproduce`` (``algorithms.<package>.reproduce``)."""
-    if family not in FAMILY_MODULES:
-        raise PrivacctError(f"family must be one of {', '.join(FAMILY_MODULES)}, got {family!r}")
-    return FAMILY_MODULES[family] + ".reproduce"
+def families() -> dict[str, tuple[LearnerSpec, ...]]:
+    """Every family by name with its learners (in name order)."""
+    out: dict[str, list[LearnerSpec]] = {}
+    for _name, spec in sorted(learners().items()):
+        out.setdefault(spec.family, []).append(spec)
+    return {f: tuple(v) for f, v in out.items()}
+
+
+def reproducible_families() -> dict[str, str]:
+    """Family -> the ``module:function`` of its figure reproduction, for families whose learners declare one
+    (``LearnerSpec.reproduce``); learners of one family must agree on it."""
+    out: dict[str, str] = {}
+    for fam, specs in families().items():
+        targets = {s.reproduce for s in specs if s.reproduce is not None}
+        if len(targets) > 1:
+            raise PrivacctError(f"family {fam!r}: its learners declare different reproductions {sorted(targets)}")
+        if targets:
+            out[fam] = targets.pop()
+    return out
+
+
+def family_reproduce_function(family: str):
+    """The callable ``reproduce(out_dir, *, full, seeds, episodes, progress)`` of ``family``."""
+    import importlib
+
+    table = reproducible_families()
+    if family not in table:
+        raise PrivacctError(f"family must be one of {', '.join(sorted(table))}, got {family!r}")
+    module, _, attr = table[family].partition(":")
+    return getattr(importlib.import_module(module), attr or "reproduce")

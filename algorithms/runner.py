@@ -124,7 +124,7 @@ def write_curves(regret: np.ndarray, out_dir: Path) -> None:
 def check_run_memory(config: RunConfig, n_seeds: int) -> None:
     """Refuse (one line, exit 2) a run whose arrays would not fit in memory, before anything is allocated."""
     spec = get_learner(config.algorithm)
-    est = run_estimate(spec.family, config, n_seeds, default_env=spec.default_env)
+    est = run_estimate(spec, config, n_seeds)
     named = f"--episodes {config.episodes} x --seeds {n_seeds}"
     lower = "--episodes or --seeds"
     if config.horizon is not None:

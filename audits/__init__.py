@@ -5,7 +5,10 @@
                              trials=100_000, confidence=0.95, seed=0)
 
 Every result carries a verdict, ``passes`` / ``fails`` / ``inconclusive``, decided with a power
-criterion (:mod:`privacct.audits.power`): an audit passes only if it could have seen a violation.
+criterion (:mod:`privacct.audits.power`): an audit passes only if it could have seen a violation of
+the mechanism audited. A black-box mechanism needs ``leakier=`` (a leakier version of itself, e.g. its
+noise scale halved: simulated power) or ``power=``; without them its audit is ``inconclusive`` unless it
+fails.
 
 Modules: :mod:`privacct.audits.bounds` (Clopper-Pearson, eps and GDP bounds), :mod:`privacct.audits.power`
 (power criteria), :mod:`privacct.audits.statistics`, :mod:`privacct.audits.vector_statistics`
@@ -24,8 +27,9 @@ import importlib
 # session of the project, so importing the package must not pull in scipy.stats or numpy work.
 _EXPORTS = {
     "AuditResult": "runner", "audit_mechanism": "runner", "run_audit": "runner",
-    "PowerCheck": "power", "canonical_power": "power",
-    "FixedPair": "protocols", "Mechanism": "protocols", "NeighbourGenerator": "protocols",
+    "PowerCheck": "power", "canonical_power": "power", "rates_power": "power", "structure_power": "power",
+    "unknown_power": "power",
+    "DeclaresPower": "protocols", "FixedPair": "protocols", "Mechanism": "protocols", "NeighbourGenerator": "protocols",
     "PairList": "protocols", "PropertyTester": "protocols", "ThresholdTester": "testers",
 }
 

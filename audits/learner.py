@@ -195,13 +195,30 @@ def loss_structure(layout: Layout, pilot: np.ndarray | None = None) -> LossStruc
 def _probe(mech: "LearnerMechanism") -> tuple[Layout, np.ndarray]:
     """Layout from one small batch of canary A, and pilot samples (canary A) for varying structures."""
     seeds = np.random.SeedSequence(20_240_601).spawn(PILOT)
-    res = mech.run("A", seeds)
-    obs = res.observation
+    obs = mech.observation("A", seeds)
     layout = _layout(obs)
     pilot = _flatten(obs, layout)
-    other = mech.run("B", seeds[:2]).observation
+    other = mech.observation("B", seeds[:2])
     _flatten(other, layout)  # the B side reports the same blocks and the same constant means
     return layout, pilot
+
+
+@functools.lru_cache(maxsize=64)
+def _derived(mech: "LearnerMechanism"):
+    """None when the learner returns an observation of its own; else the releases its primitives recorded of user
+    1, paired between a canary-A and a canary-B pilot on the same seeds
+    (:func:`privacct.algorithms.base.pair_taps`, docs/auditing.md#observations-from-the-primitives)."""
+    from privacct.algorithms.base import pair_taps
+
+    seeds = np.random.SeedSequence(20_240_602).spawn(PILOT)
+    res_a = mech.run("A", seeds)
+    if res_a.observation is not None:
+        return None
+    means = pair_taps(res_a.tap, mech.run("B", seeds).tap)
+    if not means.means:
+        why = "; ".join(f"{n}: {r}" for n, r in means.left_out) or "nothing was recorded"
+        raise PrivacctError(f"learner {mech.config.algorithm!r}: no release of user 1 can be observed white-box ({why})")
+    return means
 
 
 @dataclass(frozen=True)
@@ -226,6 +243,19 @@ class LearnerMechanism:
 
         return get_learner(self.config.algorithm).run(self.config, seeds, audit=self.hook(canary))
 
+    def observation(self, canary: str, seeds: list, result=None):
+        """The observation of a run (the learner's own, or derived from its primitives' records)."""
+        from privacct.algorithms.base import derived_observation
+
+        res = self.run(canary, seeds) if result is None else result
+        if res.observation is not None:
+            return res.observation
+        return derived_observation(res, canary, _derived(self))
+
+    def derived(self):
+        """The paired means of a learner observed through its primitives (None: it reports its own observation)."""
+        return _derived(self)
+
     def layout(self) -> Layout:
         return _probe(self)[0]
 
@@ -235,11 +265,12 @@ class LearnerMechanism:
     def __call__(self, dataset: str, rng: np.random.Generator, size: int) -> np.ndarray:
         res = self.run(dataset, rng.bit_generator.seed_seq.spawn(size))
         if self.observe == "actions":
-            acts = res.observation.actions
+            acts = (res.tap.actions_to_others(int(self.config.episodes)) if res.observation is None
+                    else res.observation.actions)
             if acts is None or acts.shape[1] == 0:
                 raise PrivacctError(f"learner {self.config.algorithm!r} reports no actions of users 2..K (K >= 2 needed)")
             return acts.reshape(size, -1)
-        return _flatten(res.observation, self.layout())
+        return _flatten(self.observation(dataset, [], result=res), self.layout())
 
 
 # --------------------------------------------------------------------------- configuration and accounting
@@ -385,9 +416,10 @@ def no_power_criterion(n_eval: int, alpha: float, delta: float, claim: float) ->
 
 
 def audit_learner(algorithm: str, *, privacy: str = "jdp", epsilon: float = 1.0, delta: float = 0.0,
-                  calibration: str = "tight", episodes: int = 32, horizon: int | None = None, env: str | None = None,
-                  observe: str = "released", fixed_users: bool = True, trials: int = 2000,
-                  confidence: float = 0.95, seed: int = 0, options: tuple = (), bonus_scale: float = 1.0,
+                  calibration: str = "tight", episodes: int | None = None, horizon: int | None = None,
+                  env: str | None = None, observe: str = "released", fixed_users: bool = True,
+                  trials: int | None = None, confidence: float = 0.95, seed: int = 0, options: tuple = (),
+                  bonus_scale: float | None = None,
                   noise_multiplier: float = 1.0, coins_seed: int = 0, on_violation: str = "raise",
                   chunk_size: int | None = None, executor: str = "auto", scheduler: Any = None,
                   workers: int | None = None, name: str = "") -> LearnerAuditResult:
@@ -398,7 +430,25 @@ def audit_learner(algorithm: str, *, privacy: str = "jdp", epsilon: float = 1.0,
     the planted learner-level bug (:class:`privacct.algorithms.base.AuditHook`). ``on_violation``:
     ``raise`` (default) raises :class:`SandwichViolation` when eps_lb exceeds the accounted eps of the
     same configuration; ``report`` returns the result with ``sandwich_ok`` False (planted bugs).
+
+    ``episodes`` None: the learner's audit setting (``LearnerSpec.audit_configuration()``,
+    docs/auditing.md#audit-configurations) supplies every one of ``episodes``, ``horizon``, ``env``,
+    ``bonus_scale`` and ``trials`` left unset, and its options under the ``options`` given. With
+    ``episodes`` given, an unset ``horizon`` / ``env`` is the environment's default, ``bonus_scale`` 1
+    and ``trials`` 2000.
     """
+    from privacct.algorithms.registry import get_learner
+
+    if episodes is None:
+        setting = get_learner(algorithm).audit_configuration()
+        episodes = setting.episodes
+        horizon = setting.horizon if horizon is None else horizon
+        env = setting.env if env is None else env
+        bonus_scale = setting.bonus_scale if bonus_scale is None else bonus_scale
+        trials = setting.trials if trials is None else trials
+        options = tuple(sorted({**dict(setting.options), **dict(options)}.items()))
+    bonus_scale = 1.0 if bonus_scale is None else bonus_scale
+    trials = 2000 if trials is None else trials
     if observe not in OBSERVATIONS:
         raise PrivacctError(f"observe must be one of {', '.join(OBSERVATIONS)}, got {observe!r}")
     if not isinstance(fixed_users, (bool, np.bool_)):
@@ -431,6 +481,12 @@ def audit_learner(algorithm: str, *, privacy: str = "jdp", epsilon: float = 1.0,
                               structure.mu, mu_eps)
         if not layout.exact:
             notes.append("the observation's means or presence vary by trial: the oracle uses the pilot's median structure")
+        derived = mech.derived()
+        if derived is not None:
+            notes.append(f"observed through privacct's primitives: {len(derived.means)} release(s) of user 1")
+            if derived.left_out:
+                notes.append("not observed (the audit sees the other releases; sound, less power): "
+                             + "; ".join(f"{n}: {r}" for n, r in derived.left_out))
     else:
         res = audit_mechanism(mech, "A", "B", power=no_power_criterion, **common)
         notes.append("black-box actions: no exact likelihood ratio, no oracle figure, no power criterion (inconclusive "

@@ -26,7 +26,9 @@ noiseless value under each canary (:class:`privacct.algorithms.base.Observation`
   half found the best threshold. An audit reaching 0.8 of it has lost little to threshold selection.
 
 * **Power criterion** (:func:`learner_power_criterion`): the same observation structure with every
-  noise scale multiplied by the common factor that makes the learner's log ACCOUNT to 2 x claim;
+  noise scale multiplied by the common factor that makes it leak 2 x claim: the larger of the factor that
+  makes the learner's log ACCOUNT to 2 x claim and the one that makes the observation's own exact
+  eps(delta) equal 2 x claim (the weaker of the two references);
   the audit has power iff that mechanism's oracle figure at n_eval exceeds the claim;
   ``trials_needed`` (per side) by bisection. The signature is the pluggable criterion of the
   auditor-core branch: ``criterion(n_eval, alpha, delta, claim) -> PowerCheck``.
@@ -192,13 +194,22 @@ def learner_power_criterion(structure: LossStructure, noise_factor: Callable[[fl
 
     ``structure``: the observation's loss structure at the audited noise; ``noise_factor(eps)``: the
     common factor by which every noise scale of the learner's log must be multiplied for it to
-    account to ``eps`` (e.g. from :func:`privacct.calibrate.calibrate_log`). The criterion asks: would a
-    mechanism with the same observation structure whose log accounts to 2 x claim be certified above
-    the claim at ``n_eval`` (median, oracle figure)? ``trials_needed`` is per side (2 x n_eval).
+    account to ``eps`` (e.g. from :func:`privacct.calibrate.calibrate_log`). The reference mechanism is the
+    same observation structure with its noise scaled until it leaks 2 x claim: by the larger of two factors
+    (the weaker reference), the one that makes the learner's LOG account to 2 x claim and the one that makes
+    the OBSERVATION'S OWN exact eps(delta) equal 2 x claim (:func:`privacct.audits.power.reference_factor`). The second
+    matters when the code leaks more than its log (a counter that redraws its nodes): scaling the log alone
+    would then give a reference leaking far more than twice the claim, and an audit could "pass" a mechanism
+    leaking 3 x its claim with too few trials to see it. The criterion asks: would that reference be
+    certified above the claim at ``n_eval`` (median, oracle figure)? ``trials_needed`` is per side (2 x n_eval).
     """
 
     def criterion(n_eval: int, alpha: float, delta: float, claim: float) -> PowerCheck:
-        f = noise_factor(2.0 * claim)
+        f_log = noise_factor(2.0 * claim)
+        from .power import reference_factor   # the observation's own exact eps(delta) = 2 x claim
+
+        f_obs = reference_factor(structure, 2.0 * claim, delta)
+        f = f_log if f_obs is None else max(f_log, f_obs)
         ref = structure.scaled(f)
         achievable = oracle_epsilon(ref, n_eval, alpha, delta)
         has_power = bool(achievable > claim)
@@ -206,7 +217,9 @@ def learner_power_criterion(structure: LossStructure, noise_factor: Callable[[fl
         return PowerCheck(
             criterion="learner-oracle",
             description=(f"{label}: the same observation ({structure.describe()}) with every noise scale x {f:.4g}, "
-                         f"so that its log accounts to 2 x claim = {2 * claim:g}; exact privacy-loss distribution, "
+                         + ("so that its log accounts to " if f_obs is None or f_log >= f_obs
+                            else "so that its own exact eps (which exceeds what its log accounts) is ")
+                         + f"2 x claim = {2 * claim:g}; exact privacy-loss distribution, "
                          f"best Neyman-Pearson threshold, median counts at {n_eval} certifying trials per side"),
             reference_epsilon=2.0 * claim, achievable_lower_bound=achievable, has_power=has_power,
             trials_needed=None if needed is None else 2 * needed)

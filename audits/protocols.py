@@ -8,6 +8,11 @@
 * :class:`PropertyTester`: ``select(x_sel, y_sel, alpha, delta)`` chooses tests on one half of the
   samples; ``evaluate(tests, x_eval, y_eval, alpha, delta)`` turns the other half into counts and
   confidence bounds. :class:`privacct.audits.testers.ThresholdTester` is the implementation used here.
+* :class:`DeclaresPower` (optional, on a mechanism): ``mechanism.power_criterion(D, D')`` returns the
+  power criterion of the audit of that pair, derived from the mechanism's own exact privacy-loss
+  distribution (:func:`privacct.audits.power.structure_power`, :func:`privacct.audits.power.rates_power`),
+  or None. A mechanism without it is a black box: its audit passes only with ``power=`` or ``leakier=``
+  (docs/auditing.md#verdicts-and-power).
 
 :func:`privacct.audits.runner.run_audit` composes the three; :func:`privacct.audits.audit_mechanism` is the
 one-pair shortcut.
@@ -16,7 +21,7 @@ one-pair shortcut.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Iterable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -37,6 +42,11 @@ class PropertyTester(Protocol):
 
     def evaluate(self, tests: Sequence[Any], x_eval: np.ndarray, y_eval: np.ndarray, *, alpha: float,
                  delta: float) -> list[Any]: ...
+
+
+@runtime_checkable
+class DeclaresPower(Protocol):
+    def power_criterion(self, dataset: Any, neighbour: Any) -> Callable | None: ...
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,12 @@ Use in a test::
   the :class:`privacct.audits.AuditResult`. The test FAILS when the verdict is ``fails`` (the eps lower
   bound exceeds the claim: claimed eps, lower bound, the test, its counts) and also when it is
   ``inconclusive`` (the audit could not have seen a violation: the message names the trials per
-  side it would need), unless the test opts out explicitly with ``allow_inconclusive=True`` (marker
-  or call keyword). Only ``passes`` lets a test through silently.
+  side it would need; for a black-box mechanism audited without ``leakier=`` or ``power=`` it says
+  "no violation found; power unknown for this mechanism" and how to pass a leakier version), unless
+  the test opts out explicitly with ``allow_inconclusive=True`` (marker or call keyword). Only
+  ``passes`` lets a test through silently. ``mechanism(...)`` passes ``leakier=`` and ``power=`` on to
+  :func:`privacct.audits.audit_mechanism`; privacct's own mechanisms (:mod:`privacct.audits.mechanisms`)
+  declare their power criterion and need neither.
 * options ``--privacy-audit-trials N`` (overrides every audit's trials: the CI budget knob) and
   ``--privacy-audit-seed S`` (default 0; a call's explicit seed wins).
 
@@ -32,7 +36,7 @@ from typing import Any
 import pytest
 
 DEFAULT_TRIALS = 20_000  # mechanism audits: trials per side unless the call, marker or option says otherwise
-DEFAULT_LEARNER_TRIALS = 1_000  # learner audits (each trial is one learner run per side)
+DEFAULT_LEARNER_TRIALS = 1_000  # learner audits given an explicit K (else the learner's audit setting's trials)
 _RESULTS = pytest.StashKey[list]()
 _OPT_OUT = "allow_inconclusive"
 
@@ -98,7 +102,9 @@ class Auditor:
 
     def learner(self, algorithm: str, **kwargs) -> Any:
         from privacct.audits.learner import audit_learner
-        s, allow = self._settings(kwargs, trials=DEFAULT_LEARNER_TRIALS)
+        # without episodes the learner's own audit setting supplies K, H, ... and its trials per side
+        # (docs/auditing.md#audit-configurations); with episodes, DEFAULT_LEARNER_TRIALS unless the test says
+        s, allow = self._settings(kwargs, trials=DEFAULT_LEARNER_TRIALS if "episodes" in kwargs else None)
         return self.check(audit_learner(algorithm, **s), allow_inconclusive=allow)
 
 
@@ -117,11 +123,17 @@ def _message(result) -> str:
     p = result.power
     lines.append(f"  power ({p.criterion}): {p.description}")
     if result.verdict == "inconclusive":
-        need = (f"about {p.trials_needed} trials per side" if p.trials_needed is not None
-                else "more trials than any feasible audit")
-        lines.append(f"  the audit could not have seen a violation: it needs {need} "
-                     f"(trials=... or --privacy-audit-trials); to accept an inconclusive audit, opt out explicitly "
-                     f"with {_OPT_OUT}=True (marker or call)")
+        opt_out = f"to accept an inconclusive audit, opt out explicitly with {_OPT_OUT}=True (marker or call)"
+        if p.criterion == "unknown":
+            lines.append(f"  {result.reason}: a black-box mechanism passes only with power against a leakier version "
+                         f"of itself: pass leakier=<the same mechanism with its noise scale halved> (or power=...); "
+                         f"{opt_out}")
+        elif p.trials_needed is not None:
+            lines.append(f"  the audit could not have seen a violation: it needs about {p.trials_needed} trials per "
+                         f"side (trials=... or --privacy-audit-trials); {opt_out}")
+        else:
+            lines.append(f"  the audit could not have seen a violation (the power criterion gives no trial count; see "
+                         f"above: more trials, trials=... or --privacy-audit-trials); {opt_out}")
     return "\n".join(lines)
 
 
@@ -142,7 +154,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
         verdict = {"passes": "passes", "fails": "FAILS", "inconclusive": "INCONCLUSIVE"}[r.verdict]
         extra = ""
         if r.verdict == "inconclusive":
-            extra = (f" needs~{r.power.trials_needed}" if r.power.trials_needed is not None else " needs=?") + \
+            extra = (f" needs~{r.power.trials_needed}" if r.power.trials_needed is not None
+                     else " power=unknown" if r.power.criterion == "unknown" else " needs=?") + \
                     (" (allowed)" if allowed else "")
         terminalreporter.write_line(
             f"{verdict:12} eps_lb={r.epsilon_lower_bound:.4f} claimed={r.claimed_epsilon:g} "

@@ -8,16 +8,19 @@ most ``1 - confidence``. That budget is split evenly over every evaluated test (
 pair, union bound); each test's two CP bounds get half of its share
 (:mod:`privacct.audits.bounds`). The GDP estimate has its own, separate budget of ``1 - confidence``.
 
-Verdict (docs/auditing.md): ``fails`` when the eps lower bound exceeds the claim; ``passes`` when
-it does not AND the audit had the power to see a violation; ``inconclusive`` otherwise (then
-``power.trials_needed`` says how many trials per side would give it power). Power is decided by a
-*power criterion*, ``power(n_eval, alpha, delta, claim) -> PowerCheck``
-(:mod:`privacct.audits.power`): ``n_eval`` = evaluation-half trials per side, ``alpha`` = the failure
-probability of one certified test (after the union bound), ``delta`` and ``claim`` = the audited
-claim. The default, :func:`privacct.audits.power.canonical_power`, asks whether this audit would
-certify more than the claim (in median) for the scalar Laplace (delta = 0) or Gaussian (delta > 0)
-mechanism whose true eps is twice the claim. A white-box audit that knows the privacy-loss
-distribution of what it observes passes its own criterion with the same signature.
+Verdict (docs/auditing.md#verdicts-and-power): ``fails`` when the eps lower bound exceeds the claim;
+``passes`` when it does not AND the audit had the power to see a violation OF THE MECHANISM AUDITED;
+``inconclusive`` otherwise (``power.trials_needed``, when the criterion gives one, says how many trials
+per side would give it power). Power is decided by a *power criterion*,
+``power(n_eval, alpha, delta, claim) -> PowerCheck`` (:mod:`privacct.audits.power`): ``n_eval`` =
+evaluation-half trials per side, ``alpha`` = the failure probability of one certified test (after the
+union bound), ``delta`` and ``claim`` = the audited claim. Where it comes from (:func:`run_audit`):
+``power=`` (explicit), ``leakier=`` (a leakier version of the mechanism, audited by the same pipeline:
+simulated power), the criterion the mechanism declares from its exact privacy-loss distribution
+(``power_criterion(dataset, neighbour)``), or none: a black-box audit without ``power`` or ``leakier``
+is ``inconclusive`` unless it fails ("no violation found; power unknown for this mechanism"). The
+canonical scalar criterion (:func:`privacct.audits.power.canonical_power`) is an explicit opt-in: it is
+not the mechanism audited and is optimistic for mechanisms that spread their loss (issue 19).
 
 Units: epsilon in nats; ``trials`` = outputs per side (D and D' each); ``seconds`` wall clock.
 """
@@ -33,11 +36,12 @@ import numpy as np
 from privacct.errors import PrivacctError, check_count, check_delta, check_positive
 
 from . import bounds, sampling
-from .power import PowerCheck, canonical_power
+from .power import LEAKIER_REPLICATES, NO_POWER_REASON, PowerCheck, best_check, leakier_check, unknown_power
 from .protocols import FixedPair, NeighbourGenerator
 from .testers import DIRECTIONS, Outcome, ThresholdTester
 
 MIN_TRIALS = 10
+LEAKIER_SPAWN_KEY = 2**32 - 1  # first spawn-key word of the leakier version's streams (leakier_seeds)
 VERDICTS = ("passes", "fails", "inconclusive")
 
 
@@ -100,8 +104,21 @@ class AuditResult:
         line = f"power ({p.criterion}): {p.description}"
         if self.verdict == "inconclusive":
             line += (f"; needs about {p.trials_needed} trials per side" if p.trials_needed is not None
-                     else "; no feasible trial count gives it power")
+                     else "; the criterion gives no trial count that would give it power (see above)")
         return line
+
+    @property
+    def reason(self) -> str:
+        """Why the verdict, in one line: ``fails`` certified a violation; ``passes`` and ``inconclusive``
+        found none, with and without power (:data:`privacct.audits.power.NO_POWER_REASON` when nothing
+        gave the audit a power criterion: a black box audited without ``power`` or ``leakier``)."""
+        if self.verdict == "fails":
+            return f"violation certified: eps lower bound {self.epsilon_lower_bound:.4f} > claim {self.claimed_epsilon:g}"
+        if self.verdict == "passes":
+            return f"no violation found; the audit had power ({self.power.criterion})"
+        if self.power.criterion == "unknown":
+            return NO_POWER_REASON
+        return f"no violation found; no power to see one ({self.power.criterion})"
 
     def summary(self) -> str:
         verdict = {"passes": "passes", "fails": "FAILS", "inconclusive": "INCONCLUSIVE"}[self.verdict]
@@ -109,7 +126,7 @@ class AuditResult:
         return (f"privacy audit {verdict}{' (' + self.name + ')' if self.name else ''}: claimed eps = "
                 f"{self.claimed_epsilon:g} (delta = {self.delta:g}), eps lower bound = {self.epsilon_lower_bound:.4f} "
                 f"at confidence {self.confidence:g} with {self.trials} trials per side; test: {self.test}; "
-                f"counts: {counts}; GDP mu >= {self.mu_lower_bound:.4f}; {self.power_line}")
+                f"counts: {counts}; GDP mu >= {self.mu_lower_bound:.4f}; {self.reason}; {self.power_line}")
 
     def to_dict(self) -> dict:
         return {
@@ -118,6 +135,7 @@ class AuditResult:
             "claimed_epsilon": float(self.claimed_epsilon),
             "delta": float(self.delta),
             "verdict": self.verdict,
+            "reason": self.reason,
             "power": self.power.to_dict(),
             "test": self.test,
             "counts": self.counts,
@@ -183,16 +201,84 @@ def sample_pair(mechanism: Callable, dataset: Any, neighbour: Any, trials: int, 
     return x, y, used, len(tasks)
 
 
+def _certify(mechanism: Callable, pairs: list, seqs: list, *, trials: int, tester: Any, alpha: float, delta: float,
+             chunk_size: int, executor: str, scheduler: Any, workers: int | None, shape: tuple | None = None):
+    """Sample every pair (pair p from ``seqs[p]``), choose tests on the first half of each side, certify
+    them on the second: (eps outcomes, mu outcomes, statistics, sampling seconds, executor, chunks,
+    n_eval, output shape). ``shape``: the trailing output shape the samples must have (None: any)."""
+    outcomes: list[Outcome] = []
+    gdp: list[Outcome] = []
+    stats_names: list[str] = []
+    sampling_s = 0.0
+    used, chunks = "inline", 0
+    n_eval = 0
+    for (d, d2), seq in zip(pairs, seqs, strict=True):
+        ts = time.perf_counter()
+        x, y, used, chunks = sample_pair(mechanism, d, d2, trials, seq, chunk_size=chunk_size, executor=executor,
+                                         scheduler=scheduler, workers=workers)
+        sampling_s += time.perf_counter() - ts
+        if shape is not None and x.shape[1:] != shape:
+            raise PrivacctError(f"leakier must return outputs of the audited mechanism's shape {shape}, got {x.shape[1:]}")
+        shape = x.shape[1:]
+        half = trials // 2
+        n_eval = trials - half
+        tests = tester.select(x[:half], y[:half], alpha=alpha, delta=delta, criteria=("epsilon", "mu"))
+        stats_names = list(getattr(tester, "statistics", []))
+        res = tester.evaluate(tests, x[half:], y[half:], alpha=alpha, delta=delta)
+        outcomes += [o for o in res if o.test.criterion == "epsilon"]
+        gdp += [o for o in res if o.test.criterion == "mu"]
+    return outcomes, gdp, stats_names, sampling_s, used, chunks, n_eval, shape
+
+
+def leakier_seeds(seed: int, replicate: int, n_pairs: int) -> list[np.random.SeedSequence]:
+    """The pair seeds of replicate ``replicate`` of the leakier version's simulated audits:
+    ``SeedSequence(seed, spawn_key=(LEAKIER_SPAWN_KEY, replicate, p))``. Deterministic, and independent of
+    the audit's own streams (those have spawn keys starting with a pair index p < #pairs <= 2^32 - 2)."""
+    return [np.random.SeedSequence(seed, spawn_key=(LEAKIER_SPAWN_KEY, replicate, p)) for p in range(n_pairs)]
+
+
+def declared_power(mechanism: Any, pairs: list) -> Callable | None:
+    """The power criterion a mechanism declares for these pairs (``mechanism.power_criterion(D, D')``:
+    :class:`privacct.audits.protocols.DeclaresPower`), the best over the pairs that have one
+    (:func:`privacct.audits.power.best_check`); None when it declares none."""
+    method = getattr(mechanism, "power_criterion", None)
+    if not callable(method):
+        return None
+    crits = [c for c in (method(d, d2) for d, d2 in pairs) if c is not None]
+    if not crits:
+        return None
+    if len(crits) == 1:
+        return crits[0]
+    return lambda n_eval, alpha, delta, claim: best_check(c(n_eval, alpha, delta, claim) for c in crits)
+
+
 def run_audit(mechanism: Callable, neighbours: NeighbourGenerator, *, epsilon: float = 1.0, delta: float = 0.0,
               trials: int = 100_000, confidence: float = 0.95, seed: int = 0, tester: Any = None,
               chunk_size: int | None = None, executor: str = "auto", scheduler: Any = None,
-              workers: int | None = None, name: str = "", power: Callable | None = None) -> AuditResult:
+              workers: int | None = None, name: str = "", power: Callable | None = None,
+              leakier: Callable | None = None) -> AuditResult:
     """Audit ``mechanism`` on every pair from ``neighbours`` (see module docstring).
 
-    ``power``: a power criterion ``power(n_eval, alpha, delta, claim) -> PowerCheck`` (keyword
-    only; default :func:`privacct.audits.power.canonical_power`); it is called once, with the
-    evaluation-half trials per side, the per-test failure probability after the union bound over
-    every certified test, and the claim, and decides ``passes`` vs ``inconclusive``.
+    Power (keyword only; at most one of ``power`` and ``leakier``), which decides ``passes`` vs
+    ``inconclusive`` when the audit does not fail:
+
+    * ``power``: a power criterion ``power(n_eval, alpha, delta, claim) -> PowerCheck``, called once with
+      the evaluation-half trials per side, the per-test failure probability after the union bound over
+      every certified test, and the claim (:mod:`privacct.audits.power`; ``canonical_power`` is an
+      explicit, optimistic opt-in).
+    * ``leakier``: a mechanism with the same signature that leaks MORE, about 2 x the claim if the
+      mechanism meets it (the same mechanism with its noise scale halved, e.g.
+      ``functools.partial(my_mechanism, noise=sigma / 2)``). When the audit does not fail, the SAME
+      pipeline (trials, tester, per-test alpha, pairs) audits it ``LEAKIER_REPLICATES`` = 3 times with
+      seeds spawned from ``seed`` (:func:`leakier_seeds`); power iff a majority certify more than the
+      claim and none is certified above 2 x the claim at the audit's confidence (union bound over the
+      replicates; :func:`privacct.audits.power.leakier_check`).
+      A failing audit does not run it (``fails`` needs no power).
+    * neither: the criterion the mechanism declares (:func:`declared_power`: the mechanisms of
+      :mod:`privacct.audits.mechanisms`, the catalogue and the planted bugs derive theirs from their
+      exact privacy-loss distribution); else none (:func:`privacct.audits.power.unknown_power`): a
+      black-box audit that does not fail is ``inconclusive`` ("no violation found; power unknown for
+      this mechanism").
     """
     t0 = time.perf_counter()
     if not callable(mechanism):
@@ -206,33 +292,37 @@ def run_audit(mechanism: Callable, neighbours: NeighbourGenerator, *, epsilon: f
         raise PrivacctError("neighbours yielded no (dataset, neighbour) pair")
     if power is not None and not callable(power):
         raise PrivacctError(f"power must be a callable power(n_eval, alpha, delta, claim) -> PowerCheck, got {power!r}")
+    if leakier is not None and not callable(leakier):
+        raise PrivacctError(f"leakier must be a mechanism leakier(dataset, rng, size) -> array, got {leakier!r}")
+    if power is not None and leakier is not None:
+        raise PrivacctError("give power= or leakier=, not both: each decides the audit's power")
     tester = tester if tester is not None else ThresholdTester()
     n_tests = len(DIRECTIONS) * len(pairs)
     alpha = (1.0 - confidence) / n_tests  # union bound over every certified test
-    seqs = np.random.SeedSequence(seed).spawn(len(pairs))
-    outcomes: list[Outcome] = []
-    gdp: list[Outcome] = []
-    stats_names: list[str] = []
-    sampling_s = 0.0
-    used, chunks = "inline", 0
-    n_eval = 0
-    for (d, d2), seq in zip(pairs, seqs, strict=True):
-        ts = time.perf_counter()
-        x, y, used, chunks = sample_pair(mechanism, d, d2, trials, seq, chunk_size=chunk_size, executor=executor,
-                                         scheduler=scheduler, workers=workers)
-        sampling_s += time.perf_counter() - ts
-        half = trials // 2
-        n_eval = trials - half
-        tests = tester.select(x[:half], y[:half], alpha=alpha, delta=delta, criteria=("epsilon", "mu"))
-        stats_names = list(getattr(tester, "statistics", []))
-        res = tester.evaluate(tests, x[half:], y[half:], alpha=alpha, delta=delta)
-        outcomes += [o for o in res if o.test.criterion == "epsilon"]
-        gdp += [o for o in res if o.test.criterion == "mu"]
+    common = dict(trials=trials, tester=tester, alpha=alpha, delta=delta, chunk_size=chunk_size, executor=executor,
+                  scheduler=scheduler, workers=workers)
+    outcomes, gdp, stats_names, sampling_s, used, chunks, n_eval, shape = _certify(
+        mechanism, pairs, np.random.SeedSequence(seed).spawn(len(pairs)), **common)
     best = max(outcomes, key=lambda o: o.epsilon_lower_bound)
     eps_lb = float(best.epsilon_lower_bound)
     mu = max((o.mu_lower_bound for o in gdp), default=0.0)
     eps_gdp = bounds.epsilon_from_mu(float(mu), delta)
-    check = (power or canonical_power)(n_eval, alpha, delta, epsilon)
+    if leakier is not None:
+        if eps_lb > epsilon:
+            check = PowerCheck("leakier-simulated", "not simulated: the audit certified a violation (fails needs no "
+                               "power)", None, None, False, None)
+        else:
+            lbs, joint = [], []
+            for r in range(LEAKIER_REPLICATES):
+                res = _certify(leakier, pairs, leakier_seeds(seed, r, len(pairs)), shape=shape, **common)[0]
+                lbs.append(max(o.epsilon_lower_bound for o in res))
+                # the same counts at alpha / #replicates: jointly valid at the audit's confidence (union bound)
+                joint.append(max(float(bounds.epsilon_lower_bound(o.tp, o.tp + o.fn, o.fp, o.fp + o.tn, delta=delta,
+                                                                  alpha=alpha / LEAKIER_REPLICATES)[0]) for o in res))
+            check = leakier_check(lbs, epsilon, trials=trials, joint_lower_bounds=joint)
+    else:
+        criterion = power if power is not None else (declared_power(mechanism, pairs) or unknown_power)
+        check = criterion(n_eval, alpha, delta, epsilon)
     if not isinstance(check, PowerCheck):
         raise PrivacctError(f"power must return a privacct.audits.power.PowerCheck, got {type(check).__name__}")
     return AuditResult(
@@ -246,7 +336,8 @@ def run_audit(mechanism: Callable, neighbours: NeighbourGenerator, *, epsilon: f
 def audit_mechanism(mechanism: Callable, dataset: Any, neighbour: Any, epsilon: float = 1.0, delta: float = 0.0,
                     trials: int = 100_000, confidence: float = 0.95, seed: int = 0, densities: Sequence[Callable] | None = None,
                     *, chunk_size: int | None = None, executor: str = "auto", scheduler: Any = None,
-                    workers: int | None = None, name: str = "", power: Callable | None = None) -> AuditResult:
+                    workers: int | None = None, name: str = "", power: Callable | None = None,
+                    leakier: Callable | None = None) -> AuditResult:
     """Empirical eps lower bound and verdict for ``mechanism`` on the neighbouring pair (``dataset``, ``neighbour``).
 
     Parameters
@@ -254,7 +345,8 @@ def audit_mechanism(mechanism: Callable, dataset: Any, neighbour: Any, epsilon: 
     mechanism : callable ``mechanism(dataset, rng, size) -> array`` with first axis ``size``.
     dataset, neighbour : D and D' (whatever the mechanism accepts).
     epsilon : claimed eps (> 0); the audit fails when the lower bound exceeds it, passes when it does
-        not and the audit had power (``power``), and is inconclusive otherwise.
+        not and the audit had power (``power``, ``leakier`` or the mechanism's own criterion), and is
+        inconclusive otherwise (always, for a black box audited without ``power`` or ``leakier``).
     delta : the claim's delta in [0, 1); enters eps_lb = ln((TPR_lo - delta) / FPR_hi).
     trials : outputs per side (>= 10); half choose the test, half certify it.
     confidence : in (0, 1); eps_lb <= true eps with at least this probability.
@@ -263,6 +355,9 @@ def audit_mechanism(mechanism: Callable, dataset: Any, neighbour: Any, epsilon: 
     chunk_size, executor, scheduler, workers : scale-out (:mod:`privacct.audits.sampling`); the result does
         not depend on executor or workers.
     power : power criterion (keyword only; see :func:`run_audit`).
+    leakier : a leakier version of ``mechanism`` (keyword only; see :func:`run_audit`), e.g.
+        ``functools.partial(my_mechanism, noise=sigma / 2)``: about 2 x the claim if the mechanism meets it.
+        With ``densities``, its simulated audits use the same densities (the audited mechanism's).
     """
     if densities is not None:
         if not (isinstance(densities, (tuple, list)) and len(densities) == 2 and all(callable(f) for f in densities)):
@@ -270,4 +365,4 @@ def audit_mechanism(mechanism: Callable, dataset: Any, neighbour: Any, epsilon: 
     return run_audit(mechanism, FixedPair(dataset, neighbour), epsilon=epsilon, delta=delta, trials=trials,
                      confidence=confidence, seed=seed, tester=ThresholdTester(densities=None if densities is None else tuple(densities)),
                      chunk_size=chunk_size, executor=executor, scheduler=scheduler, workers=workers, name=name,
-                     power=power)
+                     power=power, leakier=leakier)

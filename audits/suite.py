@@ -1,23 +1,19 @@
-"""Learner audit configurations: one per private learner and privacy model, written once.
+"""Learner audit configurations: one per private learner and privacy model.
 
-The AUDIT CONFIGURATION of a learner (:data:`AUDIT_SETTINGS`) is the small setting where its audit
-has the most power per second: small K, H (and environment) so that a batched run is cheap and one
-user's releases carry as much of the accounted loss as the paper's relation lets a canary pair
-carry. Every choice is a non-privacy knob (environment, K, H, bonus scale, update rate) and is
-recorded in the configuration; the log is accounted AT that configuration, and that accounted eps is
-the upper end of the sandwich the audit's lower bound is compared with.
+The AUDIT CONFIGURATION of a learner is the small setting where its audit has the most power per
+second: small K, H (and environment) so that a batched run is cheap and one user's releases carry as
+much of the accounted loss as the paper's relation lets a canary pair carry. Every choice is a
+non-privacy knob (environment, K, H, bonus scale, update rate) and is recorded in the configuration;
+the log is accounted AT that configuration, and that accounted eps is the upper end of the sandwich
+the audit's lower bound is compared with.
 
-* Tabular (seed 002): RiverSwim, K = 4, H = 1 -- the tree has 3 leaves, user 1 sits in 2 nodes;
-  6 (JDP: 6H - 3 = 3 coordinates per node) or 6 (LDP: 6H) Laplace coordinates carry the whole loss.
-* Linear mixture (seeds 000, 001, 003): the RiverSwim linear mixture (S = 3, one-hot features,
-  d = 18), H = 3, K = 2 (one tree node), bonus scale 10^6 so that the data-free first episode's value
-  function sits at its cap (the canaries' features then have the largest norm the clip allows).
-  HardToLearn (the default environment of seeds 000, 003) has nearly parallel features, which hide
-  one user: a valid but weaker configuration.
-* Linear MDP (seeds 003, 004): ``linear-two-state``, H = 2, beta = 10^6 (Q at its cap H, so the
-  value function in the responses is data-free and the means of the y / u releases are constant
-  per trial); seed 003: K = 2 with 2 batches (one release); seed 004: K = 5 and update rate
-  C = 1 + 10^-6 (an update as soon as the noisy log-determinant grows; the hard cap still holds).
+Each learner declares its own, with the trials per side that fit a 2-minute budget on the project
+machine (benchmarks/bench_learner_audits.py) and why it was chosen, on its spec:
+:attr:`privacct.algorithms.base.LearnerSpec.audit_setting` (an :class:`~privacct.algorithms.base.AuditSetting`;
+the shipped families' are in their own packages, e.g. ``privacct.algorithms.tabular.AUDIT``). A learner
+that declares none is audited at its ``test_settings`` with the default trials
+(:meth:`~privacct.algorithms.base.LearnerSpec.audit_configuration`); nothing here names a learner
+except the shipped papers' findings below.
 
 :func:`suite` lists them for the registry; :func:`paper_failures` gives the printed-constant
 settings that the audit alone certifies as failing (seed 002 JDP and LDP, seed 004);
@@ -28,35 +24,11 @@ family); :func:`check_learner` runs the three checks of :mod:`privacct.audits.mu
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from privacct.errors import PrivacctError
 
 from .learner import LearnerAuditResult, audit_learner, learner_config
 
-#: Per learner: RunConfig fields of its audit configuration (module docstring) and the trials per side
-#: that fit the benchmark's 2-minute budget on the project machine (benchmarks/bench_learner_audits.py).
-AUDIT_SETTINGS: dict[str, dict[str, Any]] = {
-    "ucb-vi": {"episodes": 4, "horizon": 1, "trials": 100_000},
-    "ucb-po": {"episodes": 4, "horizon": 1, "trials": 100_000},
-    "ldp-ucrl-vtr": {"episodes": 2, "horizon": 3, "env": "riverswim", "bonus_scale": 1e6, "trials": 120_000},
-    "private-linopt-vi": {"episodes": 2, "horizon": 3, "env": "riverswim", "bonus_scale": 1e6, "trials": 150_000},
-    "private-linopt-po": {"episodes": 2, "horizon": 3, "env": "riverswim", "bonus_scale": 1e6, "trials": 150_000},
-    "pp-ucrl-vtr": {"episodes": 2, "horizon": 3, "env": "riverswim", "bonus_scale": 1e6, "trials": 150_000},
-    # seed 003 Alg. 3 (four statistics per stage, the weights data-free at K = 2): pp-ucrl-vtr's configuration
-    "pp-ucrl-vtr-plus": {"episodes": 2, "horizon": 3, "env": "riverswim", "bonus_scale": 1e6, "trials": 150_000},
-    # seed 003's pure-DP variant of Alg. 1 (Laplace blocks, the exact Laplace likelihood ratio): HardToLearn. On the
-    # RiverSwim configuration the canaries' Laplace atoms span 6 orders of magnitude (the 5/(1000H) reward of state
-    # 0 at the last stage), and the oracle's power search (privacct.audits.oracle.trials_for) takes ~140 s there
-    # (it certifies 0.31 at 2 x claim with 2000 trials, ~2.6e5 trials per side for power); HardToLearn runs in ~1 s
-    # but its nearly parallel features leave the audit without power (inconclusive) -- see docs/seed-003-
-    # linear-representation.md#what-an-audit-needs
-    "pp-ucrl-vtr-laplace": {"episodes": 2, "horizon": 3, "env": "hard-to-learn", "bonus_scale": 1e6, "trials": 150_000},
-    "batched-jdp-lsvi-ucb": {"episodes": 2, "horizon": 2, "options": (("beta", 1e6), ("batches", 2)), "trials": 200_000},
-    "batched-jdp-lsvi-ucb-laplace": {"episodes": 2, "horizon": 2, "options": (("beta", 1e6), ("batches", 2)),
-                                     "trials": 200_000},
-    "private-lsvi-ucb": {"episodes": 5, "horizon": 2, "options": (("beta", 1e6), ("C", 1.000001)), "trials": 160_000},
-}
 #: The learner-level planted bug: every privacy draw at this multiple of the declared scale.
 PLANTED_NOISE_MULTIPLIER = 0.25
 
@@ -111,19 +83,17 @@ def paper_delta(spec, privacy: str) -> float:
 
 def audit_setting(algorithm: str, privacy: str, *, calibration: str = "tight", epsilon: float = 1.0,
                   delta: float | None = None) -> LearnerAudit:
-    """The audit configuration of ``algorithm`` under ``privacy`` (module docstring), claim (epsilon, delta);
-    delta defaults to the learner's paper setting."""
+    """The audit configuration of ``algorithm`` under ``privacy`` (its spec's ``audit_configuration()``), claim
+    (epsilon, delta); delta defaults to the learner's paper setting."""
     from privacct.algorithms.registry import get_learner
 
     spec = get_learner(algorithm)
-    if algorithm not in AUDIT_SETTINGS:
-        raise PrivacctError(f"no audit configuration for learner {algorithm!r}; add one to privacct.audits.suite.AUDIT_SETTINGS")
     if privacy not in spec.privacy_models or privacy == "none":
         raise PrivacctError(f"privacy must be one of {', '.join(p for p in spec.privacy_models if p != 'none')} "
                             f"for {algorithm!r}, got {privacy!r}")
-    s = dict(AUDIT_SETTINGS[algorithm])
+    s = spec.audit_configuration()
     return LearnerAudit(algorithm, privacy, epsilon, paper_delta(spec, privacy) if delta is None else delta, calibration,
-                        **s)
+                        **s.run_fields(), trials=s.trials)
 
 
 def suite(*, calibration: str = "tight") -> list[LearnerAudit]:
@@ -204,5 +174,5 @@ def paper_constants() -> list[LearnerAudit]:
     return [a for a in suite(calibration="paper") if a.algorithm in ("ucb-vi", "ucb-po")]
 
 
-__all__ = ["AUDIT_SETTINGS", "LearnerAudit", "PLANTED_NOISE_MULTIPLIER", "audit_setting", "check_learner",
+__all__ = ["LearnerAudit", "PLANTED_NOISE_MULTIPLIER", "audit_setting", "check_learner",
            "paper_constants", "paper_delta", "paper_failures", "planted_noise_bugs", "suggest_trials", "suite"]

@@ -4,7 +4,7 @@ failing with valid neighbours (paper), and the planted learner-level bugs.
     python benchmarks/bench_learner_audits.py [--quick] [--only NAME ...] [--part tight|paper|bugs ...] [--json]
 
 * ``tight``: every private learner x privacy model at its audit configuration
-  (:data:`privacct.audits.suite.AUDIT_SETTINGS`, claim eps = 1, delta of the learner's paper setting),
+  (each spec's ``audit_configuration()``, claim eps = 1, delta of the learner's paper setting),
   with the trials per side that fit the 2-minute budget. Target: eps_lb >= 0.5 x the accounted eps of
   the same configuration; where the exact privacy-loss distribution of the observed releases shows that
   no run with that many trials reaches 0.5 x (oracle figure < 0.5 x accounted), eps_lb >= 0.8 x oracle.

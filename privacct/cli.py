@@ -40,7 +40,13 @@ from .log import Structure
 EXIT_INTERNAL = 4
 
 EXAMPLES = Path(__file__).parent / "examples"
-DEFAULT_EXAMPLE = EXAMPLES / "seed002-ucbvi-jdp-paper.json"
+#: ``privacct verify --example NAME``: the shipped logs, by file name without ``.json``.
+EXAMPLE_NAMES = tuple(sorted(p.stem for p in EXAMPLES.glob("*.json")))
+#: ``--example`` given without NAME: list the shipped examples.
+_LIST = object()
+#: ``privacct verify`` without LOG: exit 2 with this line (there is no default log).
+VERIFY_NEEDS_LOG = ("LOG is required: a path, or - for standard input; the shipped examples are listed by --example "
+                    "(privacct verify --example NAME verifies one)")
 
 JSON_HELP = "print one strict JSON object (ASCII, no NaN or Infinity) instead of text"
 QUIET_HELP = ("no progress on stderr (default: a bar on a terminal, otherwise a line every few seconds); "
@@ -207,13 +213,65 @@ def _calibrate_counter(args, sens: float, eps: float) -> int:
     return 0
 
 
-def cmd_verify(args) -> int:
+def _verify_log(args):
+    """(log, where) for verify: LOG (a path, or - for standard input) or --example NAME, read and
+    parsed by the one strict parser (privacct.log: the same size, depth and field rules for all three)."""
+    from .log import MechanismLog, read_stream_text
+
+    if args.example is not None and args.log is not None:
+        raise PrivacctError("give LOG or --example NAME, not both")
+    if args.example is not None:
+        if args.example not in EXAMPLE_NAMES:
+            raise PrivacctError(f"--example must be one of {', '.join(EXAMPLE_NAMES)}, got {shown(args.example)}")
+        path = EXAMPLES / f"{args.example}.json"
+        return MechanismLog.load(path), f"example {args.example}"
+    if args.log is None:
+        raise PrivacctError(VERIFY_NEEDS_LOG)
+    if args.log == "-":
+        stdin = sys.stdin
+        if stdin is None or getattr(stdin, "closed", False):
+            raise PrivacctError("LOG is - but standard input is closed: pipe a log into it (privacct verify - < LOG.json)")
+        try:
+            interactive = stdin.isatty()
+        except (OSError, ValueError, AttributeError):
+            interactive = False
+        if interactive:  # never wait on a terminal: verify answers or refuses, it does not hang
+            raise PrivacctError("LOG is - but standard input is a terminal: pipe a log into it (privacct verify - < LOG.json)")
+        text = read_stream_text(getattr(stdin, "buffer", stdin), name="standard input", what="log")
+        try:
+            return MechanismLog.from_json(text), "standard input"
+        except PrivacctError as e:
+            raise PrivacctError(f"standard input: {e}") from None
+    return MechanismLog.load(args.log), shown(str(args.log))
+
+
+def _list_examples(as_json: bool) -> int:
+    """``privacct verify --example`` without NAME: the shipped examples, one per line, with their claims."""
     from .log import MechanismLog
+
+    logs = {name: MechanismLog.load(EXAMPLES / f"{name}.json") for name in EXAMPLE_NAMES}
+    if as_json:
+        emit_json({"examples": [{"name": name, "privacy_model": log.privacy_model, "release_groups": len(log.release_groups),
+                                 "claim": None if log.claim is None else log.claim.to_dict()} for name, log in logs.items()]})
+        return 0
+    lines = ["shipped examples (privacct verify --example NAME):"]
+    for name, log in logs.items():
+        claim = "no claim" if log.claim is None else f"claim eps={log.claim.epsilon:g}, delta={log.claim.delta:g}"
+        lines.append(f"  {name:<28} {log.privacy_model}, {len(log.release_groups)} release group(s), {claim}")
+    emit("\n".join(lines))
+    return 0
+
+
+def cmd_verify(args) -> int:
     from .report import privacy_report
 
-    log = MechanismLog.load(args.log)
+    if args.example is _LIST and args.log is None:
+        return _list_examples(args.json)
+    if args.example is _LIST:
+        raise PrivacctError("--example needs a NAME when LOG is given (give LOG or --example NAME, not both)")
+    log, where = _verify_log(args)
     if log.claim is None:
-        raise PrivacctError(f"{shown(str(args.log))}: claim is missing (verify needs a claim with epsilon and delta)")
+        raise PrivacctError(f"{where}: claim is missing (verify needs a claim with epsilon and delta)")
     rep = privacy_report(log)
     alternatives = None
     if args.counters:
@@ -292,8 +350,12 @@ def build_parser(*, plugins: bool = True) -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_calibrate)
 
     p = sub.add_parser("verify", help="verify a mechanism log's claim; exit 0 holds, 1 fails, 2 bad input")
-    p.add_argument("log", nargs="?", default=str(DEFAULT_EXAMPLE),
-                   help=f"mechanism log JSON (default: the shipped example {DEFAULT_EXAMPLE.name})")
+    p.add_argument("log", nargs="?", default=None, metavar="LOG",
+                   help="mechanism log JSON: a path, or - to read it from standard input (at most 4 MiB, parsed as "
+                        "strictly as a file); required unless --example is given")
+    p.add_argument("--example", nargs="?", const=_LIST, default=None, metavar="NAME",
+                   help=f"verify a shipped example instead of LOG, one of {', '.join(EXAMPLE_NAMES)}; "
+                        "without NAME, list them")
     p.add_argument("--counters", action="store_true",
                    help="also list, for every tree or factorized group, each counting strategy at the same claim with its "
                         "worst prefix error (docs/counters.md)")
@@ -369,6 +431,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:   # Ctrl-C while the commands load: one line, not a traceback
         write(sys.stderr, "privacct: interrupted (SIGINT); nothing was written\n")
         return 130
+    except PrivacctError as e:   # the learners could not be loaded (e.g. stale installation metadata)
+        write(sys.stderr, f"privacct: error: {printable(e)}\n")
+        return 2
     return _dispatch(args)
 
 
@@ -385,6 +450,9 @@ def run(argv: list[str] | None = None, *, stdout: TextIO | None = None, stderr: 
             args = build_parser().parse_args(argv)
         except SystemExit as e:  # --help (0) or a usage error (2), already printed
             return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+        except PrivacctError as e:   # the learners could not be loaded (e.g. stale installation metadata)
+            write(sys.stderr, f"privacct: error: {printable(e)}\n")
+            return 2
         return _dispatch(args)
     finally:
         sys.stdout, sys.stderr = old_out, old_err

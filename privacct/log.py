@@ -46,6 +46,7 @@ unique group names within a log.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import re
@@ -53,7 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from .errors import MAX_COUNT, PrivacctError, check_count, check_delta, check_positive, shown
+from .errors import MAX_COUNT, PrivacctError, check_count, check_delta, check_positive, printable, shown
 
 SCHEMA_VERSION = 1
 
@@ -71,6 +72,7 @@ STRUCTURE_KINDS = ("single", "repeated", "tree", "adaptive", "factorized")
 
 # Bounds of the strict parser (privacct.schema states the same numbers).
 MAX_DOCUMENT_CHARS = 2**22          # characters of JSON text (4,194,304)
+MAX_DOCUMENT_BYTES = 4 * MAX_DOCUMENT_CHARS  # bytes read at most (a character of UTF-8 takes at most 4)
 MAX_DEPTH = 32                      # nesting of arrays and objects, the root object is level 1
 MAX_NAME_CHARS = 200                # log name, group names, parameter keys
 MAX_TEXT_CHARS = 10_000             # derivation, description, equation, source, string parameters
@@ -607,7 +609,7 @@ def read_text(path: str | Path, *, what: str = "file") -> str:
     name = shown(str(p))
     try:
         with open(p, "rb") as f:
-            data = f.read(4 * MAX_DOCUMENT_CHARS + 1)
+            data = f.read(MAX_DOCUMENT_BYTES + 1)
     except FileNotFoundError:
         raise PrivacctError(f"cannot read {what} {name}: no such file") from None
     except IsADirectoryError:
@@ -617,7 +619,33 @@ def read_text(path: str | Path, *, what: str = "file") -> str:
     except (OSError, ValueError) as e:
         reason = getattr(e, "strerror", None) or e.__class__.__name__
         raise PrivacctError(f"cannot read {what} {name}: {reason}") from None
-    if len(data) > 4 * MAX_DOCUMENT_CHARS:
+    return _bounded_text(data, what, name)
+
+
+def read_stream_text(stream: Any, *, name: str = "standard input", what: str = "log") -> str:
+    """The UTF-8 text of a binary stream (e.g. ``sys.stdin.buffer``) under the same bounds as
+    :func:`read_text`: at most :data:`MAX_DOCUMENT_BYTES` + 1 bytes are ever read (an endless
+    stream is refused, never drained), and the text goes to the same strict parser
+    (:meth:`MechanismLog.from_json`). A text stream (no ``buffer``) is read the same way, in
+    characters. Any failure is one PrivacctError naming ``name``."""
+    shown_name = printable(name)  # a label such as "standard input", not quoted like a path
+    try:
+        data = stream.read(MAX_DOCUMENT_CHARS + 1 if isinstance(stream, io.TextIOBase) else MAX_DOCUMENT_BYTES + 1)
+    except (OSError, ValueError) as e:
+        reason = getattr(e, "strerror", None) or str(e) or e.__class__.__name__
+        raise PrivacctError(f"cannot read {what} from {shown_name}: {reason}") from None
+    if isinstance(data, str):
+        if len(data) > MAX_DOCUMENT_CHARS:
+            raise PrivacctError(f"cannot read {what} from {shown_name}: larger than {MAX_DOCUMENT_CHARS} characters")
+        return data
+    if not isinstance(data, (bytes, bytearray)):
+        raise PrivacctError(f"cannot read {what} from {shown_name}: the stream returned {shown(data)}")
+    return _bounded_text(bytes(data), what, f"from {shown_name}")
+
+
+def _bounded_text(data: bytes, what: str, name: str) -> str:
+    """``data`` (at most MAX_DOCUMENT_BYTES + 1 bytes read) decoded as UTF-8, or one PrivacctError."""
+    if len(data) > MAX_DOCUMENT_BYTES:
         raise PrivacctError(f"cannot read {what} {name}: larger than {MAX_DOCUMENT_CHARS} characters")
     try:
         return data.decode("utf-8")

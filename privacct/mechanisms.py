@@ -32,6 +32,8 @@ from .errors import PrivacctError, check_count, check_positive
 from .ledger import Ledger
 from .log import tree_depth
 from .rng import as_generators
+from .tap import current as current_tap
+from .tap import inside_primitive, note_draw
 
 NOISE_KINDS = ("laplace", "gaussian", "symmetric-gaussian-matrix")
 
@@ -47,6 +49,7 @@ def _shape(shape: int | Sequence[int]) -> tuple[int, ...]:
 
 def _record(ledger: Ledger | None, group: str | None, users: tuple[int, int] | None, mechanism: str,
             scale: float, shape: tuple[int, ...], batch: int) -> None:
+    note_draw(group, users, mechanism)  # an audited run's tap (privacct.tap): a draw over user 1 it cannot split
     if ledger is None:
         return
     if group is None or users is None:
@@ -147,7 +150,18 @@ def add_noise(value: np.ndarray, mechanism: str, scale: float, rngs, *, ledger: 
     rngs = as_generators(rngs)
     if value.shape[0] != len(rngs):
         raise PrivacctError(f"value must have a leading batch axis of size {len(rngs)}, got shape {value.shape}")
-    return value + draw(mechanism, rngs, value.shape[1:], scale, ledger=ledger, group=group, users=users)
+    tap = current_tap()
+    if tap is None or users is None or not (users[0] <= 1 <= users[1]):
+        return value + draw(mechanism, rngs, value.shape[1:], scale, ledger=ledger, group=group, users=users)
+    with inside_primitive():   # an audited run (privacct.tap): this primitive records its own draw over user 1
+        out = value + draw(mechanism, rngs, value.shape[1:], scale, ledger=ledger, group=group, users=users)
+    if tuple(users) == (1, 1):
+        tap.record(group=group or "?", name=f"{group} report of user 1", mechanism=mechanism, scale=scale, values=out,
+                   contribution=value)
+    else:
+        tap.note_unobserved(group, tuple(users), f"add_noise over users {users[0]}..{users[1]}: the value is their "
+                                                 "aggregate and user 1's share of it is unknown to the primitive")
+    return out
 
 
 def draw(mechanism: str, rngs, shape, scale: float, *, ledger: Ledger | None = None, group: str | None = None,
@@ -253,11 +267,44 @@ class TreeCounter:
         self._alpha[i] = self._alpha[:i].sum(axis=0) + x
         self._alpha[:i] = 0.0
         self._noise[:i] = 0.0
-        self._noise[i] = draw(self.mechanism, self.rngs, self.shape, self.scale, ledger=self.ledger,
-                              group=self.group, users=self.node_users(t - (1 << i) + 1, t))
+        self.note_addition(t, x)
+        self._noise[i] = self.node_noise(t - (1 << i) + 1, t)
         self._exact += x
         self._release += self._alpha[i] + self._noise[i]
         return self.noisy_sum()
+
+    def note_addition(self, t: int, x: np.ndarray) -> None:
+        """Bookkeeping of an audited run (:mod:`privacct.tap`) for the addition ``x`` at step ``t``: user 1's
+        addition is kept (the leaf whose users are exactly (1, 1)). :meth:`add` calls it; a counter built on this
+        one that draws its nodes its own way calls it once per addition, before :meth:`node_noise`."""
+        tap = current_tap()
+        if tap is None:
+            return
+        leaf = self.node_users(t, t)
+        if leaf == (1, 1):
+            self._user1 = np.array(x, dtype=float, copy=True)
+        elif leaf[0] <= 1 <= leaf[1]:
+            tap.note_unobserved(self.group, leaf, f"tree leaf 1 holds users {leaf[0]}..{leaf[1]} together: user 1's "
+                                                  "share of the leaf is unknown to the counter")
+
+    def node_noise(self, first_leaf: int, last_leaf: int) -> np.ndarray:
+        """Fresh noise (B, *shape) for the node covering leaves ``first_leaf..last_leaf``: one ledger draw over its
+        users. :meth:`add` draws each node once, when it completes (and releases it at that step); a counter
+        built on this one calls it for every node noise it draws and RELEASES. In an audited run a node over
+        user 1 is recorded as user 1's addition plus this noise (:mod:`privacct.tap`: each draw is a release)."""
+        users = self.node_users(first_leaf, last_leaf)
+        tap = current_tap()
+        if tap is None:
+            return draw(self.mechanism, self.rngs, self.shape, self.scale, ledger=self.ledger, group=self.group,
+                        users=users)
+        with inside_primitive():
+            noise = draw(self.mechanism, self.rngs, self.shape, self.scale, ledger=self.ledger, group=self.group,
+                         users=users)
+        x1 = getattr(self, "_user1", None)
+        if users[0] <= 1 <= users[1] and x1 is not None:
+            tap.record(group=self.group or "tree", name=f"{self.group or 'tree'} node [1, {last_leaf}]",
+                       mechanism=self.mechanism, scale=self.scale, values=x1 + noise, contribution=x1)
+        return noise
 
     def node_users(self, first_leaf: int, last_leaf: int) -> tuple[int, int]:
         """The users (first, last) of the node covering leaves ``first_leaf..last_leaf`` (1-based)."""

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CODE_DIRS = ("privacct", "algorithms", "audits", "tests", "benchmarks")
+CODE_DIRS = ("privacct", "algorithms", "audits", "tests", "benchmarks", "examples")
 OUTSIDE = re.compile(r"DESIGN\.md|\bnotes\s*(§|Sec\.|seed-00\d)|seed-00\d notes|team notes|shared/notes", re.I)
 CITE = re.compile(r"docs/([A-Za-z0-9_.-]+\.md)(?:#([A-Za-z0-9_-]+))?")
 

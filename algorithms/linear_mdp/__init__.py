@@ -24,13 +24,14 @@ the ledger of the seed with the most updates), ``info["cap"]``, ``info["switchin
 from __future__ import annotations
 
 import math
+from functools import partial
 
 from privacct.errors import PrivacctError
 
-from ..base import ConstantSet, LearnerSpec, RunConfig
+from ..base import AuditSetting, ConstantSet, LearnerSpec, ReportEpisodes, RunConfig
 from ..neighbours import GroupDistance, NeighbourSpec, jdp
 from ..settings import PaperSetting, Repair, choice, printed
-from . import batched_jdp, lsvi_ucb, private_lsvi_ucb
+from . import batched_jdp, lsvi_ucb, memory, private_lsvi_ucb
 
 _RELATIONS = {
     batched_jdp.NAME: (jdp("seed 003 Def. 3 (JDP; s_1 the user's, Sec. 2.1)", shared_start=False), "u"),
@@ -117,6 +118,25 @@ PRIVATE_LSVI_SETTINGS = (PaperSetting(
                                          "without it (docs/seed-004-private-lsvi-ucb.md#sensitivity)"),),
     baseline="lsvi-ucb", baseline_note=_BASELINE),)
 
+#: Audit configurations (docs/auditing.md#audit-configurations): ``linear-two-state``, H = 2, beta = 10^6 (Q at its
+#: cap H, so the value function in the responses is data-free and the means of the y / u releases are constant per
+#: trial); seed 003: K = 2 with 2 batches (one release); seed 004: K = 5 and update rate C = 1 + 10^-6 (an update as
+#: soon as the noisy log-determinant grows; the hard cap still holds). Trials per side: the 2-minute budget of
+#: benchmarks/bench_learner_audits.py.
+_WHY = ("linear-two-state, H = 2, beta = 1e6: Q at its cap H, so the value function in the responses is data-free and "
+        "the means of the response releases are constant per trial")
+BATCHED_AUDIT = AuditSetting(episodes=2, horizon=2, options=(("beta", 1e6), ("batches", 2)), trials=200_000,
+                             why=_WHY + "; K = 2 with 2 batches (one release); trials per side fit the 2-minute budget")
+PRIVATE_LSVI_AUDIT = AuditSetting(episodes=5, horizon=2, options=(("beta", 1e6), ("C", 1.000001)), trials=160_000,
+                                  why=_WHY + "; K = 5 and update rate C = 1 + 1e-6 (an update as soon as the noisy "
+                                             "log-determinant grows; the hard cap still holds); trials per side fit the "
+                                             "2-minute budget")
+#: Memory model, flat-sample width, report scale and figure reproduction: the same for every learner of the family.
+_COMMON = dict(memory=partial(memory.memory, default_env="linear-two-state"),
+               observation_width=partial(memory.observation_width, default_env="linear-two-state"),
+               report_episodes=ReportEpisodes(default=300, tiny=8),
+               reproduce="privacct.algorithms.linear_mdp.reproduce:reproduce")
+
 LEARNERS: dict[str, LearnerSpec] = {
     lsvi_ucb.NAME: LearnerSpec(
         name=lsvi_ucb.NAME, family="linear-mdp",
@@ -126,7 +146,7 @@ LEARNERS: dict[str, LearnerSpec] = {
         build_log=lsvi_ucb.build_log, run_batch=lsvi_ucb.run,
         test_settings=(("episodes", 5), ("horizon", 2)),
         constants=_constants("Jin et al. 2020 Thm 3.1: beta = c d H sqrt(iota) with c = 1"), default_constants="tuned",
-        uniform_regret=_uniform_regret,
+        uniform_regret=_uniform_regret, **_COMMON,
     ),
     batched_jdp.NAME: LearnerSpec(
         name=batched_jdp.NAME, family="linear-mdp", paper=batched_jdp.SOURCE,
@@ -136,7 +156,7 @@ LEARNERS: dict[str, LearnerSpec] = {
         test_settings=(("episodes", 6), ("horizon", 2), ("delta", 1e-5), ("options", (("beta", 5.0), ("batches", 3)))),
         paper_settings=BATCHED_SETTINGS,
         constants=_constants("seed 003 App. E.1: beta = 24 H sqrt(d (lambda + c_K)) log chi"), default_constants="tuned",
-        uniform_regret=_uniform_regret,
+        uniform_regret=_uniform_regret, audit_setting=BATCHED_AUDIT, **_COMMON,
     ),
     batched_jdp.NAME_LAPLACE: LearnerSpec(
         name=batched_jdp.NAME_LAPLACE, family="linear-mdp", paper=batched_jdp.SOURCE + " (pure DP: App. E.3)",
@@ -147,7 +167,7 @@ LEARNERS: dict[str, LearnerSpec] = {
         test_settings=(("episodes", 6), ("horizon", 2), ("delta", 0.0), ("options", (("beta", 5.0), ("batches", 3)))),
         paper_settings=BATCHED_LAPLACE_SETTINGS,
         constants=_constants("seed 003 App. E.1 / E.3: beta = 24 H sqrt(d (lambda + c_K)) log chi with E.3's C^J"),
-        default_constants="tuned", uniform_regret=_uniform_regret,
+        default_constants="tuned", uniform_regret=_uniform_regret, audit_setting=BATCHED_AUDIT, **_COMMON,
     ),
     private_lsvi_ucb.NAME: LearnerSpec(
         name=private_lsvi_ucb.NAME, family="linear-mdp", paper=private_lsvi_ucb.SOURCE,
@@ -157,7 +177,7 @@ LEARNERS: dict[str, LearnerSpec] = {
         test_settings=(("episodes", 4), ("horizon", 2), ("delta", 1e-5), ("options", (("beta", 5.0), ("C", 1.000001)))),
         paper_settings=PRIVATE_LSVI_SETTINGS,
         constants=_constants("seed 004 Theorem 16: beta from the printed constants"), default_constants="tuned",
-        uniform_regret=_uniform_regret,
+        uniform_regret=_uniform_regret, audit_setting=PRIVATE_LSVI_AUDIT, **_COMMON,
     ),
 }
 

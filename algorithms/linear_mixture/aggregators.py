@@ -125,16 +125,17 @@ class ExactRidge(Aggregator):
 
 class LocalNoise(Aggregator):
     def __init__(self, B: int, H: int, dim: int, lam: float, shift, groups: list[GroupSpec], scales: dict,
-                 rngs, ledger: Ledger, keep_user1: bool, mechs: dict | None = None, ahead: NoiseAhead | None = None) -> None:
+                 rngs, ledger: Ledger, audited: bool, mechs: dict | None = None, ahead: NoiseAhead | None = None) -> None:
         super().__init__(B, H, dim, lam, shift)
         self.groups, self.scales, self.rngs, self.ledger = groups, scales, rngs, ledger
         self.mechs = mechs or {}
-        self.user1: dict[str, np.ndarray] | None = {} if keep_user1 else None
+        #: audited runs send every message through the per-message path, where the tap sees user 1's (privacct.tap)
+        self.audited = bool(audited)
         #: all-Gaussian schedules: the noise drawn ahead in chunks, same bytes (:mod:`.noise_ahead`)
         self.ahead = ahead
 
     def update(self, k: int, X: np.ndarray, Y: np.ndarray) -> None:
-        if self.ahead is not None and self.user1 is None:  # compiled, same bytes; audited runs keep user 1's messages below
+        if self.ahead is not None and not self.audited:  # compiled, same bytes; audited runs take the per-message path
             local_update(self.G, self.u, X, Y, self.groups, self.scales, self.ahead, self.ledger, k)
             return
         for g in self.groups:
@@ -159,8 +160,6 @@ class LocalNoise(Aggregator):
                 msg = add_noise(x * y[:, None], "laplace" if laplace else "gaussian", self.scales[g.name], self.rngs,
                                 ledger=self.ledger, group=g.name, users=(k, k))
                 self.u[:, g.h] += msg
-            if self.user1 is not None and k == 1:
-                self.user1[g.name] = upper(msg) if (g.kind == "gram" and not laplace) else msg
 
 
 class TreeNoise(Aggregator):

@@ -27,9 +27,11 @@ Randomness per seed: three streams derived from the seed's SeedSequence without 
 one-by-one runs byte for byte. Audited runs (:class:`privacct.algorithms.base.AuditHook`): streams 0
 (fixed users) and 1 come from the hook's coins seed, the same in every trial; user 1 is the canary
 of :mod:`.canary` (JDP: a response function fed the prescribed actions; LDP: a fixed trajectory),
-users 2..K canary A's response function; the observation holds every release that contains user 1
-(tree: the nodes [1, 2^j] of every group's counter; local: user 1's messages), each minus the
-exact contribution of users 2..t, with both canaries' statistics as its means.
+users 2..K canary A's response function. The engine writes no observation code: an audit derives it
+from what the noise primitives record (:mod:`privacct.tap`; tree: the nodes [1, 2^j] of every group's
+counter; local: user 1's messages), each user 1's statistic plus its noise, with both canaries'
+statistics paired from a canary-A and a canary-B run (:func:`privacct.algorithms.base.pair_taps`); the
+actions sent to users 2..K are reported with :func:`privacct.tap.prescribed`.
 """
 
 from __future__ import annotations
@@ -42,7 +44,9 @@ from privacct.errors import PrivacctError
 from privacct.ledger import Ledger
 from privacct.log import MechanismLog
 
-from ..base import OBSERVED_AS, AuditHook, Observation, ObservedBlock, noise_generators, stream_generators
+from privacct.tap import prescribed
+
+from ..base import AuditHook, noise_generators, stream_generators
 from . import canary as CAN
 from .aggregators import ExactRidge, LocalNoise, TreeNoise, upper
 from .design import Design
@@ -105,7 +109,6 @@ def run_design(des: Design, log: MechanismLog | None, seeds: list[np.random.Seed
     agg_p = make("p", d, des.shift_p)
     agg_r = make("r", d2, des.shift_r) if rr else None
     agg_q = make("q", d, des.shift_q) if vr else None
-    rec = _Recorder(audit, des, groups, scales, mechs, B, K, H) if audit is not None else None
 
     regret = np.zeros((B, K))
     non_pd = np.zeros(B, dtype=np.int64)
@@ -188,8 +191,8 @@ def run_design(des: Design, log: MechanismLog | None, seeds: list[np.random.Seed
                 out["q"] = (X2, Y * Y)
             return out
         # ---- roll out -------------------------------------------------------------------------
-        if rec is not None and k == 1:
-            traj = rec.canary_episode(env, des.mechanism == "tree", shared_start, prescribe, statistics)
+        if audit is not None and k == 1:
+            traj = _canary_episode(env, audit.canary, des.mechanism == "tree", shared_start, prescribe, B)
         elif audit is not None and audit.fixed_users:
             traj = _respond_rollout(env, "A", env.initial_state, prescribe, B)
         else:
@@ -206,16 +209,13 @@ def run_design(des: Design, log: MechanismLog | None, seeds: list[np.random.Seed
                 s = nx[:, h]
             traj = (st, ac, nx, rw)
         stats = statistics(traj)
-        if rec is not None and k >= 2:
-            rec.actions[:, k - 2] = traj[1]
+        prescribed(k, traj[1])   # the actions sent to user k (an audit's JDP output M_-1; a no-op otherwise)
         # ---- aggregate (privatised by the aggregator) ----------------------------------------------
         agg_p.update(k, *stats["p"])
         if rr:
             agg_r.update(k, *stats["r"])  # type: ignore[union-attr]
         if vr:
             agg_q.update(k, *stats["q"])  # type: ignore[union-attr]
-        if rec is not None:
-            rec.after_update(k, {"p": agg_p, "r": agg_r, "q": agg_q})
         if progress is not None and (k % 100 == 0 or k == K):
             progress(k)
     info: dict = {"non_pd_events": non_pd, "beta_first_episode": beta_first.tolist()}
@@ -225,8 +225,7 @@ def run_design(des: Design, log: MechanismLog | None, seeds: list[np.random.Seed
         parts = [upper(agg_p.G).reshape(B, -1), agg_p.u.reshape(B, -1)]
     info["final_release"] = np.concatenate([p.reshape(B, -1) for p in parts], axis=1).astype(float)
     info["released_groups"] = [g.name for g in groups]
-    observation = rec.observation() if rec is not None else None
-    return {"regret": regret, "ledger": ledger, "info": info, "observation": observation}
+    return {"regret": regret, "ledger": ledger, "info": info, "observation": None}
 
 
 def _respond_rollout(env, which: str, start: int, prescribe, B: int):
@@ -273,61 +272,11 @@ class _Weights:
         return np.sqrt(s2)
 
 
-def _group_stat(g, stats: dict) -> np.ndarray:
-    """One user's statistic of release group ``g`` (gram: upper triangle of x x^T; target: x y), (B, m)."""
-    X, Y = stats[g.family]
-    x, y = X[:, g.h], Y[:, g.h]
-    if g.kind == "gram":
-        return upper(np.einsum("bi,bj->bij", x, x))
-    return x * y[:, None]
-
-
-def _collapse(a: np.ndarray) -> np.ndarray:
-    return a[0].copy() if np.all(a == a[0]) else a
-
-
-class _Recorder:
-    """Builds the :class:`Observation` of an audited run (module docstring)."""
-
-    def __init__(self, audit: AuditHook, des: Design, groups, scales: dict, mechs: dict, B: int, K: int, H: int) -> None:
-        self.audit, self.des, self.groups, self.scales, self.mechs = audit, des, groups, scales, mechs
-        self.actions = np.zeros((B, max(K - 1, 0), H), dtype=np.int64)
-        self.user1: dict[str, np.ndarray] = {}
-        self.means: dict[str, dict[str, np.ndarray]] = {}
-        self.blocks: list[ObservedBlock] = []
-
-    def canary_episode(self, env, central: bool, shared_start: bool, prescribe, statistics):
-        B = self.actions.shape[0]
-        trajs = {}
-        for which in CAN.CANARIES:
-            if central:
-                trajs[which] = _respond_rollout(env, which, CAN.start_state(env, which, shared_start), prescribe, B)
-            else:
-                st, ac, nx = CAN.ldp_trajectory(env, which)
-                rw = env.rewards[np.arange(env.horizon), st, ac]
-                trajs[which] = tuple(np.broadcast_to(v, (B, v.size)).copy() for v in (st, ac, nx, rw))
-            stats = statistics(trajs[which])
-            self.means[which] = {g.name: _collapse(_group_stat(g, stats)) for g in self.groups}
-            if which == self.audit.canary:
-                self.user1 = {g.name: _group_stat(g, stats) for g in self.groups}
-        return trajs[self.audit.canary]
-
-    def after_update(self, k: int, aggs: dict) -> None:
-        for g in self.groups:
-            agg = aggs[g.family]
-            if isinstance(agg, TreeNoise):
-                if k & (k - 1) or k > agg.K - 1:
-                    continue
-                ctr = agg.counters[g.name]
-                v = ctr.noisy_sum() - ctr.exact_sum()
-                v = (upper(v) if (g.kind == "gram" and g.name not in agg.upper_counter) else v) + self.user1[g.name]
-                name = f"{g.name} node [1, {k}]"
-            else:
-                if k != 1:
-                    continue
-                v, name = agg.user1[g.name], f"{g.name} report of user 1"
-            self.blocks.append(ObservedBlock(name, g.name, OBSERVED_AS[self.mechs[g.name]], self.scales[g.name], v,
-                                             self.means["A"][g.name], self.means["B"][g.name]))
-
-    def observation(self) -> Observation:
-        return Observation(self.audit.canary, tuple(self.blocks), self.actions)
+def _canary_episode(env, canary: str, central: bool, shared_start: bool, prescribe, B: int):
+    """User 1's trajectory (states, actions, next states, rewards), each (B, H), as canary ``canary`` (:mod:`.canary`):
+    JDP, her response function fed the actions pi^1 prescribes; LDP, her fixed trajectory."""
+    if central:
+        return _respond_rollout(env, canary, CAN.start_state(env, canary, shared_start), prescribe, B)
+    st, ac, nx = CAN.ldp_trajectory(env, canary)
+    rw = env.rewards[np.arange(env.horizon), st, ac]
+    return tuple(np.broadcast_to(v, (B, v.size)).copy() for v in (st, ac, nx, rw))

@@ -30,11 +30,12 @@ from privacct.calibrate import calibrate_log
 from privacct.errors import PrivacctError, UnsupportedLogError, check_count, check_delta, check_positive
 from privacct.log import Claim, MechanismLog
 
-from ..base import CALIBRATIONS, AuditHook, ConstantSet, LearnerSpec, RunConfig, RunResult
+from ..base import CALIBRATIONS, AuditHook, AuditSetting, ConstantSet, LearnerSpec, ReportEpisodes, RunConfig, RunResult
 from ..neighbours import NeighbourSpec
 from ..settings import PaperSetting, Repair, choice, derived, printed
 from ..envs.linear_mixture import LM_ENVS, LinearMixtureMDP, make_linear_mixture_env
 from . import design as D
+from . import memory as M
 from .engine import run_design
 
 OPTIONS = ("n_states", "d", "instance_seed", "instance_episodes", "shift_scale", "radius", "alpha", "on_non_pd", "eta")
@@ -203,11 +204,49 @@ def make_spec(name: str, *, paper: str, privacy_models: tuple[str, ...], default
                        neighbours=neighbours, paper_settings=PAPER_SETTINGS.get(name, ()),
                        test_settings=(("episodes", 4), ("horizon", 3), ("env", "riverswim"), ("bonus_scale", 1e6),
                                       ("delta", 0.0 if name in PURE else 1e-5)),
-                       constants=CONSTANTS[name], default_constants="tuned", uniform_regret=uniform_regret)
+                       constants=CONSTANTS[name], default_constants="tuned", uniform_regret=uniform_regret,
+                       audit_setting=AUDIT_SETTINGS.get(name),
+                       memory=functools.partial(M.memory, default_env=default_env),
+                       observation_width=functools.partial(M.observation_width, default_env=default_env),
+                       report_episodes=REPORT_EPISODES,
+                       reproduce="privacct.algorithms.linear_mixture.reproduce:reproduce")
 
 
 #: The learners whose noise is Laplace (pure DP; delta may be 0).
 PURE = ("pp-ucrl-vtr-laplace",)
+
+#: Audit configurations (docs/auditing.md#audit-configurations): the RiverSwim linear mixture (S = 3, one-hot
+#: features, d = 18), H = 3, K = 2 (one tree node), bonus scale 10^6 so that the data-free first episode's value
+#: function sits at its cap (the canaries' features then have the largest norm the clip allows). HardToLearn (the
+#: default environment of seeds 000, 003) has nearly parallel features, which hide one user: a valid but weaker
+#: configuration. Trials per side: the 2-minute budget of benchmarks/bench_learner_audits.py.
+_RIVERSWIM_WHY = ("RiverSwim linear mixture (S = 3, one-hot features, d = 18), H = 3, K = 2 (one tree node), bonus scale "
+                  "1e6 so the data-free first episode's value function sits at its cap and the canaries' features have the "
+                  "largest norm the clip allows; trials per side fit the 2-minute budget")
+_RIVERSWIM_AUDIT = dict(episodes=2, horizon=3, env="riverswim", bonus_scale=1e6)
+AUDIT_SETTINGS: dict[str, AuditSetting] = {
+    "ldp-ucrl-vtr": AuditSetting(**_RIVERSWIM_AUDIT, trials=120_000, why=_RIVERSWIM_WHY),
+    "private-linopt-vi": AuditSetting(**_RIVERSWIM_AUDIT, trials=150_000, why=_RIVERSWIM_WHY),
+    "private-linopt-po": AuditSetting(**_RIVERSWIM_AUDIT, trials=150_000, why=_RIVERSWIM_WHY),
+    "pp-ucrl-vtr": AuditSetting(**_RIVERSWIM_AUDIT, trials=150_000, why=_RIVERSWIM_WHY),
+    # seed 003 Alg. 3 (four statistics per stage, the weights data-free at K = 2): pp-ucrl-vtr's configuration
+    "pp-ucrl-vtr-plus": AuditSetting(**_RIVERSWIM_AUDIT, trials=150_000,
+                                     why="pp-ucrl-vtr's configuration (Alg. 3's four statistics per stage, the weights "
+                                         "data-free at K = 2): " + _RIVERSWIM_WHY),
+    # seed 003's pure-DP variant of Alg. 1 (Laplace blocks, the exact Laplace likelihood ratio): HardToLearn. On the
+    # RiverSwim configuration the canaries' Laplace atoms span 6 orders of magnitude (the 5/(1000H) reward of state
+    # 0 at the last stage), and the oracle's power search (privacct.audits.oracle.trials_for) takes ~140 s there
+    # (it certifies 0.31 at 2 x claim with 2000 trials, ~2.6e5 trials per side for power); HardToLearn runs in ~1 s
+    # but its nearly parallel features leave the audit without power (inconclusive) -- see docs/seed-003-
+    # linear-representation.md#what-an-audit-needs
+    "pp-ucrl-vtr-laplace": AuditSetting(
+        episodes=2, horizon=3, env="hard-to-learn", bonus_scale=1e6, trials=150_000,
+        why="HardToLearn, H = 3, K = 2, bonus scale 1e6: on RiverSwim the canaries' Laplace atoms span 6 orders of "
+            "magnitude and the oracle's power search takes ~140 s; HardToLearn runs in ~1 s but its nearly parallel "
+            "features leave the audit without power (docs/seed-003-linear-representation.md#what-an-audit-needs)"),
+}
+#: Regret K of ``privacct report`` (default / tiny scale).
+REPORT_EPISODES = ReportEpisodes(default=300, tiny=8)
 
 #: Constant sets (docs/learners.md#constant-sets; docs/seed-001-linear-mixture-ldp.md#constant-sets).
 #: ``theory``: bonus_scale 1 on each paper's radius (seed 001: the Lemma B.1 radius). ``tuned``: one

@@ -21,6 +21,7 @@ import numpy as np
 
 from privacct.ledger import Ledger
 from privacct.mechanisms import _triangle
+from privacct.tap import current as current_tap
 
 GAUSSIAN_KINDS = ("gaussian", "symmetric-gaussian-matrix")
 
@@ -82,10 +83,18 @@ def gaussian_message(value: np.ndarray, kind: str, scale: float, ahead: NoiseAhe
         noise = np.empty((B, d, d))
         noise[:, rows, cols] = upper
         noise[:, cols, rows] = upper
-        return value + noise
-    shape = value.shape[1:]
-    ledger.record(group=group, users=(k, k), mechanism="gaussian", scale=scale, shape=shape, batch=B)
-    return value + (ahead.take(k, int(np.prod(shape))) * scale).reshape((B,) + shape)
+        out = value + noise
+        mechanism = "symmetric-gaussian-matrix"
+    else:
+        shape = value.shape[1:]
+        ledger.record(group=group, users=(k, k), mechanism="gaussian", scale=scale, shape=shape, batch=B)
+        out = value + (ahead.take(k, int(np.prod(shape))) * scale).reshape((B,) + shape)
+        mechanism = "gaussian"
+    tap = current_tap()
+    if tap is not None and k == 1:   # an audited run: user 1's message, as privacct.mechanisms.add_noise records it
+        tap.record(group=group, name=f"{group} report of user 1", mechanism=mechanism, scale=scale, values=out,
+                   contribution=value)
+    return out
 
 
 def local_update(G: np.ndarray, u: np.ndarray, X: np.ndarray, Y: np.ndarray, groups, scales: dict, ahead: NoiseAhead,

@@ -34,10 +34,10 @@ from __future__ import annotations
 
 from functools import partial
 
-from ..base import ConstantSet, LearnerSpec, RunConfig
+from ..base import AuditSetting, ConstantSet, LearnerSpec, ReportEpisodes, RunConfig
 from ..neighbours import NeighbourSpec
 from ..settings import PaperSetting, choice, printed
-from . import learner
+from . import learner, memory
 from .learner import build_log, make_mdp, run
 from .privatizers import tabular_neighbours
 
@@ -103,6 +103,16 @@ def paper_settings(name: str) -> tuple[PaperSetting, ...]:
         for p in ("jdp", "ldp") for e in (0.5, 1.0))
 
 
+#: The audit configuration (docs/auditing.md#audit-configurations): RiverSwim, K = 4, H = 1 -- the tree has 3
+#: leaves, user 1 sits in 2 nodes; 6 (JDP: 6H - 3 = 3 coordinates per node) or 6 (LDP: 6H) Laplace coordinates
+#: carry the whole loss. Trials per side: the 2-minute budget of benchmarks/bench_learner_audits.py.
+AUDIT = AuditSetting(episodes=4, horizon=1, trials=100_000,
+                     why="RiverSwim, K = 4, H = 1: user 1 sits in 2 tree nodes whose 6 Laplace coordinates (JDP 6H - 3 "
+                         "per node, LDP 6H) carry the whole accounted loss; 1e5 trials per side fit the 2-minute budget")
+#: Regret K of ``privacct report`` (default / tiny scale).
+REPORT_EPISODES = ReportEpisodes(default=2000, tiny=40)
+
+
 def _spec(name: str, alg_no: int, baseline: str) -> LearnerSpec:
     return LearnerSpec(
         name=name,
@@ -120,6 +130,11 @@ def _spec(name: str, alg_no: int, baseline: str) -> LearnerSpec:
         test_settings=(("episodes", 4), ("horizon", 3), ("delta", 0.0)),
         constants=constant_sets(name), default_constants="tuned", uniform_regret=uniform_regret,
         paper_settings=paper_settings(name),
+        audit_setting=AUDIT,
+        memory=partial(memory.memory, default_env="riverswim"),
+        observation_width=partial(memory.observation_width, default_env="riverswim"),
+        report_episodes=REPORT_EPISODES,
+        reproduce="privacct.algorithms.tabular.reproduce:reproduce",
     )
 
 

@@ -27,15 +27,20 @@ for ``paper``, the least-noise strategy at the claim for ``tight``; see :mod:`.p
 Audit hook (:class:`privacct.algorithms.base.AuditHook`, the contract's semantics): user 1 is the
 canary of :mod:`.canary` (JDP: a response function fed the actions pi^1 prescribes with the
 agent's coins; LDP: a fixed trajectory); with fixed users, users 2..K are canary A's response
-function fed the actions pi^k prescribes. The observation (:class:`privacct.algorithms.base.Observation`):
+function fed the actions pi^k prescribes. The learner writes no observation code: the audit derives the
+observation from what privacct's primitives record (:mod:`privacct.tap`,
+docs/auditing.md#observations-from-the-primitives):
 
-* JDP: block ``counts node [1, t]`` for t = 1, 2, 4, ..., 2^floor(log2 (K - 1)): the release after
-  episode t is the single dyadic node [1, t], and these are all the nodes that contain user 1;
-  values = release - exact sum of users 2..t (user 1's statistic + the node's Laplace noise);
-* LDP: block ``counts report of user 1``: user 1's own noisy report;
-* ``actions``: the actions prescribed to users 2..K (the black-box JDP output M_{-1}).
+* JDP: the tree counter records ``counts node [1, t]`` for t = 1, 2, 4, ..., 2^floor(log2 (K - 1)): the
+  release after episode t is the single dyadic node [1, t], and these are all the nodes that contain
+  user 1; values = user 1's statistic + the node's Laplace noise;
+* LDP: ``add_noise`` with users (1, 1) records ``counts report of user 1``: user 1's own noisy report;
+* ``actions``: the actions prescribed to users 2..K (the black-box JDP output M_{-1}), reported with
+  :func:`privacct.tap.prescribed`.
 
-Both canaries' statistics under the same prescribed actions are the blocks' ``mean_a`` / ``mean_b``.
+Both canaries' statistics under the same prescribed actions (the blocks' ``mean_a`` / ``mean_b``) come
+from pairing a canary-A and a canary-B run (:func:`privacct.algorithms.base.pair_taps`): user 1's
+statistic is fixed before any release (the data-free pi^1 and the agent's fixed coins).
 """
 
 from __future__ import annotations
@@ -47,14 +52,15 @@ import numpy as np
 
 from privacct.errors import PrivacctError, check_count, check_delta, check_positive
 from privacct.ledger import Ledger
+from privacct.tap import prescribed
 
-from ..base import (CALIBRATIONS, PRIVACY_CHOICES, AuditHook, Observation, ObservedBlock, RunConfig, RunResult,
+from ..base import (CALIBRATIONS, PRIVACY_CHOICES, AuditHook, RunConfig, RunResult,
                     noise_generators, stream_generators)
 from ..envs import make_env
 from ..envs.tabular import TabularMDP
 from .canary import jdp_rollout, ldp_trajectory
 from .planning import evaluate_po, log_terms, mirror_step, optimistic_model, plan_vi
-from .privatizers import GROUP, Privatizer, build_tabular_log, e_terms
+from .privatizers import Privatizer, build_tabular_log, e_terms
 from .stats import episode_stats, family_dims, split
 
 KNOWN_OPTIONS = ("e_scale", "confidence_delta", "eta", "pool_over_h", "counter")
@@ -155,7 +161,6 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
     eta = opts["eta"] if opts["eta"] is not None else theory_eta(A, H, K)
     log_pi = np.full((B, H, S, A), -math.log(A)) if kind == "po" else None
     central = log is not None and log.privacy_model == "joint"
-    obs = _Recorder(audit, central, B, K, H, A, pooled) if audit is not None else None
     regret = np.zeros((B, K))
     v_star = mdp.optimal_value()
     released = np.zeros((B, dim))
@@ -191,7 +196,7 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
         if audit is not None and (k == 1 or audit.fixed_users):
             # audited run: user 1 is the canary, users 2..K (fixed users) canary A's response function
             if k == 1:
-                states, acts, costs = obs.canary_episode(mdp, central, prescribe)
+                states, acts, costs = _canary_episode(mdp, audit.canary, central, prescribe, B)
             else:
                 states, acts, costs = jdp_rollout(mdp, "A", prescribe, B)
         else:
@@ -211,8 +216,7 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
             costs = cost_table[np.arange(H)[None, :], states[:, :H], acts]
         x = episode_stats(states, acts, costs, S, A, pooled)
         released = priv.release(k, x)
-        if obs is not None:
-            obs.after_release(k, acts, x, priv)
+        prescribed(k, acts)   # the actions sent to user k (the JDP output M_-1 of an audit; a no-op otherwise)
         if kind == "po":
             log_pi = mirror_step(log_pi, Q, eta)
         if progress is not None and (k % every == 0 or k == K):
@@ -222,53 +226,14 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
                             "S": S, "A": A, "H": H, "K": K, "pool_over_h": pooled, "final_release": priv.released()}
     if kind == "po":
         info["eta"] = eta
-    observation = obs.observation(log) if obs is not None else None
-    return RunResult(config=config, regret=regret, log=log, ledger=ledger, info=info, observation=observation)
+    # no observation code: an audit derives it from what privacct's primitives recorded (privacct.tap)
+    return RunResult(config=config, regret=regret, log=log, ledger=ledger, info=info)
 
 
-class _Recorder:
-    """Builds the :class:`Observation` of an audited run (module docstring)."""
-
-    def __init__(self, audit: AuditHook, central: bool, B: int, K: int, H: int, A: int, pooled: bool = False) -> None:
-        self.audit, self.central, self.B, self.pooled = audit, central, B, pooled
-        self.actions = np.zeros((B, max(K - 1, 0), H), dtype=np.int8 if A <= 127 else np.int64)
-        self.nodes: list[tuple[int, np.ndarray]] = []   # (t, values) for the releases [1, t], t = 2^j
-        self.user1: np.ndarray | None = None
-        self.means: dict[str, np.ndarray] = {}
-
-    def canary_episode(self, mdp: TabularMDP, central: bool, prescribe):
-        """User 1's trajectory (this side's canary) and both canaries' statistics."""
-        S, A = mdp.n_states, mdp.n_actions
-        out = {}
-        for which in ("A", "B"):
-            if central:
-                out[which] = jdp_rollout(mdp, which, prescribe, self.B)
-            else:
-                s, a, c = ldp_trajectory(mdp, which)
-                out[which] = (np.broadcast_to(s, (self.B, s.size)).copy(), np.broadcast_to(a, (self.B, a.size)).copy(),
-                              np.broadcast_to(c, (self.B, c.size)).copy())
-            self.means[which] = _collapse(episode_stats(*out[which], S, A, self.pooled))
-        return out[self.audit.canary]
-
-    def after_release(self, k: int, acts: np.ndarray, x: np.ndarray, priv: Privatizer) -> None:
-        if k == 1:
-            self.user1 = x
-        else:
-            self.actions[:, k - 2] = acts
-        if self.central:
-            if k & (k - 1) == 0 and k <= priv.K - 1:   # k = 2^j: the release is the single node [1, k]
-                self.nodes.append((k, priv.sums - priv.exact + self.user1))
-        elif k == 1:
-            self.nodes.append((1, priv.sums.copy()))   # user 1's report is the first (and only her) release
-
-    def observation(self, log) -> Observation:
-        g = log.group(GROUP)
-        blocks = tuple(ObservedBlock(f"{GROUP} node [1, {t}]" if self.central else f"{GROUP} report of user 1", GROUP,
-                                     "laplace", g.noise_scale, v, self.means["A"], self.means["B"])
-                       for t, v in self.nodes)
-        return Observation(self.audit.canary, blocks, self.actions)
-
-
-def _collapse(stats: np.ndarray) -> np.ndarray:
-    """(m,) when every trial has the same statistic (fixed coins), else the (B, m) array."""
-    return stats[0].copy() if np.all(stats == stats[0]) else stats
+def _canary_episode(mdp: TabularMDP, canary: str, central: bool, prescribe, B: int):
+    """User 1's trajectory (states, actions, costs) as canary ``canary`` (:mod:`.canary`): JDP, her response
+    function fed the actions pi^1 prescribes with the agent's coins; LDP, her fixed trajectory."""
+    if central:
+        return jdp_rollout(mdp, canary, prescribe, B)
+    s, a, c = ldp_trajectory(mdp, canary)
+    return tuple(np.broadcast_to(v, (B, v.size)).copy() for v in (s, a, c))

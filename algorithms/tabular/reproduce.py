@@ -120,6 +120,10 @@ def reproduce(out_dir, *, full: bool = False, seeds: int | None = None, episodes
     return summary
 
 
+#: ``privacct reproduce tabular`` shows this reproduction's own progress bar per run (no heartbeat around it).
+reproduce.draws_progress = True
+
+
 def _eps_sweep(K: int, n: int, cache: dict, seq, progress: bool) -> list[dict[str, Any]]:
     """Final regret (mean over ``n`` seeds) vs claimed eps, paper calibration, JDP and LDP."""
     rows = []

@@ -9,6 +9,13 @@ so an audit that does not fail them missed a violation. The selection follows th
 of StatDP (Ding et al. 2018, CCS) and DP-Sniper (Bichsel et al. 2021, IEEE S&P): noisy max,
 sparse-vector variants (Lyu, Su, Li 2017), histograms, RAPPOR, prefix sums, plus the classic slips.
 
+Power (docs/auditing.md#verdicts-and-power): an entry's audit passes only with power against the
+mechanism audited. Mechanisms whose observation is Laplace/Gaussian coordinates with known shifts (or
+randomized response) declare a criterion from their exact privacy-loss distribution
+(``power_criterion``); the others carry a ``leakier`` version (the same mechanism at twice its eps: noise
+scale / 2, or eps x 2), which the audit simulates (``audit_mechanism(..., leakier=)``). The broken entries
+carry none beyond what their class declares: they must fail, and an audit that does not is inconclusive.
+
 ``benchmarks/bench_audit_catalogue.py`` audits every entry at 1e6 trials per side;
 ``tests/audits/catalog/`` checks soundness and the mixed discrete/continuous catches at small scale.
 """
@@ -38,7 +45,9 @@ INF = math.inf
 class CatalogueEntry:
     """One audit target. ``true_epsilon``: the mechanism's eps on this pair's neighbouring relation
     (an upper bound from ``source`` for private entries; math.inf when no finite eps holds);
-    ``mixed``: the output mixes discrete values (flags, indices, sentinels) with continuous ones."""
+    ``mixed``: the output mixes discrete values (flags, indices, sentinels) with continuous ones;
+    ``leakier``: the same mechanism at twice its eps, simulated for the audit's power when the mechanism
+    declares no criterion of its own (module docstring)."""
 
     name: str
     mechanism: Any
@@ -50,9 +59,12 @@ class CatalogueEntry:
     private: bool
     source: str
     mixed: bool = False
+    leakier: Any = None
 
     def audit(self, **kwargs):
         from ..runner import audit_mechanism
+        if self.leakier is not None and "power" not in kwargs and "leakier" not in kwargs:
+            kwargs["leakier"] = self.leakier
         return audit_mechanism(self.mechanism, self.dataset, self.neighbour, epsilon=self.claim_epsilon,
                                delta=self.delta, name=self.name, **kwargs)
 
@@ -66,6 +78,7 @@ STREAM_FIRST_UP = np.array([2.0] + [1.0] * 7)
 STREAM_MIDDLE_UP = np.array([1.0, 1, 1, 2, 1, 1, 1, 1])  # (a first-element change moves every prefix sum alike)
 GAUSS_EPS = gaussian_true_epsilon(1.0, 1e-5)  # Balle & Wang 2018, Thm 8: sigma = Delta = 1
 RAPPOR_EPS = rappor_epsilon(0.5, 1)  # 2 ln 3
+RAPPOR_F_2X = 2.0 / (1.0 + 9.0)  # f with rappor_epsilon(f, 1) = 2 x 2 ln 3: (1 - f/2) / (f/2) = 3^2 (f = 0.2)
 
 
 def _entries() -> list[CatalogueEntry]:
@@ -85,30 +98,34 @@ def _entries() -> list[CatalogueEntry]:
         E("randomized-response", BinaryRandomizedResponse(1.0), 0, 1, 1.0, 0.0, 1.0, True,
           "Warner 1965; eps = ln(p / (1 - p))"),
         E("geometric", TwoSidedGeometric(1.0), 0, 1, 1.0, 0.0, 1.0, True,
-          "Ghosh, Roughgarden, Sundararajan 2009 (two-sided geometric, alpha = e^-eps)"),
+          "Ghosh, Roughgarden, Sundararajan 2009 (two-sided geometric, alpha = e^-eps)", leakier=TwoSidedGeometric(2.0)),
         E("histogram", LaplaceVector(1.0), ONES5, np.array([2.0, 1, 1, 1, 1]), 1.0, 0.0, 1.0, True,
           "Dwork & Roth 2014, Sec. 3.3 (histogram queries, add/remove: l1 = 1; Ding et al. 2018 NoisyHist1)"),
         E("histogram-replace-one", LaplaceVector(2.0), ONES5, np.array([2.0, 0, 1, 1, 1]), 1.0, 0.0, 1.0, True,
           "Dwork & Roth 2014, Sec. 3.3 with replace-one neighbours: two bins move, l1 = 2, b = 2"),
         E("noisy-max-laplace", ReportNoisyMax(2.0, "laplace"), ONES5, ONE_UP_REST_DOWN5, 1.0, 0.0, 1.0, True,
-          "Dwork & Roth 2014, Claim 3.9 (Lap(2/eps) for arbitrary sensitivity-1 queries; Ding et al. 2018 Alg. 5)"),
+          "Dwork & Roth 2014, Claim 3.9 (Lap(2/eps) for arbitrary sensitivity-1 queries; Ding et al. 2018 Alg. 5)",
+          leakier=ReportNoisyMax(1.0, "laplace")),
         E("noisy-max-exponential", ReportNoisyMax(2.0, "exponential"), ONES5, ONE_UP_REST_DOWN5, 1.0, 0.0, 1.0, True,
           "McKenna & Sheldon 2020 (permute-and-flip), identical to report-noisy-max with Exp(2/eps) noise "
-          "(Ding et al. 2021, arXiv 2105.07260)"),
+          "(Ding et al. 2021, arXiv 2105.07260)", leakier=ReportNoisyMax(1.0, "exponential")),
         E("exponential-mechanism", ExponentialMechanism(1.0), ONES5, ONE_UP_REST_DOWN5, 1.0, 0.0, 1.0, True,
-          "McSherry & Talwar 2007; Dwork & Roth 2014, Thm 3.10"),
+          "McSherry & Talwar 2007; Dwork & Roth 2014, Thm 3.10", leakier=ExponentialMechanism(2.0)),
         E("svt-alg1", SparseVector(1, 1.0, 1, 0.5), ONES10, ONE_UP_REST_DOWN10, 1.0, 0.0, 1.0, True,
-          "Lyu, Su, Li 2017, Alg. 1 and Table 1: eps1 + eps2"),
+          "Lyu, Su, Li 2017, Alg. 1 and Table 1: eps1 + eps2", leakier=SparseVector(1, 2.0, 1, 0.5)),
         E("svt-alg2", DworkRothSparseVector(1.0, 1, 1.0), ONES10, ONE_UP_REST_DOWN10, 1.0, 0.0, 1.0, True,
-          "Lyu, Su, Li 2017, Alg. 2 (Dwork & Roth 2014) and Table 1"),
+          "Lyu, Su, Li 2017, Alg. 2 (Dwork & Roth 2014) and Table 1", leakier=DworkRothSparseVector(2.0, 1, 1.0)),
         E("numerical-svt", NumericalSparseVector(1.0, 1, 1.0), ONES10, ONE_UP_REST_DOWN10, 1.0, 0.0, 1.0, True,
-          "Dwork & Roth 2014, Alg. 3 (NumericSparse); Wang et al. 2019 (PLDI) version, as in DP-Sniper", mixed=True),
+          "Dwork & Roth 2014, Alg. 3 (NumericSparse); Wang et al. 2019 (PLDI) version, as in DP-Sniper", mixed=True,
+          leakier=NumericalSparseVector(2.0, 1, 1.0)),
         E("rappor", OneTimeRappor(0.5, 8, 1), 0, 1, RAPPOR_EPS, 0.0, RAPPOR_EPS, True,
-          "Erlingsson, Pihur, Korolova 2014, Thm 1: eps = 2h ln((1 - f/2) / (f/2)), h = 1, f = 0.5"),
+          "Erlingsson, Pihur, Korolova 2014, Thm 1: eps = 2h ln((1 - f/2) / (f/2)), h = 1, f = 0.5",
+          leakier=OneTimeRappor(RAPPOR_F_2X, 8, 1)),
         E("prefix-sum", PrefixSumLaplace(1.0), STREAM, STREAM_FIRST_UP, 1.0, 0.0, 1.0, True,
           "Chan, Shi, Song 2011 (simple counter: Laplace per element, post-processed; Wang et al. 2019 PrefixSum)"),
         E("binary-tree", BinaryTreePrefixSums(4.0), STREAM, STREAM_FIRST_UP, 1.0, 0.0, 1.0, True,
-          "Chan, Shi, Song 2011, Binary Mechanism: log2 T + 1 = 4 nodes per element, b = 4 / eps"),
+          "Chan, Shi, Song 2011, Binary Mechanism: log2 T + 1 = 4 nodes per element, b = 4 / eps",
+          leakier=BinaryTreePrefixSums(2.0)),
         E("null", NullMechanism(), 0.0, 1.0, 1.0, 0.0, 0.0, True, "ignores its input"),
         # ---------------------------------------------------------------- not private (must fail)
         E("histogram-scale-eps", LaplaceVector(0.5), ONES5, np.array([2.0, 1, 1, 1, 1]), 0.5, 0.0, 2.0, False,

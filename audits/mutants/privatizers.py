@@ -26,6 +26,13 @@ Privatizers (units: epsilon in nats; users are 1-based episodes; replace-one-use
 * :class:`SwitchingPrivatizer` -- a low-switching learner: at each policy switch it releases the
   noisy count of all users so far; switches when the episode index doubles, with the hard cap
   floor(log2 K) + 1 (the ``adaptive(max_count)`` structure; Qiao & Wang 2023 style doubling).
+
+Power (docs/auditing.md#verdicts-and-power): each privatizer declares the power criterion of its audit
+(``power_criterion("A", "B")``) from the exact privacy-loss distribution of what it RUNS, when that
+observation is Laplace or Gaussian coordinates with known shifts
+(:func:`privacct.audits.power.structure_power`): the correct controls and the bugs that only change a
+noise scale or a sensitivity. Bugs that change the structure (noise redrawn, shared or reused) have no
+such structure and declare none: their audit can fail, never pass.
 """
 
 from __future__ import annotations
@@ -38,6 +45,8 @@ import numpy as np
 from privacct.ledger import Ledger
 from privacct.log import Claim, MechanismLog, PaperStatement, ReleaseGroup, Sensitivity, Structure, tree_depth
 from privacct.mechanisms import TreeCounter, add_noise, gaussian, laplace, symmetric_gaussian
+
+from ..mechanisms import gaussian_loss, laplace_loss, structure_criterion
 
 OTHERS_SEED = 20_221_122  # fixed other users: part of the dataset, the same in D and D'
 
@@ -137,6 +146,21 @@ class TreeCounterPrivatizer:
     def __call__(self, dataset: str, rng: np.random.Generator, size: int) -> np.ndarray:
         return self.run(dataset, rng, size).reshape(size, -1)
 
+    def loss_structure(self, dataset: str, neighbour: str):
+        """User 1 sits in the floor(log2 K) + 1 nodes [1, 2^j], each observed alone (the release at t = 2^j
+        adds exactly that node) with i.i.d. Laplace(b) noise on its H*P coordinates: a_j = |x_A - x_B| / b
+        for every differing coordinate of every such node. None for the structural bugs (noise redrawn per
+        release or shared across pairs)."""
+        if self.bug not in (None, "noise-halved", "sensitivity-h", "depth-ln-k") or dataset == neighbour:
+            return None
+        b = self.code_scale() * (0.5 if self.bug == "noise-halved" else 1.0)
+        nodes = tree_depth(self.users)
+        xa, xb = self.contributions(dataset)[0], self.contributions(neighbour)[0]
+        return laplace_loss(np.tile(xa, nodes), np.tile(xb, nodes), b)
+
+    def power_criterion(self, dataset: str, neighbour: str):
+        return structure_criterion(self.loss_structure(dataset, neighbour), f"tree counter ({self.bug or 'correct'})")
+
 
 # ---------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -168,9 +192,20 @@ class LocalReportPrivatizer:
                             parameters={"H": self.horizon}, claim=self.claim,
                             source="privacct.audits.mutants.privatizers.LocalReportPrivatizer")
 
-    def run(self, dataset: str, rng: np.random.Generator, size: int, ledger: Ledger | None = None) -> np.ndarray:
+    def report(self, dataset: str) -> np.ndarray:
+        """The noiseless report: the H rewards, clipped (the bug clips below only)."""
         raw = np.full(self.horizon, self.raw_low if dataset == "A" else 1.0)
-        clipped = np.minimum(raw, 1.0) if self.bug == "no-clip-below" else np.clip(raw, 0.0, 1.0)
+        return np.minimum(raw, 1.0) if self.bug == "no-clip-below" else np.clip(raw, 0.0, 1.0)
+
+    def loss_structure(self, dataset: str, neighbour: str):
+        """H Laplace(H / eps) coordinates shifted by the clipped reports' difference."""
+        return laplace_loss(self.report(dataset), self.report(neighbour), self.code_scale())
+
+    def power_criterion(self, dataset: str, neighbour: str):
+        return structure_criterion(self.loss_structure(dataset, neighbour), f"local report ({self.bug or 'correct'})")
+
+    def run(self, dataset: str, rng: np.random.Generator, size: int, ledger: Ledger | None = None) -> np.ndarray:
+        clipped = self.report(dataset)
         value = np.broadcast_to(clipped, (1, size, self.horizon))
         return add_noise(value, "laplace", self.code_scale(), [rng], ledger=ledger, group="rewards", users=(1, 1))[0]
 
@@ -204,11 +239,25 @@ class GramPrivatizer:
         return MechanismLog(f"mutant-gram-{self.bug or 'correct'}", "joint", (group,), parameters={"d": 2, "K": self.users},
                             claim=self.claim, source="privacct.audits.mutants.privatizers.GramPrivatizer")
 
-    def run(self, dataset: str, rng: np.random.Generator, size: int, ledger: Ledger | None = None) -> np.ndarray:
+    def gram(self, dataset: str) -> np.ndarray:
+        """The noiseless Gram matrix sum_k z_k z_k^T (user 1's z is canary A's or B's)."""
         z = np.random.default_rng(OTHERS_SEED).normal(size=(self.users, 2))
         z /= np.maximum(np.linalg.norm(z, axis=1, keepdims=True), 1.0)
         z[0] = np.array([1.0, 1.0 if dataset == "A" else -1.0]) / math.sqrt(2.0)
-        gram = z.T @ z
+        return z.T @ z
+
+    def loss_structure(self, dataset: str, neighbour: str):
+        """Gaussian: mu = ||Delta|| / sigma over the independently noised entries: the upper triangle
+        (symmetric noise: the lower one repeats it), all d^2 entries for the unsymmetrised bug."""
+        d = self.gram(dataset) - self.gram(neighbour)
+        entries = d.ravel() if self.bug == "not-symmetrised" else d[np.triu_indices(2)]
+        return gaussian_loss(entries, np.zeros_like(entries), self.code_scale())
+
+    def power_criterion(self, dataset: str, neighbour: str):
+        return structure_criterion(self.loss_structure(dataset, neighbour), f"Gram release ({self.bug or 'correct'})")
+
+    def run(self, dataset: str, rng: np.random.Generator, size: int, ledger: Ledger | None = None) -> np.ndarray:
+        gram = self.gram(dataset)
         s = self.code_scale()
         if self.bug == "not-symmetrised":
             # BUG: i.i.d. noise on all d^2 entries; (i, j) and (j, i) carry independent noise
@@ -254,21 +303,42 @@ class SwitchingPrivatizer:
         return MechanismLog(f"mutant-switching-{self.bug or 'correct'}", "joint", (group,), parameters={"K": self.users},
                             claim=self.claim, source="privacct.audits.mutants.privatizers.SwitchingPrivatizer")
 
-    def run(self, dataset: str, rng: np.random.Generator, size: int, ledger: Ledger | None = None) -> np.ndarray:
-        K = self.users
-        bits = np.ones(K)
+    def bits(self, dataset: str) -> np.ndarray:
+        bits = np.ones(self.users)
         bits[0] = 0.0 if dataset == "A" else 1.0
-        out = np.zeros((size, K))
-        switches = 0
-        for k in range(1, K + 1):
+        return bits
+
+    def switches(self, dataset: str) -> list[int]:
+        """The episodes k (1-based) at which the rule switches and releases (data-driven for the bug)."""
+        bits, out = self.bits(dataset), []
+        for k in range(1, self.users + 1):
             if self.bug == "no-cap":
                 switch = k == 1 or bits[k - 1] == 1.0  # BUG: data-driven trigger, no cap on the count
             else:
-                switch = (k & (k - 1)) == 0 and switches < self.cap
+                switch = (k & (k - 1)) == 0 and len(out) < self.cap
             if switch:
-                switches += 1
-                out[:, k - 1] = bits[:k].sum() + laplace([rng], (size,), self.code_scale(), ledger=ledger,
-                                                         group="running-count", users=(1, k))[0]
+                out.append(k)
+        return out
+
+    def loss_structure(self, dataset: str, neighbour: str):
+        """One Laplace(b) coordinate per release, shifted by user 1's bit; None when the two canaries switch at
+        different episodes (the release pattern itself then differs: no finite eps)."""
+        ks = self.switches(dataset)
+        if ks != self.switches(neighbour):
+            return None
+        ca, cb = np.cumsum(self.bits(dataset)), np.cumsum(self.bits(neighbour))
+        idx = np.array(ks) - 1
+        return laplace_loss(ca[idx], cb[idx], self.code_scale())
+
+    def power_criterion(self, dataset: str, neighbour: str):
+        return structure_criterion(self.loss_structure(dataset, neighbour), f"switching releases ({self.bug or 'correct'})")
+
+    def run(self, dataset: str, rng: np.random.Generator, size: int, ledger: Ledger | None = None) -> np.ndarray:
+        bits = self.bits(dataset)
+        out = np.zeros((size, self.users))
+        for k in self.switches(dataset):
+            out[:, k - 1] = bits[:k].sum() + laplace([rng], (size,), self.code_scale(), ledger=ledger,
+                                                     group="running-count", users=(1, k))[0]
         return out
 
     def __call__(self, dataset: str, rng: np.random.Generator, size: int) -> np.ndarray:
@@ -321,6 +391,22 @@ class FactorizedCounterPrivatizer:
         x = np.random.default_rng(OTHERS_SEED).uniform(-1.0, 1.0, size=self.users)
         x[0] = 1.0 if dataset == "A" else -1.0
         return x
+
+    def loss_structure(self, dataset: str, neighbour: str):
+        """The observation is C x + z with z i.i.d. N(0, s^2) (C the run strategy's lower-triangular Toeplitz
+        matrix, column 1 = its coefficients r_0..r_(K-1)): mu = ||C (x_A - x_B)|| / s (Dong, Roth, Su 2019,
+        Cor. 2.13). None for the reused-noise bug (rank-one noise: no finite eps)."""
+        from privacct.counters.strategies import column_coefficients
+
+        if self.bug == "noise-reused":
+            return None
+        K = self.users
+        r = np.asarray(column_coefficients(self.run_structure()), dtype=float)[:K]
+        C = np.tril(np.array([[r[i - j] if i >= j else 0.0 for j in range(K)] for i in range(K)]))
+        return gaussian_loss(C @ self.contributions(dataset), C @ self.contributions(neighbour), self.code_scale())
+
+    def power_criterion(self, dataset: str, neighbour: str):
+        return structure_criterion(self.loss_structure(dataset, neighbour), f"factorized counter ({self.bug or 'correct'})")
 
     def run(self, dataset: str, rng: np.random.Generator, size: int, ledger: Ledger | None = None) -> np.ndarray:
         """(size, K): R x + z recovered from the K releases."""

@@ -14,7 +14,10 @@ Ledger (what ran) and can be *audited* (what leaks). :func:`check_mutant` applie
   noise as many independent values as the group's declared ``dimension`` (d(d+1)/2 for a
   symmetric d x d matrix), so noise shared by several coordinates is caught.
 * ``audit``: :func:`privacct.audits.audit_mechanism` on canary A vs canary B against the claim, at
-  confidence 0.99 (see :func:`check_mutant`).
+  confidence 0.99 (see :func:`check_mutant`). Its power criterion is the one the privatizer declares
+  from the exact privacy-loss distribution of what it runs (``power_criterion``; docs/auditing.md#verdicts-and-power):
+  a correct control passes only with it; a structural bug (noise redrawn, shared, reused) declares none
+  and its audit is ``fails`` or ``inconclusive``, never ``passes``.
 
 A mutant is caught by a check when that check's eps exceeds the claimed eps (or the check
 refuses what ran); for the audit, when its verdict is ``fails``. Every mutant must be caught by at least one check; the correct controls
@@ -116,12 +119,12 @@ class LearnerMutant:
 
 
 def _learner_mutants() -> list[LearnerMutant]:
+    from privacct.algorithms.registry import get_learner
+
     from ..suite import planted_noise_bugs
 
-    family = {"ucb-vi": "tabular", "pp-ucrl-vtr": "linear-mixture JDP", "ldp-ucrl-vtr": "linear-mixture LDP",
-              "private-lsvi-ucb": "linear-MDP"}
     return [LearnerMutant(f"learner-noise-quarter-{a.algorithm}-{a.privacy}",
-                          f"{family.get(a.algorithm, a.algorithm)} learner {a.algorithm} ({a.privacy}) whose privacy noise "
+                          f"{get_learner(a.algorithm).family} learner {a.algorithm} ({a.privacy}) whose privacy noise "
                           f"is drawn at {a.noise_multiplier:g} x the declared scale (log and ledger see the declared scale)",
                           a, reference="learner-level planted bug; privacct.audits.suite.planted_noise_bugs")
             for a in planted_noise_bugs()]
@@ -165,6 +168,7 @@ class MutantReport:
             "epsilons": {"accountant": self.accountant_epsilon, "ledger": self.ledger_epsilon,
                          "audit": self.audit_epsilon_lower_bound},
             "notes": dict(self.notes),
+            "audit_verdict": None if self.audit is None else self.audit.get("verdict"),
             "seconds": self.seconds,
             "audit": self.audit,
         }

@@ -22,10 +22,11 @@ GENERAL_ASSUMPTIONS = (
     "A pure-DP claim (delta = 0) is checked at delta = 0, where only basic composition applies; approximate claims are "
     "checked at the setting's delta with every accountant (docs/accounting.md).",
     "A binary-tree counter over K leaves puts one user in floor(log2 K) + 1 noised nodes (noise drawn once per node).",
-    "The audit runs the paper-calibrated learner at a small audit configuration (privacct.audits.suite.AUDIT_SETTINGS) and "
-    "is compared with the accounted eps of THAT configuration (eps_lb <= eps_accounted is asserted); the accounted eps at "
-    "the setting's K is a different configuration. Every audit fixes the other users (two neighbouring datasets valid "
-    "under the paper's relation) and observes every release that contains user 1, with the exact likelihood-ratio test.",
+    "The audit runs the paper-calibrated learner at a small audit configuration (the learner's own audit setting, "
+    "LearnerSpec.audit_setting) and is compared with the accounted eps of THAT configuration (eps_lb <= eps_accounted is "
+    "asserted); the accounted eps at the setting's K is a different configuration. Every audit fixes the other users "
+    "(two neighbouring datasets valid under the paper's relation) and observes every release that contains user 1, with "
+    "the exact likelihood-ratio test.",
     "Regret is exact: V*_1(s_1) - V^{pi_k}_1(s_1) by backward induction on the true model, summed over episodes.",
     "Bonus/confidence multipliers are non-privacy constants (RunConfig.bonus_scale and options, recorded per row), never "
     "a noise scale or a sensitivity.",

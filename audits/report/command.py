@@ -60,7 +60,8 @@ def make_report(out_dir: str | Path, *, scale: ReportScale, scale_name: str = "d
     if F.plot_readings(rows, out / "readings.png"):
         figs.append(("readings.png", "accounted eps of every reading of an ambiguous printed setting, against the claim"))
     meta = {"generated": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "command": command,
-            "scale_name": scale_name, "scale": scale.to_dict(), "seed": seed, "seconds": time.perf_counter() - t0}
+            "scale_name": scale_name, "scale": scale.to_dict(spec for spec, _ in configs), "seed": seed,
+            "seconds": time.perf_counter() - t0}
     doc = document(rows, meta, figs)
     data = {"kind": "report", "schema_version": RESULTS_SCHEMA_VERSION, **meta,
             "rows": [r.to_dict() for r in rows], "figures": [f for f, _ in figs]}

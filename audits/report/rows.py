@@ -21,6 +21,7 @@ as the toolkit's choice.
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -34,32 +35,60 @@ from privacct.report import PrivacyReport, privacy_report
 from .regret import RegretColumn, RegretRuns
 
 
+#: The regret scales a learner declares (:class:`privacct.algorithms.base.ReportEpisodes` fields).
+REGRET_SCALES = ("default", "tiny")
+
+
 @dataclass(frozen=True)
 class ReportScale:
     """How big each part of the report runs. ``default()`` finishes in minutes; ``full()`` uses
-    the settings' K and more seeds for regret and a larger audit; ``tiny()`` is for tests."""
+    the settings' K and more seeds for regret and a larger audit; ``tiny()`` is for tests.
 
-    regret_episodes: dict[str, int]
+    ``regret``: which K of each learner's ``spec.report_scale()`` (:class:`privacct.algorithms.base.ReportEpisodes`)
+    the regret column runs, ``default`` or ``tiny``; None: the setting's own K. Never more than the setting's K."""
+
+    regret: str | None
     seeds: int
     audit_trials: int
     #: trials per side of each audit: privacct.audits.suite.suggest_trials within [audit_trials, max_audit_trials]
     max_audit_trials: int = 100_000
 
+    def __post_init__(self) -> None:
+        if self.regret is not None and self.regret not in REGRET_SCALES:
+            raise PrivacctError(f"regret scale must be one of {', '.join(REGRET_SCALES)} or None, got {self.regret!r}")
+
     @classmethod
     def default(cls) -> "ReportScale":
-        return cls({"tabular": 2000, "linear-mixture": 300, "linear-mdp": 300}, seeds=4, audit_trials=2000,
-                   max_audit_trials=100_000)
+        return cls("default", seeds=4, audit_trials=2000, max_audit_trials=100_000)
 
     @classmethod
     def full(cls) -> "ReportScale":
-        return cls({}, seeds=10, audit_trials=20_000, max_audit_trials=400_000)
+        return cls(None, seeds=10, audit_trials=20_000, max_audit_trials=400_000)
 
     @classmethod
     def tiny(cls) -> "ReportScale":
-        return cls({"tabular": 40, "linear-mixture": 8, "linear-mdp": 8}, seeds=2, audit_trials=200, max_audit_trials=200)
+        return cls("tiny", seeds=2, audit_trials=200, max_audit_trials=200)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"regret_episodes": dict(self.regret_episodes), "seeds": self.seeds, "audit_trials": self.audit_trials,
+    def regret_episodes(self, spec, episodes: int) -> int:
+        """K of ``spec``'s regret column for a setting of ``episodes`` episodes."""
+        if self.regret is None:
+            return episodes
+        return min(int(getattr(spec.report_scale(), self.regret)), episodes)
+
+    def to_dict(self, specs=()) -> dict[str, Any]:
+        """The scale as report.json records it; ``regret_episodes`` is K by family for the learners ``specs``
+        (by learner where a family's learners differ; empty at the settings' own K)."""
+        per: dict[str, dict[str, int]] = {}
+        if self.regret is not None:
+            for spec in specs:
+                per.setdefault(spec.family, {})[spec.name] = int(getattr(spec.report_scale(), self.regret))
+        regret: dict[str, int] = {}
+        for family, ks in per.items():
+            if len(set(ks.values())) == 1:
+                regret[family] = next(iter(ks.values()))
+            else:
+                regret.update(ks)
+        return {"regret_episodes": regret, "seeds": self.seeds, "audit_trials": self.audit_trials,
                 "max_audit_trials": self.max_audit_trials}
 
 
@@ -182,10 +211,14 @@ def _command(cfg, *, what: str, episodes: int = 0, seeds: int = 0, trials: int =
     """The command line (run) or Python call (audit) that reproduces one part of a row (the same config)."""
     if what == "audit":
         a = audit
-        if a.env is None and a.bonus_scale == 1.0 and not a.options:   # the CLI can express this configuration
+        from privacct.algorithms.registry import get_learner
+
+        if a.bonus_scale == get_learner(a.algorithm).audit_configuration().bonus_scale:   # the CLI can express it
+            flags = (f"--episodes {a.episodes}" + ("" if a.horizon is None else f" --horizon {a.horizon}")
+                     + ("" if a.env is None else f" --env {a.env}")
+                     + "".join(f" --option {k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in a.options))
             return (f"privacct audit {a.algorithm} --privacy {a.privacy} --epsilon {a.epsilon:g} --delta {a.delta:g} "
-                    f"--calibration {a.calibration} --episodes {a.episodes} --horizon {a.horizon} --trials {trials} "
-                    "--observe released --json")
+                    f"--calibration {a.calibration} {flags} --trials {trials} --observe released --json")
         return (f"python -c \"from privacct.audits.suite import audit_setting; print(audit_setting({a.algorithm!r}, "
                 f"{a.privacy!r}, calibration='paper', epsilon={a.epsilon!r}, delta={a.delta!r}).run(trials={trials}).summary())\"")
     base = f"--privacy {cfg.privacy} --epsilon {cfg.epsilon:g} --delta {cfg.delta:g} --calibration paper --episodes {episodes}"
@@ -237,7 +270,7 @@ def build_row(spec, setting, scale: ReportScale, *, seed: int, out_dir: Path, ru
     rep = privacy_report(paper_log)
     tight = privacy_report(tight_log, readings=False)
 
-    k_run = min(scale.regret_episodes.get(spec.family, cfg.episodes), cfg.episodes)
+    k_run = scale.regret_episodes(spec, cfg.episodes)
     say(f"regret at K={k_run}, {scale.seeds} seeds: printed and tight noise, non-private, uniform")
     column, curves = runs.column(spec, cfg, setting, k_run)
     audit, audit_cfg, trials = _audit(cfg, scale, seed, say)

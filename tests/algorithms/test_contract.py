@@ -11,17 +11,33 @@ family says so, and that worst case is what the log declares.
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from privacct.algorithms.base import AuditHook, RunConfig
 from privacct.algorithms.neighbours import check_log_against
-from privacct.algorithms.registry import FAMILY_MODULES, learners
+from privacct.algorithms.registry import families, learners
 from privacct.errors import PrivacctError
 from privacct.ledger import check_ledger
 from privacct.rng import spawn_sequences
 
+
+
+def _example_package():
+    path = Path(__file__).resolve().parents[1] / "examples" / "example_package.py"
+    spec = importlib.util.spec_from_file_location("example_package", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 LEARNERS = learners()
+# The worked third-party example (examples/custom_learner, docs/extending.md) runs the contract too, installed or not
+if "example-pucb" not in LEARNERS:
+    LEARNERS = {**LEARNERS, **_example_package().load().LEARNERS}
 ALL = [(name, p) for name, spec in sorted(LEARNERS.items()) for p in spec.privacy_models]
 PRIVATE = [(n, p) for n, p in ALL if p != "none"]
 N = 64  # seeds per batch in the statistical checks
@@ -48,8 +64,8 @@ def _cached(fn):
 
 @_cached
 def audited(name: str, privacy: str, canary: str, n: int = N, multiplier: float = 1.0):
-    return LEARNERS[name].run(config(name, privacy), spawn_sequences(7, n),
-                              audit=AuditHook(canary, noise_multiplier=multiplier))
+    return LEARNERS[name].run_observed(config(name, privacy), spawn_sequences(7, n),
+                                       audit=AuditHook(canary, noise_multiplier=multiplier))
 
 
 def _distance(block, mean_a, mean_b) -> np.ndarray:
@@ -57,11 +73,29 @@ def _distance(block, mean_a, mean_b) -> np.ndarray:
     return np.abs(d).sum(axis=1) if block.mechanism == "laplace" else np.sqrt((d * d).sum(axis=1))
 
 
+def _check_declarations(spec, cfg: RunConfig) -> None:
+    """What the commands read off a spec (audit setting, report scale, memory model, reproduction) is well formed,
+    declared or defaulted."""
+    from privacct.algorithms.base import AuditSetting, ReportEpisodes
+    from privacct.algorithms.memory import observation_width, run_estimate
+
+    assert isinstance(spec.audit_configuration(), AuditSetting) and isinstance(spec.report_scale(), ReportEpisodes)
+    if spec.memory is not None:
+        terms = spec.memory(cfg, 2, cfg.privacy != "none")
+        assert terms and all(isinstance(k, str) and int(v) >= 0 for k, v in terms.items())
+    assert run_estimate(spec, cfg, 2).total > 0 and observation_width(spec, cfg, "released") >= 1
+    if spec.reproduce is not None:
+        module, _, attr = spec.reproduce.partition(":")
+        assert module and attr, spec.reproduce
+
+
 class TestLearnerContract:
     @pytest.mark.parametrize("name, privacy", ALL)
     def test_spec_and_log(self, name, privacy):
         spec = LEARNERS[name]
-        assert spec.name == name and spec.family in FAMILY_MODULES and spec.test_settings
+        assert spec.name == name and spec.family and spec.test_settings
+        assert name not in learners() or spec.family in families()
+        _check_declarations(spec, config(name, privacy))
         assert set(spec.privacy_models) <= {"none", "jdp", "ldp"}
         log = spec.build_log(config(name, privacy))
         if privacy == "none":
@@ -95,9 +129,9 @@ class TestLearnerContract:
     def test_audited_run_batched_equals_one_by_one(self, name, privacy):
         spec, cfg = LEARNERS[name], config(name, privacy)
         seeds = spawn_sequences(5, 3)
-        batch = spec.run(cfg, seeds, audit=AuditHook("B")).observation
+        batch = spec.run_observed(cfg, seeds, audit=AuditHook("B")).observation
         for i in range(3):
-            one = spec.run(cfg, [seeds[i]], audit=AuditHook("B")).observation
+            one = spec.run_observed(cfg, [seeds[i]], audit=AuditHook("B")).observation
             for b, ob in zip(batch.blocks, one.blocks, strict=True):
                 np.testing.assert_array_equal(ob.values[0], b.values[i])
 
@@ -105,7 +139,12 @@ class TestLearnerContract:
     @pytest.mark.parametrize("canary", ["A", "B"])
     def test_observation_is_user_one_plus_noise_at_the_declared_scale(self, name, privacy, canary):
         obs = audited(name, privacy, canary).observation
-        assert obs.canary == canary and obs.actions is not None
+        assert obs.canary == canary
+        K = config(name, privacy).episodes
+        # the shipped learners report the actions sent to users 2..K (privacct.tap.prescribed); a third-party
+        # learner may not (its audits then observe the released statistics only)
+        shipped = LEARNERS[name].family in ("tabular", "linear-mixture", "linear-mdp")
+        assert (obs.actions is None and not shipped) or (obs.actions.shape[:2] == (N, K - 1))
         noise = []
         for b in obs.blocks:
             mean = b.mean_a if canary == "A" else b.mean_b
@@ -131,7 +170,7 @@ class TestLearnerContract:
     @pytest.mark.parametrize("name, privacy", PRIVATE)
     def test_planted_noise_bug_shrinks_the_noise_but_not_the_ledger(self, name, privacy):
         r = audited(name, privacy, "A", N, 0.25)
-        faithful = LEARNERS[name].run(config(name, privacy), spawn_sequences(7, N), audit=AuditHook("A"))
+        faithful = LEARNERS[name].run_observed(config(name, privacy), spawn_sequences(7, N), audit=AuditHook("A"))
         assert [d.scale for d in r.ledger.draws()] == [d.scale for d in faithful.ledger.draws()]
         z = np.concatenate([(b.values - np.broadcast_to(b.mean_a, b.values.shape))[b.present if b.present is not None
                                                                                      else slice(None)].ravel()
@@ -140,7 +179,7 @@ class TestLearnerContract:
 
     @pytest.mark.parametrize("name, privacy", PRIVATE)
     def test_every_release_containing_user_one_is_observed(self, name, privacy):
-        r = LEARNERS[name].run(config(name, privacy), spawn_sequences(9, 1), audit=AuditHook("A"))
+        r = LEARNERS[name].run_observed(config(name, privacy), spawn_sequences(9, 1), audit=AuditHook("A"))
         draws = {}
         for d in r.ledger.draws():
             if d.first_user <= 1 <= d.last_user:

@@ -74,7 +74,7 @@ def digests(name: str, privacy: str) -> dict[str, str]:
         if res.ledger is not None:
             out[f"{label}/ledger"] = _sha(*[tuple(d.__dict__.values()) for d in res.ledger.draws()])
     if privacy != "none":
-        res = spec.run(_config(name, privacy, {}), spawn_sequences(7, SEEDS), audit=AuditHook("B"))
+        res = spec.run_observed(_config(name, privacy, {}), spawn_sequences(7, SEEDS), audit=AuditHook("B"))
         obs = res.observation
         out["audit/regret"] = _sha(np.asarray(res.regret, dtype=float))
         out["audit/observation"] = _sha(*[x for b in obs.blocks for x in (b.name, np.asarray(b.values, dtype=float))],

@@ -1,9 +1,7 @@
-"""`privacct run`, `privacct reproduce`, the runner's files and the learner registry."""
+"""`privacct run`, `privacct reproduce` and the runner's files (the learner registry: test_registry.py)."""
 
 import json
 import math
-import sys
-import types
 
 import numpy as np
 import pytest
@@ -158,37 +156,6 @@ def test_progress_bar_follows_the_one_convention(monkeypatch):
     quiet = io.StringIO()
     ProgressBar(4, label="x", stream=quiet, enabled=False)(4)
     assert quiet.getvalue() == ""
-
-
-def test_registry_skips_only_missing_family(monkeypatch):
-    assert {"ucb-vi", "ucb-po"} <= set(registry.learners())
-    assert registry._import_family("privacct.algorithms.no_such_family_xyz") is None
-
-    def broken(name):
-        raise ModuleNotFoundError("No module named 'somedep'", name="somedep")
-
-    monkeypatch.setattr(registry.importlib, "import_module", broken)
-    with pytest.raises(ModuleNotFoundError):
-        registry._import_family("privacct.algorithms.tabular")
-
-
-def test_registry_rejects_duplicate_names(monkeypatch):
-    fake = types.ModuleType("privacct.algorithms.fake_family")
-    fake.__file__ = "fake.py"
-    from privacct.algorithms.tabular import LEARNERS
-
-    fake.LEARNERS = {"ucb-vi": LEARNERS["ucb-vi"]}
-    monkeypatch.setitem(sys.modules, "privacct.algorithms.fake_family", fake)
-    monkeypatch.setattr(registry, "FAMILY_MODULES", {"tabular": "privacct.algorithms.tabular", "fake": "privacct.algorithms.fake_family"})
-    registry._load.cache_clear()
-    try:
-        with pytest.raises(Exception, match="two families"):
-            registry.learners()
-    finally:
-        monkeypatch.undo()
-        registry._load.cache_clear()
-    with pytest.raises(Exception, match="algorithm must be one of"):
-        registry.get_learner("nope")
 
 
 def test_run_counter_flag_is_recorded_in_the_log(tmp_path, capsys):

@@ -47,17 +47,67 @@ def test_audit_exit_three_when_inconclusive_and_names_the_trials_needed(capsys, 
     rc = main(["audit", "ucb-vi", "--privacy", "jdp", "--trials", "50"])
     out = capsys.readouterr().out
     assert rc == 3 and "privacy audit INCONCLUSIVE" in out
-    assert f"needs about {weak.power.trials_needed} trials per side" in out and "canonical-laplace-2x" in out
+    # LaplaceMechanism declares its power criterion from its exact privacy-loss distribution
+    assert f"needs about {weak.power.trials_needed} trials per side" in out and "exact-loss-2x" in out
     rc = main(["audit", "ucb-vi", "--privacy", "jdp", "--trials", "50", "--json"])
     d = json.loads(capsys.readouterr().out)
     assert rc == 3 and d["verdict"] == "inconclusive" and d["power"]["trials_needed"] == weak.power.trials_needed
+
+
+def _capture_audit(monkeypatch) -> dict:
+    """Replace audit_learner by a recorder of its keyword arguments (a passing result)."""
+    import types
+
+    import privacct.audits.learner
+
+    seen: dict = {}
+
+    def fake(algorithm, **kw):
+        seen.update(kw, algorithm=algorithm)
+        return types.SimpleNamespace(verdict="passes", sandwich_ok=True, summary=lambda: "privacy audit passes",
+                                     to_dict=lambda: {})
+    monkeypatch.setattr(privacct.audits.learner, "audit_learner", fake)
+    return seen
+
+
+@pytest.mark.parametrize("algorithm, privacy", [("ucb-vi", "jdp"), ("pp-ucrl-vtr", "ldp"), ("private-lsvi-ucb", "jdp")])
+def test_audit_defaults_to_the_learners_audit_setting(algorithm, privacy, monkeypatch, capsys):
+    from privacct.algorithms.registry import get_learner
+
+    seen = _capture_audit(monkeypatch)
+    assert main(["audit", algorithm, "--privacy", privacy, "--json"]) == 0
+    own = get_learner(algorithm).audit_configuration()
+    assert (seen["episodes"], seen["horizon"], seen["env"], seen["bonus_scale"], tuple(seen["options"]), seen["trials"]) \
+        == (own.episodes, own.horizon, own.env, own.bonus_scale, own.options, own.trials)
+    d = json.loads(capsys.readouterr().out)
+    assert (d["episodes"], d["horizon"], d["env"], d["bonus_scale"]) == (own.episodes, own.horizon, own.env, own.bonus_scale)
+    assert [tuple(o) for o in d["options"]] == list(own.options)
+
+
+def test_audit_flags_override_the_setting_and_options_merge_on_top(monkeypatch, capsys):
+    seen = _capture_audit(monkeypatch)
+    assert main(["audit", "private-lsvi-ucb", "--privacy", "jdp", "--episodes", "7", "--horizon", "3", "--trials", "50",
+                 "--option", "C=2", "--option", "p=0.5"]) == 0
+    assert (seen["episodes"], seen["horizon"], seen["trials"]) == (7, 3, 50)
+    assert dict(seen["options"]) == {"beta": 1e6, "C": 2, "p": 0.5}      # the setting's beta kept, C overridden
+    assert main(["audit", "ucb-vi", "--privacy", "jdp", "--episodes", "9"]) == 0
+    assert (seen["episodes"], seen["horizon"], seen["trials"]) == (9, 1, 100_000)
+
+
+def test_audit_option_is_checked_by_the_learner(capsys):
+    assert main(["audit", "ucb-vi", "--privacy", "jdp", "--option", "nope=1", "--trials", "10"]) == 2
+    assert "unknown option(s) nope" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        main(["audit", "ucb-vi", "--privacy", "jdp", "--option", "novalue"])
+    assert e.value.code == 2 and "KEY=VALUE" in capsys.readouterr().err
 
 
 def test_audit_help_documents_the_exit_codes(capsys):
     with pytest.raises(SystemExit):
         main(["audit", "--help"])
     text = " ".join(capsys.readouterr().out.split())
-    for needle in ("0 passes", "1 fails", "3 inconclusive", "2 bad input"):
+    for needle in ("0 passes", "1 fails", "3 inconclusive", "2 bad input", "--option KEY=VALUE",
+                   "default to the learner's audit setting", "default: the learner's audit setting's K"):
         assert needle in text
 
 

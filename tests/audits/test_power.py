@@ -50,7 +50,7 @@ def test_laplace_criterion_matches_simulated_audits():
                    .epsilon_lower_bound > 1.0 for s in range(120)])
     assert 0.35 <= hit <= 0.8, hit
     few = needed // 4
-    r = audit_mechanism(mech, 0.0, 1.0, epsilon=1.0, trials=few, seed=0, executor="inline")
+    r = audit_mechanism(mech, 0.0, 1.0, epsilon=1.0, trials=few, seed=0, executor="inline", power=canonical_power)
     assert not r.power.has_power and r.power.trials_needed == needed
     hit_few = np.mean([audit_mechanism(mech, 0.0, 1.0, epsilon=1.0, trials=few, seed=s, executor="inline")
                        .epsilon_lower_bound > 1.0 for s in range(120)])
@@ -111,6 +111,15 @@ def test_bad_criterion_is_refused(bad, needle):
         audit_mechanism(NullMechanism(), 0, 1, trials=100, power=bad)
 
 
+def test_the_default_criterion_of_a_black_box_is_unknown_not_canonical():
+    """Issue 19: without power= or leakier= (and without a criterion the mechanism declares), no power."""
+    r = audit_mechanism(lambda d, rng, size: d + rng.laplace(size=size), 0.0, 1.0, epsilon=1.0, trials=20_000)
+    assert r.verdict == "inconclusive" and r.power.criterion == "unknown"
+    assert r.reason == power.NO_POWER_REASON
+    assert audit_mechanism(lambda d, rng, size: d + rng.laplace(0.0, 0.25, size=size), 0.0, 1.0, epsilon=1.0,
+                           trials=20_000).verdict == "fails"
+
+
 def test_criterion_is_monotone_and_infinite_claims_are_inconclusive():
     vals = [canonical_power(n, ALPHA, 0.0, 1.0).achievable_lower_bound for n in (20, 50, 100, 1000, 10_000)]
     assert all(b >= a for a, b in itertools.pairwise(vals)) and vals[-1] < 2.0
@@ -118,5 +127,6 @@ def test_criterion_is_monotone_and_infinite_claims_are_inconclusive():
     assert big.reference_epsilon == 8.0 and big.trials_needed > canonical_power(10, ALPHA, 0.0, 1.0).trials_needed
     inf = canonical_power(1000, ALPHA, 0.0, math.inf)
     assert not inf.has_power and inf.trials_needed is None
+    assert inf.to_dict()["reference_epsilon"] is None  # strict JSON: no Infinity
     with pytest.raises(PrivacctError, match="n_eval"):
         canonical_power(0, ALPHA, 0.0, 1.0)

@@ -109,6 +109,42 @@ def test_inconclusive_audit_fails_unless_the_test_opts_out(pytester):
     assert "passes" in summary and f"needs~{need}" in summary
 
 
+BLACKBOX_FILE = '''
+import functools
+
+import numpy as np
+import pytest
+
+
+def my_mechanism(dataset, rng, size, noise=1.0):  # a user's black box: f(D) + Lap(noise), eps = 1 / noise
+    return dataset + rng.laplace(0.0, noise, size=size)
+
+
+@pytest.mark.privacy_audit(epsilon=1.0, trials=20_000)
+def test_black_box_without_leakier(privacy_audit):
+    privacy_audit.mechanism(my_mechanism, 0.0, 1.0)
+
+
+@pytest.mark.privacy_audit(epsilon=1.0, trials=20_000)
+def test_black_box_with_leakier(privacy_audit):
+    r = privacy_audit.mechanism(my_mechanism, 0.0, 1.0, leakier=functools.partial(my_mechanism, noise=0.5))
+    assert r.verdict == "passes" and r.power.criterion == "leakier-simulated"
+'''
+
+
+def test_black_box_needs_a_leakier_version_to_pass(pytester):
+    pytester.makepyfile(BLACKBOX_FILE)
+    result = pytester.runpytest("-p", "no:hypothesispytest")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([
+        "*privacy audit INCONCLUSIVE*",
+        "*no violation found; power unknown for this mechanism: a black-box mechanism passes only with power "
+        "against a leakier version of itself: pass leakier=*allow_inconclusive=True*",
+    ])
+    summary = result.stdout.str().split("privacy audits")[-1].split("short test summary info")[0]
+    assert "INCONCLUSIVE" in summary and "power=unknown" in summary and "passes" in summary
+
+
 def test_plugin_is_inert_in_a_session_that_does_not_use_it(tmp_path):
     """Installed, the plugin loads in every pytest session: it must import nothing heavy, stash nothing and
     print no section when no test uses it."""

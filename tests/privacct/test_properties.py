@@ -252,8 +252,8 @@ def test_calibration_is_scale_invariant(eps, sens, k, scale, mech, acc):
 @pytest.mark.parametrize("argv", [
     ["account", "--mechanism", "gaussian", "--noise-scale", "10", "--sensitivity", "1", "--count", "1000", "--delta", "1e-6", "--json"],
     ["calibrate", "--mechanism", "laplace", "--sensitivity", "1", "--count", "100", "--epsilon", "1", "--delta", "1e-6", "--json"],
-    ["verify", "--json"],
-    ["verify"],
+    ["verify", "--example", "seed002-ucbvi-jdp-paper", "--json"],
+    ["verify", "--example", "seed002-ucbvi-jdp-paper"],
     ["schema"],
 ])
 def test_output_is_byte_identical_across_runs(argv):

@@ -227,6 +227,7 @@ def test_cli_schema_is_json_schema(capsys):
 
 
 def test_console_script_default_verify():
-    """The README's main job: `privacct verify` with no argument verifies the shipped example."""
-    r = subprocess.run([sys.executable, "-m", "privacct.cli", "verify"], capture_output=True, text=True)
+    """`privacct verify --example NAME` verifies a shipped example (there is no default LOG any more)."""
+    r = subprocess.run([sys.executable, "-m", "privacct.cli", "verify", "--example", "seed002-ucbvi-jdp-paper"],
+                       capture_output=True, text=True)
     assert r.returncode == 1 and "verdict: FAILS" in r.stdout and "tree depth" in r.stdout

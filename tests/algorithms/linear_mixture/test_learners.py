@@ -137,7 +137,7 @@ def test_jdp_canaries_share_stage_one_under_seed_000_not_under_seed_003():
     # seed 000 fixes s_1 (Sec. 2): same x_1, so the stage-1 Gram means coincide; seed 003's user owns s_1
     for name, shared in (("private-linopt-vi", True), ("pp-ucrl-vtr", False)):
         c = cfg(name, "jdp", env="riverswim", episodes=2, horizon=3, bonus_scale=1e6, delta=1e-5)
-        obs = LEARNERS[name].run(c, spawn_sequences(0, 2), audit=AuditHook("A")).observation
+        obs = LEARNERS[name].run_observed(c, spawn_sequences(0, 2), audit=AuditHook("A")).observation
         b = next(x for x in obs.blocks if x.group.endswith("gram[h=1]") and x.group.startswith(("p-", "gram")))
         assert np.array_equal(b.mean_a, b.mean_b) is shared
         d = LEARNERS[name].neighbours(c).group(b.group)
@@ -148,7 +148,7 @@ def test_many_seeds_audit_batch_is_cheap():
     import time
     t = time.perf_counter()
     c = cfg("ldp-ucrl-vtr", "ldp", episodes=32)
-    r = LEARNERS["ldp-ucrl-vtr"].run(c, spawn_sequences(0, 300), audit=AuditHook("A"))
+    r = LEARNERS["ldp-ucrl-vtr"].run_observed(c, spawn_sequences(0, 300), audit=AuditHook("A"))
     assert r.observation.batch == 300
     assert time.perf_counter() - t < 30
 

@@ -93,7 +93,7 @@ def test_alg3_weights_respect_the_floor_and_bound_the_weighted_statistics():
     cfg = _cfg("pp-ucrl-vtr-plus", "ldp", env="riverswim", horizon=3, episodes=2, epsilon=1.0, calibration="tight",
                bonus_scale=1e6)
     spec = LEARNERS["pp-ucrl-vtr-plus"]
-    obs = spec.run(cfg, spawn_sequences(3, 8), audit=AuditHook("B", noise_multiplier=1e-9)).observation
+    obs = spec.run_observed(cfg, spawn_sequences(3, 8), audit=AuditHook("B", noise_multiplier=1e-9)).observation
     des = design_for("pp-ucrl-vtr-plus", cfg, "riverswim")
     d, vs = des.env.dim, des.vs
     for b in obs.blocks:

@@ -15,7 +15,7 @@ from privacct.rng import spawn_sequences
 
 def _run(alg, priv, *, K, H=3, n=4, seed=0, canary="A", mult=1.0, cal="paper"):
     cfg = RunConfig(alg, priv, epsilon=1.0, calibration=cal, episodes=K, horizon=H)
-    return LEARNERS[alg].run(cfg, spawn_sequences(seed, n), audit=AuditHook(canary, noise_multiplier=mult))
+    return LEARNERS[alg].run_observed(cfg, spawn_sequences(seed, n), audit=AuditHook(canary, noise_multiplier=mult))
 
 
 @pytest.mark.parametrize("alg", ["ucb-vi", "ucb-po"])

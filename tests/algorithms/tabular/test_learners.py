@@ -69,7 +69,7 @@ def test_jdp_canaries_share_a1_and_differ_by_6h_minus_3(alg):
     # Def. 2.2: both canaries receive the same a_1; the release's l1 change is 6H - 3 (H = 20)
     from privacct.algorithms.base import AuditHook
     cfg = RunConfig(alg, "jdp", epsilon=1.0, calibration="paper", episodes=2, bonus_scale=0.01)
-    r = LEARNERS[alg].run(cfg, spawn_sequences(0, 2), audit=AuditHook("A"))
+    r = LEARNERS[alg].run_observed(cfg, spawn_sequences(0, 2), audit=AuditHook("A"))
     (node,) = r.observation.blocks
     assert np.abs(node.mean_a - node.mean_b).sum() == 6 * 20 - 3
     d = 2 * 20 * 12
@@ -84,7 +84,7 @@ def test_audited_large_batch_is_cheap():
     from privacct.algorithms.base import AuditHook
     t = time.perf_counter()
     cfg = RunConfig("ucb-vi", "jdp", epsilon=20.0, episodes=32, horizon=5, bonus_scale=0.01, options=(("e_scale", 0.01),))
-    r = LEARNERS["ucb-vi"].run(cfg, spawn_sequences(0, 1000), audit=AuditHook("B", fixed_users=False))
+    r = LEARNERS["ucb-vi"].run_observed(cfg, spawn_sequences(0, 1000), audit=AuditHook("B", fixed_users=False))
     elapsed = time.perf_counter() - t
     H, S, A = 5, 6, 2
     assert [b.values.shape for b in r.observation.blocks] == [(1000, 2 * H * S * A + H * S * A * S)] * 5

@@ -54,7 +54,7 @@ def test_pooled_canaries_attain_the_declared_l1_worst_case(privacy):
     # one user still adds H per family: the valid pair moves the pooled release by 6H - 3 (JDP) / 6H (LDP)
     H = 3
     cfg = RunConfig("ucb-vi", privacy, epsilon=1.0, episodes=4, horizon=H, options=POOL)
-    obs = LEARNERS["ucb-vi"].run(cfg, spawn_sequences(1, 2), audit=AuditHook("A")).observation
+    obs = LEARNERS["ucb-vi"].run_observed(cfg, spawn_sequences(1, 2), audit=AuditHook("A")).observation
     want = tabular_neighbours(privacy, H).group("counts").worst_case
     for blk in obs.blocks:
         assert np.abs(np.broadcast_to(blk.mean_a - blk.mean_b, blk.values.shape)).sum(axis=1) == pytest.approx(want)

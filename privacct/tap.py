@@ -1,0 +1,165 @@
+"""The audit tap: what privacct's noise primitives see of user 1 in an audited run.
+
+A white-box audit of a learner (docs/auditing.md#observations-from-the-primitives) observes every
+release that contains user 1, as the colluding other users see it: the released value minus the
+exact contribution of users 2..t (they know their own data and the history, so this is a
+post-processing of the transcript), i.e. user 1's contribution plus the release's own noise. The
+primitives know everything this needs: which users a draw covers, its noise model and scale, and,
+where user 1's data enters through them, user 1's contribution. So in an audited run they record it
+themselves, and a learner written with them needs no observation code of its own.
+
+While a tap is active (:func:`tapping`, opened by :meth:`privacct.algorithms.base.LearnerSpec.run`
+around an audited run), the primitives of :mod:`privacct.mechanisms` record:
+
+* :class:`privacct.mechanisms.TreeCounter`: user 1's addition (the leaf whose users are exactly
+  ``(1, 1)``) and, for every node whose users start at user 1 (the nodes [1, 2^j], each released
+  alone after step 2^j), one :class:`TapRecord` with ``values`` = user 1's addition + the node's noise.
+  Whatever the counter does with its nodes later, each fresh draw over user 1 is one record, so a
+  counter that redraws its nodes is observed redrawing them;
+* :func:`privacct.mechanisms.add_noise` with ``users=(1, 1)`` (a local randomizer's report of user
+  1, or any fresh release of user 1's data alone): ``values`` = the value + its noise.
+
+Every other draw whose users include user 1 (noise drawn without its value, a release of many
+users' aggregate through ``add_noise``, a factorized counter) cannot be split into user 1's share
+by the primitive: it is listed in :attr:`AuditTap.unobserved` with the reason, and an audit built
+on the tap observes the other releases only. That is sound (a subset of the transcript is a
+post-processing of it) and the audit says which releases it could not see.
+
+For a symmetric Gaussian matrix the record holds its upper triangle (diagonal included), whose
+entries carry independent noise (docs/accounting.md#symmetric-gaussian-matrices).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from dataclasses import dataclass, field
+from typing import Iterator
+
+import numpy as np
+
+from .errors import PrivacctError
+
+#: Noise model of a record: how the auditor reads it (a symmetric matrix is observed as Gaussian coordinates).
+OBSERVED_AS = {"laplace": "laplace", "gaussian": "gaussian", "symmetric-gaussian-matrix": "gaussian"}
+
+
+@dataclass(frozen=True, eq=False)
+class TapRecord:
+    """One fresh draw over user 1, as the colluding other users see it.
+
+    ``group``: the release group; ``name``: unique within a run (e.g. ``"rewards node [1, 4]"``);
+    ``mechanism``: ``laplace`` | ``gaussian`` (:data:`OBSERVED_AS`); ``scale``: the per-coordinate noise
+    scale that ran (Laplace b or Gaussian sigma); ``values`` (B, m): user 1's contribution plus the
+    draw's noise; ``contribution`` (B, m): user 1's contribution (this run's canary), the noiseless value.
+    """
+
+    group: str
+    name: str
+    mechanism: str
+    scale: float
+    values: np.ndarray
+    contribution: np.ndarray
+
+
+@dataclass(frozen=True)
+class Unobserved:
+    """A draw over user 1 that the tap cannot split into user 1's share (module docstring)."""
+
+    group: str
+    users: tuple[int, int]
+    reason: str
+
+
+@dataclass
+class AuditTap:
+    """The records of one audited run (module docstring). Not thread-shared: one per run."""
+
+    records: list[TapRecord] = field(default_factory=list)
+    unobserved: list[Unobserved] = field(default_factory=list)
+    #: user k (>= 2) -> the actions prescribed to her, (B, ...) (:func:`prescribed`): the black-box JDP output M_{-1}
+    actions: dict[int, np.ndarray] = field(default_factory=dict)
+    _names: dict[str, int] = field(default_factory=dict)
+
+    def actions_to_others(self, users: int) -> np.ndarray | None:
+        """The actions prescribed to users 2..``users``, stacked (B, users - 1, ...), or None unless every one of
+        them was reported."""
+        if users < 2 or any(k not in self.actions for k in range(2, users + 1)):
+            return None
+        return np.stack([self.actions[k] for k in range(2, users + 1)], axis=1)
+
+    def record(self, *, group: str, name: str, mechanism: str, scale: float, values: np.ndarray,
+               contribution: np.ndarray) -> None:
+        if mechanism not in OBSERVED_AS:
+            raise PrivacctError(f"tap: mechanism must be one of {', '.join(OBSERVED_AS)}, got {mechanism!r}")
+        values = np.asarray(values, dtype=float)
+        contribution = np.asarray(contribution, dtype=float)
+        if mechanism == "symmetric-gaussian-matrix":
+            from .mechanisms import upper_triangle
+
+            values, contribution = upper_triangle(values), upper_triangle(contribution)
+        B = values.shape[0]
+        values = values.reshape(B, -1).copy()
+        contribution = np.broadcast_to(contribution.reshape(contribution.shape[0], -1), values.shape).copy()
+        n = self._names.get(name, 0) + 1
+        self._names[name] = n
+        unique = name if n == 1 else f"{name} #{n}"
+        self.records.append(TapRecord(group, unique, OBSERVED_AS[mechanism], float(scale), values, contribution))
+
+    def note_unobserved(self, group: str | None, users: tuple[int, int] | None, reason: str) -> None:
+        key = (group or "?", tuple(users) if users is not None else (1, 1), reason)
+        if not any((u.group, u.users, u.reason) == key for u in self.unobserved):
+            self.unobserved.append(Unobserved(*key))
+
+
+_CURRENT: contextvars.ContextVar[AuditTap | None] = contextvars.ContextVar("privacct_audit_tap", default=None)
+#: Set while a tapping primitive (TreeCounter, add_noise) draws: its own draw is recorded by it, not noted.
+_INSIDE: contextvars.ContextVar[bool] = contextvars.ContextVar("privacct_audit_tap_inside", default=False)
+
+
+def current() -> AuditTap | None:
+    """The active tap, or None outside an audited run."""
+    return _CURRENT.get()
+
+
+@contextlib.contextmanager
+def tapping(tap: AuditTap | None = None) -> Iterator[AuditTap]:
+    """Activate ``tap`` (a new one by default) for the primitives called inside the block."""
+    tap = AuditTap() if tap is None else tap
+    token = _CURRENT.set(tap)
+    try:
+        yield tap
+    finally:
+        _CURRENT.reset(token)
+
+
+@contextlib.contextmanager
+def inside_primitive() -> Iterator[None]:
+    """Mark the draws made inside the block as recorded by the calling primitive (not 'unobserved')."""
+    token = _INSIDE.set(True)
+    try:
+        yield
+    finally:
+        _INSIDE.reset(token)
+
+
+def prescribed(user: int, actions) -> None:
+    """Report the actions the learner prescribes to user ``user`` (B, ...): what the other users see of the run
+    under JDP (user 1's own actions are never part of it). A no-op outside an audited run; in one, the audit's
+    black-box observation (``--observe actions``) is built from these reports."""
+    tap = _CURRENT.get()
+    if tap is None or int(user) < 2:
+        return
+    tap.actions[int(user)] = np.array(actions, copy=True)
+
+
+def note_draw(group: str | None, users: tuple[int, int] | None, mechanism: str) -> None:
+    """Called by every low-level draw: a draw over user 1 outside a tapping primitive is noted unobserved."""
+    tap = _CURRENT.get()
+    if tap is None or _INSIDE.get() or users is None or not (users[0] <= 1 <= users[1]):
+        return
+    tap.note_unobserved(group, users, f"{mechanism} noise drawn without user 1's share of the value it noises "
+                                      "(privacct cannot tell user 1's contribution apart)")
+
+
+__all__ = ["AuditTap", "OBSERVED_AS", "TapRecord", "Unobserved", "current", "inside_primitive", "note_draw", "prescribed", "tapping"]
