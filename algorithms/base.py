@@ -135,6 +135,33 @@ def child_sequence(seed: np.random.SeedSequence, j: int) -> np.random.SeedSequen
 
 
 @dataclass(frozen=True)
+class CanaryPlan:
+    """The canaries of a ONE-RUN audit (docs/auditing.md#one-run-audits): ``users`` (1-based, increasing) are
+    canary users whose data is canary A's or canary B's response by their ``bits`` ("A" | "B", one per user,
+    drawn by the auditor from its seed); every other user is the environment's."""
+
+    users: tuple[int, ...]
+    bits: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        users = tuple(int(u) for u in self.users)
+        bits = tuple(self.bits)
+        if not users or len(users) != len(bits):
+            raise PrivacctError(f"canary plan: users and bits must be non-empty and of one length, got {len(users)} and "
+                                f"{len(bits)}")
+        if any(u < 1 for u in users) or any(b >= a for a, b in zip(users[1:], users[:-1], strict=True)):
+            raise PrivacctError("canary plan: users must be increasing integers >= 1")
+        if any(b not in CANARIES for b in bits):
+            raise PrivacctError(f"canary plan: bits must be A or B, got {sorted(set(bits) - set(CANARIES))}")
+        object.__setattr__(self, "users", users)
+        object.__setattr__(self, "bits", bits)
+
+    def bit(self, user: int) -> str | None:
+        i = int(np.searchsorted(np.asarray(self.users), user))
+        return self.bits[i] if i < len(self.users) and self.users[i] == user else None
+
+
+@dataclass(frozen=True)
 class AuditHook:
     """The audit hook of one run (see the module docstring).
 
@@ -150,8 +177,28 @@ class AuditHook:
     fixed_users: bool = True
     coins_seed: int = 0
     noise_multiplier: float = 1.0
+    #: A PLANTED policy bug by name (``LearnerSpec.mutants`` lists those a learner implements), e.g.
+    #: ``bonus-on-exact-counts``: the log, the ledger and the released statistics stay as declared, only the
+    #: actions leak (docs/auditing.md#planted-bugs). None: a faithful run.
+    mutant: str | None = None
+    #: A ONE-RUN audit's canaries (:class:`CanaryPlan`); then ``canary`` and ``fixed_users`` do not apply: the plan's
+    #: users play their bits, every other user is the environment's.
+    plan: CanaryPlan | None = None
+
+    def role(self, user: int) -> str | None:
+        """Whose response user ``user`` (1-based) gives: "A" / "B" for a canary or a fixed user, None for the
+        environment's (docs/learners.md#audit-hook)."""
+        if self.plan is not None:
+            return self.plan.bit(user)
+        if user == 1:
+            return self.canary
+        return "A" if self.fixed_users else None
 
     def __post_init__(self) -> None:
+        if self.plan is not None and not isinstance(self.plan, CanaryPlan):
+            raise PrivacctError(f"audit.plan must be a CanaryPlan or None, got {type(self.plan).__name__}")
+        if self.mutant is not None and not (isinstance(self.mutant, str) and self.mutant):
+            raise PrivacctError(f"audit.mutant must be None or a mutant name, got {self.mutant!r}")
         if self.canary not in CANARIES:
             raise PrivacctError(f"audit.canary must be one of {', '.join(CANARIES)}, got {self.canary!r}")
         if not isinstance(self.fixed_users, (bool, np.bool_)):
@@ -164,7 +211,7 @@ class AuditHook:
         object.__setattr__(self, "noise_multiplier", m)
 
     def with_canary(self, canary: str) -> "AuditHook":
-        return AuditHook(canary, self.fixed_users, self.coins_seed, self.noise_multiplier)
+        return AuditHook(canary, self.fixed_users, self.coins_seed, self.noise_multiplier, self.mutant, self.plan)
 
 
 def noise_generators(seeds: list[np.random.SeedSequence], j: int, audit: AuditHook | None) -> list[np.random.Generator]:
@@ -544,6 +591,8 @@ class LearnerSpec:
     report_episodes: "ReportEpisodes | None" = None
     #: ``"module:function"`` of the family's figure reproduction (``privacct reproduce FAMILY``), or None.
     reproduce: str | None = None
+    #: Planted policy bugs the learner implements for :attr:`AuditHook.mutant` (name -> one sentence).
+    mutants: tuple[tuple[str, str], ...] = ()
 
     def run_observed(self, config: RunConfig, seeds, *, audit: AuditHook) -> RunResult:
         """:meth:`run` with ``result.observation`` always set: the learner's own, or derived from its primitives'
@@ -592,10 +641,16 @@ class LearnerSpec:
                 raise PrivacctError(f"audit must be an AuditHook or None, got {type(audit).__name__}")
             if config.privacy == "none":
                 raise PrivacctError("audit needs a private configuration (privacy jdp or ldp)")
+            if audit.mutant is not None and audit.mutant not in dict(self.mutants):
+                raise PrivacctError(f"audit.mutant must be one of {', '.join(dict(self.mutants)) or '(none)'} for "
+                                    f"{self.name!r}, got {audit.mutant!r}")
         if audit is None:
             result = self.run_batch(config, seeds, audit=audit, progress=progress)
         else:
-            with tapping() as tap:   # the primitives record what they see of user 1 (privacct.tap)
+            plan = None if audit.plan is None else frozenset(audit.plan.users)
+            if plan is not None and max(plan) > config.episodes:
+                raise PrivacctError(f"audit.plan: canary users must be in 1..{config.episodes}, got {max(plan)}")
+            with tapping(AuditTap(plan=plan)) as tap:   # the primitives record what they see of user 1 (privacct.tap)
                 result = self.run_batch(config, seeds, audit=audit, progress=progress)
             result.tap = tap
         regret = np.asarray(result.regret)
@@ -608,14 +663,19 @@ class LearnerSpec:
         else:
             if result.log is None:
                 raise PrivacctError(f"learner {self.name!r}: an audited run must return its declared log")
-            if result.observation is not None:
+            if audit.plan is not None:
+                if not result.tap.canary_records:
+                    raise PrivacctError(f"learner {self.name!r}: a one-run audit observed no release of a canary (the learner "
+                                        "must play the plan's users and report each one's contribution under both bits; "
+                                        "docs/extending.md#observations)")
+            elif result.observation is not None:
                 check_observation(result.observation, result.log, len(seeds), audit)
             else:
                 check_tap(result.tap, result.log, len(seeds), self.name)
         return result
 
 
-__all__ = ["AuditHook", "AuditSetting", "ReportEpisodes", "BLOCK_MECHANISMS", "CALIBRATIONS", "CANARIES", "CONSTANT_SETS", "ConstantSet", "LearnerSpec",
+__all__ = ["AuditHook", "CanaryPlan", "AuditSetting", "ReportEpisodes", "BLOCK_MECHANISMS", "CALIBRATIONS", "CANARIES", "CONSTANT_SETS", "ConstantSet", "LearnerSpec",
            "Observation", "ObservedBlock", "PRIVACY_CHOICES", "PRIVACY_OPTIONS", "RunConfig", "RunFn", "RunResult",
            "ScaledNoiseGenerator", "check_observation", "check_tap", "DerivedMeans", "derived_observation", "pair_taps", "check_seeds", "child_sequence", "noise_generators",
            "stream_generators"]

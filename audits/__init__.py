@@ -16,7 +16,8 @@ and :mod:`privacct.audits.testers` (tests chosen on one half, certified on the o
 :mod:`privacct.audits.catalog` (benchmark mechanisms with known privacy),
 :mod:`privacct.audits.sampling` (chunks on processes or Dask), :mod:`privacct.audits.runner` (the runner),
 :mod:`privacct.audits.learner` (learner audits through the AUDIT HOOK), :mod:`privacct.audits.suite`,
-:mod:`privacct.audits.mutants` (planted bugs), :mod:`privacct.audits.cli` and :mod:`privacct.audits.pytest_plugin`.
+:mod:`privacct.audits.mutants` (planted bugs), :mod:`privacct.audits.cli` and :mod:`privacct.audits.pytest_plugin`;
+:mod:`privacct.audits.one_run` (one-run audits: m canaries in ONE run, Steinke et al. and f-DP bounds).
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ _EXPORTS = {
     "unknown_power": "power",
     "DeclaresPower": "protocols", "FixedPair": "protocols", "Mechanism": "protocols", "NeighbourGenerator": "protocols",
     "PairList": "protocols", "PropertyTester": "protocols", "ThresholdTester": "testers",
+    "FdpBound": "one_run", "OneRunResult": "one_run", "best_guesses": "one_run", "fdp_epsilon_lower_bound": "one_run",
+    "guess_grid": "one_run", "one_run_audit": "one_run", "one_run_audit_scores": "one_run", "one_run_power": "one_run",
+    "steinke_epsilon_lower_bound": "one_run", "steinke_p_value": "one_run",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -79,6 +79,13 @@ def register_audit(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--fresh-users", action="store_true",
                    help="draw users 2..K from the environment in every trial (default: a fixed response function, so "
                         "D and D' are two fixed neighbouring datasets; far more power)")
+    p.add_argument("--one-run", action="store_true",
+                   help="a ONE-RUN audit (docs/auditing.md#one-run-audits): one learner run at the configuration asked "
+                        "for (default: the learner's paper setting's K, H, environment and constants) with --canaries "
+                        "canary users, each A or B by a fair coin; the eps lower bound of Steinke, Nasr and Jagielski "
+                        "2023 from the correct guesses (the f-DP bound beside it)")
+    p.add_argument("--canaries", type=integer_arg("--canaries"), default=None,
+                   help="canary users of a one-run audit, an integer in [1, K - 1] (default 1000, at most K - 1)")
     p.add_argument("--confidence", type=number_arg("--confidence"), default=0.95, help="in (0, 1) (default 0.95)")
     p.add_argument("--seed", type=integer_arg("--seed"), default=0, help="root seed >= 0 (default 0)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
@@ -111,6 +118,10 @@ def audit_arguments(args):
         raise PrivacctError(f"--privacy must be one of {', '.join(private_models(args.algorithm))} for "
                             f"{args.algorithm}, got {args.privacy!r}")
     check_positive("--epsilon", args.epsilon)
+    if getattr(args, "one_run", False):
+        return _one_run_arguments(args, spec)
+    if getattr(args, "canaries", None) is not None:
+        raise PrivacctError("--canaries applies to a one-run audit (--one-run)")
     setting = spec.audit_configuration()
     if args.episodes is not None:
         check_count("--episodes", args.episodes)
@@ -148,6 +159,70 @@ def audit_arguments(args):
     return dataclasses.replace(cfg, delta=float(delta))
 
 
+def _one_run_arguments(args, spec):
+    """The configuration of ``privacct audit --one-run`` (the learner's paper setting for the privacy model unless
+    flags say otherwise); the flags of the many-trial audit that do not apply are refused."""
+    from privacct.algorithms.defaults import DEFAULT_CALIBRATION, default_delta
+
+    from .learner import learner_config
+
+    for flag, value in (("--trials", args.trials), ("--fresh-users", args.fresh_users or None),
+                        ("--scheduler", args.scheduler), ("--observe actions", args.observe == "actions" or None)):
+        if value is not None:
+            raise PrivacctError(f"{flag} does not apply to a one-run audit (--one-run): one run, canaries chosen by the "
+                                "auditor, released statistics observed")
+    setting = next((x for x in spec.paper_settings if getattr(x, "privacy", None) == args.privacy), None)
+    for flag, value in (("--episodes", args.episodes), ("--horizon", args.horizon)):
+        if value is not None:
+            check_count(flag, value)
+    episodes = args.episodes or (setting.episodes if setting is not None else dict(spec.test_settings).get("episodes"))
+    if episodes is None:
+        raise PrivacctError(f"--episodes is required for a one-run audit of {args.algorithm} (it declares no paper setting)")
+    args.episodes = int(episodes)
+    args.horizon = args.horizon if args.horizon is not None or setting is None else setting.horizon
+    args.env = args.env if args.env is not None or setting is None else setting.env
+    options = dict(setting.options) if setting is not None else {}
+    options.update(getattr(args, "option", None) or ())
+    bonus = setting.bonus_scale if setting is not None else 1.0
+    room = max(1, args.episodes - 1)
+    args.canaries = min(1000, room) if args.canaries is None else args.canaries
+    check_count("--canaries", args.canaries)
+    if args.canaries > room:
+        raise PrivacctError(f"--canaries must be an integer in [1, {room}] (K - 1 for K = {args.episodes}), "
+                            f"got {args.canaries}")
+    check_count("--seed", args.seed, minimum=0)
+    if not 0.0 < args.confidence < 1.0:
+        raise PrivacctError(f"--confidence must be in (0, 1), got {args.confidence!r}")
+    cfg = learner_config(args.algorithm, privacy=args.privacy, epsilon=args.epsilon, delta=0.0,
+                         calibration=args.calibration or DEFAULT_CALIBRATION, episodes=args.episodes, horizon=args.horizon,
+                         env=args.env, options=tuple(options.items()), bonus_scale=bonus)
+    delta = default_delta(args.algorithm, args.privacy, cfg) if args.delta is None else args.delta
+    check_delta("--delta", delta, allow_zero=True)
+    return dataclasses.replace(cfg, delta=float(delta))
+
+
+def _cmd_one_run(args, cfg) -> int:
+    from privacct.algorithms.memory import run_estimate
+    from privacct.algorithms.registry import get_learner
+    from privacct.progress import heartbeat
+    from privacct.resources import check_memory
+
+    from .one_run_learner import one_run_audit_learner
+
+    est = run_estimate(get_learner(cfg.algorithm), cfg, 1, audit=True, runner=False)
+    check_memory(est.total, args=f"--episodes {cfg.episodes}", what=est.main_terms(), lower="--episodes")
+    with heartbeat(f"one-run audit {args.algorithm}/{args.privacy}", quiet=args.quiet):
+        r = one_run_audit_learner(args.algorithm, privacy=args.privacy, canaries=args.canaries, epsilon=args.epsilon,
+                                  delta=cfg.delta, calibration=cfg.calibration, episodes=cfg.episodes,
+                                  horizon=cfg.horizon, env=cfg.env, options=cfg.options, bonus_scale=cfg.bonus_scale,
+                                  confidence=args.confidence, seed=args.seed)
+    if args.json:
+        emit_json(r.to_dict())
+    else:
+        emit(r.summary())
+    return EXIT_CODES[r.verdict] if r.sandwich_ok else EXIT_CODES["fails"]
+
+
 def check_audit_memory(cfg, args) -> None:
     """Refuse an audit whose samples and learner batches would not fit, before anything is allocated."""
     from privacct.algorithms.memory import audit_estimate
@@ -169,6 +244,8 @@ def cmd_audit(args) -> int:
     from .learner import audit_learner
 
     cfg = audit_arguments(args)
+    if args.one_run:
+        return _cmd_one_run(args, cfg)
     check_audit_memory(cfg, args)
     with heartbeat(f"audit {args.algorithm}/{args.privacy}", quiet=args.quiet):
         r = audit_learner(args.algorithm, privacy=args.privacy, epsilon=args.epsilon, delta=cfg.delta,

@@ -231,11 +231,12 @@ class LearnerMechanism:
     fixed_users: bool = True
     coins_seed: int = 0
     noise_multiplier: float = 1.0
+    mutant: str | None = None
 
     def hook(self, canary: str):
         from privacct.algorithms.base import AuditHook
 
-        return AuditHook(canary, self.fixed_users, self.coins_seed, self.noise_multiplier)
+        return AuditHook(canary, self.fixed_users, self.coins_seed, self.noise_multiplier, self.mutant)
 
     def run(self, canary: str, seeds: list):
         """The learner's RunResult on ``seeds`` with user 1 = ``canary``."""
@@ -420,13 +421,15 @@ def audit_learner(algorithm: str, *, privacy: str = "jdp", epsilon: float = 1.0,
                   env: str | None = None, observe: str = "released", fixed_users: bool = True,
                   trials: int | None = None, confidence: float = 0.95, seed: int = 0, options: tuple = (),
                   bonus_scale: float | None = None,
-                  noise_multiplier: float = 1.0, coins_seed: int = 0, on_violation: str = "raise",
+                  noise_multiplier: float = 1.0, mutant: str | None = None, coins_seed: int = 0,
+                  on_violation: str = "raise",
                   chunk_size: int | None = None, executor: str = "auto", scheduler: Any = None,
                   workers: int | None = None, name: str = "") -> LearnerAuditResult:
     """Audit a learner's claim (epsilon, delta) on canary A vs canary B (see module docstring).
 
     ``trials`` runs per side (each one seed of a batch); the claim audited is (epsilon, delta),
-    whatever the calibration (``paper`` audits the printed constants). ``noise_multiplier`` < 1 runs
+    whatever the calibration (``paper`` audits the printed constants). ``mutant``: a planted policy bug the
+    learner implements (``LearnerSpec.mutants``; :class:`privacct.algorithms.base.AuditHook`). ``noise_multiplier`` < 1 runs
     the planted learner-level bug (:class:`privacct.algorithms.base.AuditHook`). ``on_violation``:
     ``raise`` (default) raises :class:`SandwichViolation` when eps_lb exceeds the accounted eps of the
     same configuration; ``report`` returns the result with ``sandwich_ok`` False (planted bugs).
@@ -457,12 +460,13 @@ def audit_learner(algorithm: str, *, privacy: str = "jdp", epsilon: float = 1.0,
         raise PrivacctError(f"on_violation must be raise or report, got {on_violation!r}")
     cfg = learner_config(algorithm, privacy=privacy, epsilon=epsilon, delta=delta, calibration=calibration,
                          episodes=episodes, horizon=horizon, env=env, options=options, bonus_scale=bonus_scale)
-    mech = LearnerMechanism(cfg, observe, bool(fixed_users), coins_seed, noise_multiplier)
-    mech.hook("A")  # validates noise_multiplier and coins_seed before anything runs
+    mech = LearnerMechanism(cfg, observe, bool(fixed_users), coins_seed, noise_multiplier, mutant)
+    mech.hook("A")  # validates noise_multiplier, mutant and coins_seed before anything runs
     acc_name, acc = accounted_epsilon(cfg, delta)
     label = name or (f"{algorithm} {privacy} {calibration} K={episodes}" + (f" H={horizon}" if horizon else "")
                      + f" observe={observe}" + ("" if fixed_users else " fresh-users")
-                     + ("" if noise_multiplier == 1 else f" noise x{noise_multiplier:g}"))
+                     + ("" if noise_multiplier == 1 else f" noise x{noise_multiplier:g}")
+                     + ("" if mutant is None else f" mutant {mutant}"))
     common = dict(epsilon=epsilon, delta=delta, trials=trials, confidence=confidence, seed=seed,
                   chunk_size=chunk_size or LEARNER_CHUNK, executor=executor, scheduler=scheduler, workers=workers,
                   name=label)

@@ -51,10 +51,13 @@ class LearnerAudit:
     fixed_users: bool = True
     noise_multiplier: float = 1.0
     trials: int = 20_000
+    #: a planted policy bug the learner implements (LearnerSpec.mutants; AuditHook.mutant), or None
+    mutant: str | None = None
 
     @property
     def name(self) -> str:
-        bug = "" if self.noise_multiplier == 1 else f"-noise-x{self.noise_multiplier:g}"
+        bug = ("" if self.noise_multiplier == 1 else f"-noise-x{self.noise_multiplier:g}") + \
+              ("" if self.mutant is None else f"-{self.mutant}")
         return f"{self.algorithm}-{self.privacy}-{self.calibration}-eps{self.epsilon:g}{bug}"
 
     def config(self):
@@ -66,8 +69,9 @@ class LearnerAudit:
         kw = dict(privacy=self.privacy, epsilon=self.epsilon, delta=self.delta, calibration=self.calibration,
                   episodes=self.episodes, horizon=self.horizon, env=self.env, bonus_scale=self.bonus_scale,
                   options=self.options, observe=self.observe, fixed_users=self.fixed_users,
-                  noise_multiplier=self.noise_multiplier, trials=trials or self.trials, seed=seed, name=self.name)
-        if self.noise_multiplier != 1:
+                  noise_multiplier=self.noise_multiplier, mutant=self.mutant, trials=trials or self.trials, seed=seed,
+                  name=self.name)
+        if self.noise_multiplier != 1 or self.mutant is not None:
             kw["on_violation"] = "report"  # a planted bug is expected to leak more than its log declares
         kw.update(kwargs)
         return audit_learner(self.algorithm, **kw)
@@ -124,6 +128,20 @@ def planted_noise_bugs() -> list[LearnerAudit]:
             replace(audit_setting("private-lsvi-ucb", "jdp"), noise_multiplier=PLANTED_NOISE_MULTIPLIER, trials=5_000)]
 
 
+def policy_leaks() -> list[LearnerAudit]:
+    """The planted policy bugs only an audit of the ACTIONS can catch (issue 20; docs/auditing.md#planted-bugs):
+    the log, the ledger and the released statistics are those of the faithful learner.
+
+    ``bonus-on-exact-counts`` (ucb-vi JDP): the bonus's sqrt(1 / N) term reads the exact visit counts. Observed:
+    the actions prescribed to users 2..K (black-box, one-hot), other users fixed, at K = 4, H = 2 with two
+    non-privacy tunables set so that the bonus decides the policy (bonus_scale 10^6, e_scale 10^-9: the
+    E-term allowance then no longer hides one user's count). The faithful learner at the same configuration
+    certifies 0 (inconclusive); the planted one about 7 at 2 x 10^4 trials (benchmarks/learner_audits.md)."""
+    base = replace(audit_setting("ucb-vi", "jdp"), episodes=4, horizon=2, bonus_scale=1e6,
+                   options=(("e_scale", 1e-9),), observe="actions", trials=20_000)
+    return [replace(base, mutant="bonus-on-exact-counts")]
+
+
 def suggest_trials(audit: LearnerAudit, *, low: int, high: int, confidence: float = 0.95) -> int:
     """Trials per side for ``audit``: 4 x the certifying trials at which the exact privacy-loss distribution
     of its observation certifies more than the claim in a median run (2 halves x a factor 2 of margin),
@@ -157,12 +175,13 @@ def check_learner(audit: LearnerAudit, *, trials: int | None = None, seed: int =
     cfg = audit.config()
 
     def one_seed_ledger():
-        hook = AuditHook("A", noise_multiplier=audit.noise_multiplier)
+        hook = AuditHook("A", noise_multiplier=audit.noise_multiplier, mutant=audit.mutant)
         return spec.run(cfg, np.random.SeedSequence(seed).spawn(1), audit=hook).ledger
 
     description = (f"{audit.algorithm} {audit.privacy} {audit.calibration} K={audit.episodes}"
                    + ("" if audit.noise_multiplier == 1 else f", privacy noise x{audit.noise_multiplier:g} "
-                      "(planted; the log and the ledger see the declared scale)"))
+                      "(planted; the log and the ledger see the declared scale)")
+                   + ("" if audit.mutant is None else f", planted policy bug {audit.mutant} (observed: {audit.observe})"))
     return run_checks(audit.name, description, spec.build_log(cfg), epsilon=audit.epsilon, delta=audit.delta,
                       checks=checks, ledger=one_seed_ledger,
                       audit=lambda: audit.run(trials=trials, seed=seed, **audit_kwargs))
@@ -175,4 +194,4 @@ def paper_constants() -> list[LearnerAudit]:
 
 
 __all__ = ["LearnerAudit", "PLANTED_NOISE_MULTIPLIER", "audit_setting", "check_learner",
-           "paper_constants", "paper_delta", "paper_failures", "planted_noise_bugs", "suggest_trials", "suite"]
+           "paper_constants", "paper_delta", "paper_failures", "planted_noise_bugs", "policy_leaks", "suggest_trials", "suite"]

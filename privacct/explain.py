@@ -17,12 +17,17 @@ Everything here is computed from the log (docs/accounting.md#budget-breakdown):
 * **Causes** (only when the claim fails; docs/accounting.md#causes), from the ``paper``
   statements: a family whose derived cost exceeds its cost by the paper's own argument (printed
   sensitivity and per-user count) gets a cause for each factor that raises it (sensitivity: the
-  ratio, squared for rho; count: the ratio), with both numbers and the equation; a family whose
+  ratio, squared for rho; count: the ratio), with both numbers and the equation; a Gaussian group
+  whose paper composes its releases by adding their sensitivities (``composition``
+  ``sensitivities-added``, e.g. seed 004's Lemma 15) is costed by that rule (rho = sum_k Delta_k /
+  sigma^2) and, when zCDP composition (the squares added) costs more, gets a ``composition``
+  cause naming the paper's rule, with the summed sensitivities and the summed squares; a family whose
   derived cost exceeds its *share* of the claim gets the noise factor that would meet the share.
   Shares are the paper's own per-family costs scaled to the claim's budget (eps, or the largest
   rho whose conversion meets (eps, delta)): exactly the proof's allotment whenever the printed
   constants meet the claim by the paper's own argument; when they do not, that is itself the
   first cause, and no per-family noise factor is given (the shares are not the proof's).
+  :func:`headline` condenses the causes into one line that names the paper's step.
 * **Over-noising factor** (docs/accounting.md#over-noising-factor): current noise / the least
   noise meeting the claim under any accountant (one common factor on every group; the factor of
   ``tight`` calibration). It never depends on which accountant is tightest at the current noise,
@@ -79,6 +84,14 @@ class GroupShare:
     equation: str
     epsilon_alone: float | None = None
     accountant_alone: str | None = None
+    composition: str | None = None
+    composition_equation: str = ""
+
+    @property
+    def paper_rule_adds_sensitivities(self) -> bool:
+        """The paper composes this Gaussian group's releases by adding their sensitivities (its cost
+        by the paper's argument is sum_k Delta_k / sigma^2, :data:`privacct.log.COMPOSITION_RULES`)."""
+        return self.composition == "sensitivities-added" and self.mechanism != "laplace"
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "family": self.family, "mechanism": self.mechanism,
@@ -86,7 +99,8 @@ class GroupShare:
                 "cost": _finite(self.cost), "share": _finite(self.share), "paper_cost": _finite(self.paper_cost),
                 "printed_sensitivity": self.printed_sensitivity, "printed_count": self.printed_count,
                 "equation": self.equation, "epsilon_alone": _finite(self.epsilon_alone),
-                "accountant_alone": self.accountant_alone}
+                "accountant_alone": self.accountant_alone, "composition": self.composition,
+                "composition_equation": self.composition_equation}
 
 
 @dataclass(frozen=True)
@@ -163,10 +177,14 @@ class Breakdown:
 class Cause:
     """One computed cause of a failing claim. ``kind``: ``no-accountant``, ``dominant`` (the family
     carrying the largest cost; ``factor`` is its share), ``inconsistent``
-    (printed constants miss the budget by the paper's own argument), ``sensitivity``, ``count``
-    (printed below derived), ``noise`` (the factor the family's noise needs to meet its share) or
-    ``excess`` (no paper statement: where the excess sits). ``factor``: the multiplier on the
-    family's cost (sensitivity, count, inconsistent) or on its noise (noise, excess)."""
+    (printed constants miss the budget by the paper's own argument), ``composition`` (the paper adds
+    the releases' sensitivities where zCDP adds their squares; ``printed`` the summed sensitivities
+    with the printed figures, ``derived`` the summed squares with the derived ones, ``equation``
+    where the paper states its rule), ``sensitivity``, ``count`` (printed below derived), ``noise``
+    (the factor the family's noise needs to meet its share) or ``excess`` (no paper statement: where
+    the excess sits). ``factor``: the multiplier on the cost (sensitivity, count, inconsistent; for
+    composition the group's derived cost over its cost by the paper's rule) or on its noise (noise,
+    excess)."""
 
     kind: str
     family: str
@@ -230,6 +248,20 @@ def _cost(measure: str, count: float, sensitivity: float, scale: float) -> float
     return count * (r if measure == "eps" else r * r / 2.0)
 
 
+def _paper_cost(measure: str, g: ReleaseGroup, count: float, sensitivity: float) -> float:
+    """The group's cost by the paper's own argument: :func:`_cost` with the printed figures, or, for a
+    Gaussian group whose paper adds the releases' sensitivities (``composition`` ``sensitivities-added``,
+    e.g. seed 004's Lemma 15: sum_k Delta_k <= Delta, noise N(0, Delta / rho)), rho = sum_k Delta_k / sigma^2."""
+    p = g.paper
+    if measure == "rho" and p is not None and p.composition == "sensitivities-added" and g.mechanism != "laplace":
+        return count * ratio_up(sensitivity, g.noise_scale) / g.noise_scale
+    return _cost(measure, count, sensitivity, g.noise_scale)
+
+
+#: The public name of :func:`_paper_cost` (the report's paper view uses the same rule).
+paper_group_cost = _paper_cost
+
+
 def epsilon_alone(log: MechanismLog, delta: float) -> tuple[float | None, str | None]:
     """(eps, accountant) of ``log`` at ``delta`` under the tightest accountant that applies
     (Gaussian-only at delta > 0: the analytic Gaussian, exact, Balle & Wang 2018 Thm 8)."""
@@ -264,14 +296,16 @@ def breakdown(log: MechanismLog, delta: float) -> Breakdown:
         p = g.paper
         ps = None if p is None else p.sensitivity
         pc = None if p is None else p.per_user_count
-        paper_cost = _cost(measure, pc if pc is not None else g.per_user_count,
-                           ps if ps is not None else g.sensitivity.value, g.noise_scale)
+        paper_cost = _paper_cost(measure, g, pc if pc is not None else g.per_user_count,
+                                 ps if ps is not None else g.sensitivity.value)
         groups.append([g, cost, paper_cost, ps, pc, "" if p is None else p.equation])
     total = math.fsum(x[1] for x in groups)
     paper_total = math.fsum(x[2] for x in groups)
     shares = tuple(GroupShare(g.name, family_of(g.name), g.mechanism, g.per_user_count, g.sensitivity.value, g.noise_scale,
                               cost, cost / total if total > 0 else 0.0, paper_cost, ps, pc, eq,
-                              *epsilon_alone(_sublog(log, [g]), delta))
+                              *epsilon_alone(_sublog(log, [g]), delta),
+                              None if g.paper is None else g.paper.composition,
+                              "" if g.paper is None else g.paper.composition_equation)
                    for g, cost, paper_cost, ps, pc, eq in groups)
     fams: dict[str, list[GroupShare]] = {}
     for s in shares:
@@ -312,6 +346,11 @@ def least_noise(log: MechanismLog, epsilon: float, delta: float) -> tuple[float 
 
 def _fmt(x: float) -> str:
     return f"{x:.4g}"
+
+
+def _fmt_sum(x: float) -> str:
+    """A sum of sensitivities or of their squares: whole numbers up to 10^9 in full, else 4 digits."""
+    return f"{x:.0f}" if 1e4 <= abs(x) < 1e9 else _fmt(x)
 
 
 def _label(groups: tuple[str, ...]) -> str:
@@ -360,6 +399,12 @@ def causes(log: MechanismLog, b: Breakdown, holds: bool | None) -> tuple[Cause, 
     for fam in sorted(b.families, key=lambda f: -f.cost):
         if fam.cost > fam.paper_cost * (1 + VERDICT_RTOL):     # the family costs more than the paper says
             for s in (g for g in b.groups if g.family == fam.name):
+                if b.measure == "rho" and s.paper_rule_adds_sensitivities and s.cost > s.paper_cost * (1 + VERDICT_RTOL):
+                    pc = s.printed_count if s.printed_count is not None else float(s.per_user_count)
+                    ps = s.printed_sensitivity if s.printed_sensitivity is not None else s.sensitivity
+                    found.append(("composition", (s.name,), (pc, ps, s.per_user_count, s.sensitivity, s.paper_cost, s.cost,
+                                                            s.composition_equation or s.equation,
+                                                            s.equation if s.composition_equation else "")))
                 if s.printed_sensitivity is not None and s.printed_sensitivity < s.sensitivity * (1 - 1e-12):
                     found.append(("sensitivity", (s.name,), (s.printed_sensitivity, s.sensitivity, s.equation)))
                 if s.printed_count is not None and s.printed_count < s.per_user_count * (1 - 1e-12):
@@ -368,7 +413,19 @@ def causes(log: MechanismLog, b: Breakdown, holds: bool | None) -> tuple[Cause, 
         if b.consistent and share is not None and share > 0 and fam.cost > share * (1 + VERDICT_RTOL):
             found.append(("noise", fam.groups, (share, fam.cost, round(share / b.budget, 12))))
     for kind, names, key in _merge(found):
-        if kind == "sensitivity":
+        if kind == "composition":
+            pc, ps, c, d, paper_cost, cost, eq, where = key
+            summed, squares = pc * ps, c * d * d
+            ref = printable(eq) if eq else "the paper"
+            out.append(Cause(kind, family_of(names[0]), names, summed, squares, cost / paper_cost, eq,
+                             f"composition rule: {ref} composes {_label(names)} by adding its releases' sensitivities "
+                             f"({_fmt(pc)} releases of sensitivity {_fmt(ps)}, summed: {_fmt_sum(summed)}) and sets the "
+                             f"noise variance to that sum / rho, so by its rule the releases cost rho {_fmt(paper_cost)}"
+                             f"{' each' if len(names) > 1 else ''}; zCDP composition adds their squares ({c} releases of "
+                             f"sensitivity {_fmt(d)}, squared and summed: {_fmt_sum(squares)}): rho {_fmt(cost)}, "
+                             f"x{cost / paper_cost:.3g} on the rho"
+                             f"{f' (the printed figures: {printable(where)})' if where else ''}"))
+        elif kind == "sensitivity":
             p, d, eq = key
             f = (d / p) ** power
             rel = "replace-one sensitivity" if log.neighbouring == "replace-one-user" else "sensitivity"
@@ -397,6 +454,67 @@ def causes(log: MechanismLog, b: Breakdown, holds: bool | None) -> tuple[Cause, 
                          f"{unit} {_fmt(b.total)} against the claim's {_fmt(b.budget)}; {_label(fam.groups)} carries "
                          f"{100 * fam.share:.1f}% of it (no paper statement records what was printed)"))
     return tuple(out)
+
+
+_REF_WORDS = (r"Lemma|Lem\.|Corollary|Cor\.|Theorem|Thm\.?|Proposition|Prop\.|Claim|Definition|Def\.|Remark|Rem\.|"
+              r"Algorithm|Alg\.|Appendix|App\.|Section|Sec\.|Eqs?\.|Equation")
+_REF_NUM = r"(?:[A-Z](?:\.\d+)*|\d+(?:\.\d+)*)"
+#: The first step a paper statement's text cites: "Lemma 15", "Eq. (6)", "App. E.2.1", "Thm 6.4".
+_REF = re.compile(rf"\b(?:{_REF_WORDS})\s*(?:\({_REF_NUM}\)|{_REF_NUM})")
+#: Causes that name the paper's own step that is wrong (docs/report.md#causes-in-the-papers-terms).
+SPECIFIC_CAUSES = ("composition", "sensitivity", "count")
+
+
+def short_reference(equation: str) -> str:
+    """The first lemma, equation, section, ... that ``equation`` cites ("" when it cites none)."""
+    m = _REF.search(equation or "")
+    return m.group(0) if m else ""
+
+
+def headline(ex: "Explanation") -> str:
+    """One line for a failing claim, computed from the breakdown and the causes (empty unless the
+    claim fails): the family whose releases alone exceed the claim (or the dominant one), then the
+    paper's step that is wrong -- the largest composition / sensitivity / count cause of that family,
+    named by the first step its paper statement cites, with the derived and printed figures -- or,
+    without one, the printed constants missing the claim by the paper's own figures, or the noise
+    factor the claim needs."""
+    if ex.holds is not False:
+        return ""
+    for c in ex.causes:
+        if c.kind == "no-accountant":
+            return c.text
+    b = ex.breakdown
+    unit = "rho" if b.measure == "rho" else "eps"
+    claim = ex.claimed_epsilon
+    over = sorted((f for f in b.families if claim is not None and f.epsilon_alone is not None
+                   and f.epsilon_alone > claim * (1 + VERDICT_RTOL)), key=lambda f: -(f.epsilon_alone or 0.0))
+    if over:
+        fam = over[0]
+        head = f"{printable(fam.name)} alone {_fmt(fam.epsilon_alone)} > {claim:g}"
+    else:
+        fam = b.dominant_family
+        head = f"{printable(fam.name)} carries {100 * fam.share:.0f}% of the {unit}"
+    specific = sorted((c for c in ex.causes if c.kind in SPECIFIC_CAUSES), key=lambda c: -(c.factor or 0.0))
+    own = [c for c in specific if c.family == fam.name]
+    inconsistent = [c for c in ex.causes if c.kind == "inconsistent"]
+    noise = [c for c in ex.causes if c.kind in ("noise", "excess")]
+    if own or (specific and not inconsistent):
+        c = (own or specific)[0]
+        ref = short_reference(c.equation) or "the paper"
+        who = "" if c.family == fam.name else f"{printable(c.family)}: "
+        if c.kind == "composition":
+            why = f"{who}{ref} adds sensitivities, not squares ({unit} x{c.factor:.3g})"
+        else:
+            what = "sensitivity" if c.kind == "sensitivity" else c.text.split(":", 1)[0]
+            shown_d = _fmt(c.derived) if c.kind == "sensitivity" else f"{c.derived:g}"
+            why = f"{who}{ref}'s {what} {_fmt(c.printed)}, derived {shown_d} (x{c.factor:.3g})"
+    elif inconsistent:
+        why = f"the printed noise misses the claim by the paper's own figures (x{inconsistent[0].factor:.3g} on the {unit})"
+    elif noise:
+        why = f"the printed noise would need x{max(c.factor or 0.0 for c in noise):.3g}"
+    else:
+        why = ""
+    return head + (f": {why}" if why else "")
 
 
 def explain(log: MechanismLog, *, delta: float | None = None) -> Explanation:
@@ -439,5 +557,6 @@ def explain(log: MechanismLog, *, delta: float | None = None) -> Explanation:
         causes=extra + causes(log, b, holds), trivial_at=trivial_at)
 
 
-__all__ = ["Breakdown", "Cause", "Explanation", "FamilyShare", "GroupShare", "VERDICT_RTOL", "breakdown", "causes",
-           "epsilon_alone", "explain", "family_of", "least_noise"]
+__all__ = ["Breakdown", "Cause", "Explanation", "FamilyShare", "GroupShare", "SPECIFIC_CAUSES", "VERDICT_RTOL", "breakdown",
+           "paper_group_cost",
+           "causes", "epsilon_alone", "explain", "family_of", "headline", "least_noise", "short_reference"]

@@ -24,8 +24,9 @@ Semantics of a release group (what the accountants assume):
   release R x + z at multiplier ||column 1 of R|| (:attr:`ReleaseGroup.sensitivity_multiplier`).
 * ``dimension`` (optional) is the number of independent noise values in one release (for a
   symmetric d x d matrix, d(d+1)/2); the ledger check compares every draw against it.
-* ``paper`` optionally records what the paper printed (its sensitivity, its per-user count, and
-  the equation), so that a report can say *why* a printed setting misses its claim.
+* ``paper`` optionally records what the paper printed (its sensitivity, its per-user count, the
+  equation and, optionally, the rule by which its proof composes the releases), so that a report
+  can say *why* a printed setting misses its claim.
 
 A log may carry named :class:`Reading` s of an ambiguous paper (``readings``): each reading
 overrides the noise scale, sensitivity, structure or paper statement of some groups, and
@@ -305,18 +306,31 @@ class Sensitivity:
         return {"norm": self.norm, "value": self.value, "derivation": self.derivation}
 
 
+#: How a paper's proof composes the per-user releases of one group (:attr:`PaperStatement.composition`):
+#: ``squares-added``, zCDP composition (rho = sum_k Delta_k^2 / (2 sigma^2)), what the toolkit derives;
+#: ``sensitivities-added``, the releases' sensitivities summed into one Delta = sum_k Delta_k and the
+#: Gaussian variance set linearly from it (sigma^2 = Delta / rho, e.g. seed 004's Lemma 15), so that by the
+#: paper's argument the group costs rho = sum_k Delta_k / sigma^2. For Laplace noise both are basic composition.
+COMPOSITION_RULES = ("squares-added", "sensitivities-added")
+
+
 @dataclass(frozen=True)
 class PaperStatement:
     """What the paper printed for a release group, kept beside the toolkit's own derivation.
 
     ``sensitivity``: the sensitivity the paper's proof uses (e.g. H where replace-one gives 2H);
     ``per_user_count``: the number of releases per user the paper's proof uses (e.g. ln K
-    where a binary tree gives floor(log2 K) + 1); ``equation``: where it is printed.
+    where a binary tree gives floor(log2 K) + 1); ``equation``: where it is printed;
+    ``composition`` (optional, one of :data:`COMPOSITION_RULES`): how the proof composes the group's
+    releases, when it says so (absent: the paper's argument is read as zCDP composition);
+    ``composition_equation``: where that rule is printed (e.g. "Lemma 15").
     """
 
     sensitivity: float | None = None
     per_user_count: float | None = None
     equation: str = ""
+    composition: str | None = None
+    composition_equation: str = ""
 
     def __post_init__(self) -> None:
         if self.sensitivity is not None:
@@ -324,6 +338,9 @@ class PaperStatement:
         if self.per_user_count is not None:
             object.__setattr__(self, "per_user_count", check_positive("paper.per_user_count", self.per_user_count))
         check_text("paper.equation", self.equation)
+        if self.composition is not None:
+            check_choice("paper.composition", self.composition, COMPOSITION_RULES)
+        check_text("paper.composition_equation", self.composition_equation)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"equation": self.equation}
@@ -331,16 +348,22 @@ class PaperStatement:
             d["sensitivity"] = self.sensitivity
         if self.per_user_count is not None:
             d["per_user_count"] = self.per_user_count
+        if self.composition is not None:
+            d["composition"] = self.composition
+        if self.composition_equation:
+            d["composition_equation"] = self.composition_equation
         return d
 
 
 def paper_statement_from_dict(d, where: str) -> "PaperStatement":
     """The ``paper`` object of a release group (or of a reading's group), strictly parsed."""
-    p = _object(d, where, {"sensitivity", "per_user_count", "equation"})
+    p = _object(d, where, {"sensitivity", "per_user_count", "equation", "composition", "composition_equation"})
     return PaperStatement(
         None if "sensitivity" not in p else check_positive(f"{where}.sensitivity", p["sensitivity"]),
         None if "per_user_count" not in p else check_positive(f"{where}.per_user_count", p["per_user_count"]),
-        check_text(f"{where}.equation", p.get("equation", "")))
+        check_text(f"{where}.equation", p.get("equation", "")),
+        None if "composition" not in p else check_choice(f"{where}.composition", p["composition"], COMPOSITION_RULES),
+        check_text(f"{where}.composition_equation", p.get("composition_equation", "")))
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from .ledger import Ledger
 from .log import tree_depth
 from .rng import as_generators
 from .tap import current as current_tap
-from .tap import inside_primitive, note_draw
+from .tap import inside_primitive, note_draw, record_canary
 
 NOISE_KINDS = ("laplace", "gaussian", "symmetric-gaussian-matrix")
 
@@ -151,10 +151,18 @@ def add_noise(value: np.ndarray, mechanism: str, scale: float, rngs, *, ledger: 
     if value.shape[0] != len(rngs):
         raise PrivacctError(f"value must have a leading batch axis of size {len(rngs)}, got shape {value.shape}")
     tap = current_tap()
-    if tap is None or users is None or not (users[0] <= 1 <= users[1]):
+    if tap is None or users is None or (tap.plan is None and not (users[0] <= 1 <= users[1])):
         return value + draw(mechanism, rngs, value.shape[1:], scale, ledger=ledger, group=group, users=users)
     with inside_primitive():   # an audited run (privacct.tap): this primitive records its own draw over user 1
         out = value + draw(mechanism, rngs, value.shape[1:], scale, ledger=ledger, group=group, users=users)
+    if tap.plan is not None:   # a one-run audit: a canary's own report
+        canaries = _canaries_in(tap, tuple(users))
+        if users[0] == users[1] and canaries:
+            record_canary(tap, user=users[0], group=group or "?", name=f"{group} report of user {users[0]}",
+                          mechanism=mechanism, scale=scale, values=out)
+        elif canaries:
+            tap.note_unobserved(group, tuple(users), "add_noise over several users: a canary's share is unknown")
+        return out
     if tuple(users) == (1, 1):
         tap.record(group=group or "?", name=f"{group} report of user 1", mechanism=mechanism, scale=scale, values=out,
                    contribution=value)
@@ -177,6 +185,16 @@ def draw(mechanism: str, rngs, shape, scale: float, *, ledger: Ledger | None = N
             raise PrivacctError(f"symmetric-gaussian-matrix needs a square (d, d) shape, got {shape}")
         return symmetric_gaussian(rngs, shape[0], scale, ledger=ledger, group=group, users=users)
     raise PrivacctError(f"mechanism must be one of {', '.join(NOISE_KINDS)}, got {mechanism!r}")
+
+
+def _canaries_in(tap, users: tuple[int, int]) -> list[int]:
+    """The one-run canaries among users ``users[0]..users[1]`` (sorted)."""
+    import bisect
+
+    order = tap.__dict__.get("_plan_sorted")
+    if order is None:
+        order = tap.__dict__["_plan_sorted"] = sorted(tap.plan)
+    return order[bisect.bisect_left(order, users[0]):bisect.bisect_right(order, users[1])]
 
 
 def _leaf_users(leaf_users, leaves: int, first_user: int) -> tuple[tuple[int, int], ...]:
@@ -281,6 +299,15 @@ class TreeCounter:
         if tap is None:
             return
         leaf = self.node_users(t, t)
+        if tap.plan is not None:   # a one-run audit: keep each canary's addition
+            canaries = _canaries_in(tap, leaf)
+            if leaf[0] == leaf[1] and canaries:
+                self._canary_x = getattr(self, "_canary_x", {})
+                self._canary_x[leaf[0]] = np.array(x, dtype=float, copy=True)
+            elif canaries:
+                tap.note_unobserved(self.group, leaf, f"tree leaf holds users {leaf[0]}..{leaf[1]} together: a canary's "
+                                                      "share of the leaf is unknown to the counter")
+            return
         if leaf == (1, 1):
             self._user1 = np.array(x, dtype=float, copy=True)
         elif leaf[0] <= 1 <= leaf[1]:
@@ -300,6 +327,15 @@ class TreeCounter:
         with inside_primitive():
             noise = draw(self.mechanism, self.rngs, self.shape, self.scale, ledger=self.ledger, group=self.group,
                          users=users)
+        if tap.plan is not None:   # a one-run audit: a node holding exactly one canary is her release
+            canaries = _canaries_in(tap, users)
+            kept = getattr(self, "_canary_x", {})
+            if len(canaries) == 1 and canaries[0] in kept:
+                u = canaries[0]
+                record_canary(tap, user=u, group=self.group or "tree", name=f"{self.group or 'tree'} node "
+                              f"[{first_leaf}, {last_leaf}] of user {u}", mechanism=self.mechanism, scale=self.scale,
+                              values=kept[u] + noise)
+            return noise
         x1 = getattr(self, "_user1", None)
         if users[0] <= 1 <= users[1] and x1 is not None:
             tap.record(group=self.group or "tree", name=f"{self.group or 'tree'} node [1, {last_leaf}]",

@@ -231,8 +231,10 @@ def _paper_view(log: MechanismLog) -> tuple[dict[str, Any], ...]:
             if g.mechanism == "laplace":
                 row["paper_epsilon"] = _finite(_mul(count, sens / g.noise_scale))
                 row["derived_epsilon_basic"] = _finite(_mul(g.per_user_count, g.ratio))
-            else:
-                row["paper_rho"] = _finite(_mul(count, (sens / g.noise_scale) ** 2 / 2))
+            else:   # the paper's own composition rule (e.g. seed 004's Lemma 15 adds sensitivities; docs/report.md)
+                from .explain import paper_group_cost
+
+                row["paper_rho"] = _finite(paper_group_cost("rho", g, count, sens))
                 row["derived_rho"] = _finite(_mul(g.per_user_count, g.ratio ** 2 / 2))
             row["paper_equation"] = p.equation
         groups.append(row)

@@ -21,7 +21,7 @@ Rules a JSON Schema cannot express, which the parser alone enforces:
 from __future__ import annotations
 
 from .errors import MAX_COUNT
-from .log import (FACTORIZED_STRATEGIES, MAX_BLT_BUFFERS, MAX_DEPTH, MAX_DOCUMENT_CHARS, MAX_FLOAT, MAX_GROUPS, MAX_NAME_CHARS,
+from .log import (COMPOSITION_RULES, FACTORIZED_STRATEGIES, MAX_BLT_BUFFERS, MAX_DEPTH, MAX_DOCUMENT_CHARS, MAX_FLOAT, MAX_GROUPS, MAX_NAME_CHARS,
                   MAX_TEXT_CHARS, MECHANISM_NORMS, MECHANISMS, NEIGHBOURING, NORMS, PRIVACY_MODELS, SCHEMA_VERSION)
 from .log_readings import MAX_READINGS
 
@@ -112,7 +112,14 @@ def log_schema() -> dict:
             "description": _TEXT,
             "paper": {
                 "type": "object",
-                "properties": {"sensitivity": _POS, "per_user_count": _POS, "equation": _TEXT},
+                "properties": {"sensitivity": _POS, "per_user_count": _POS, "equation": _TEXT,
+                               "composition": {"enum": list(COMPOSITION_RULES),
+                                               "description": "how the paper's proof composes the group's releases: "
+                                                              "squares-added (zCDP, sum_k Delta_k^2 / (2 sigma^2)) or "
+                                                              "sensitivities-added (sum_k Delta_k with the Gaussian variance "
+                                                              "linear in it, sigma^2 = Delta / rho: the paper's cost is "
+                                                              "sum_k Delta_k / sigma^2); optional"},
+                               "composition_equation": {**_TEXT, "description": "where the paper prints that rule"}},
                 "additionalProperties": False,
             },
         },

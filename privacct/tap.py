@@ -71,11 +71,34 @@ class Unobserved:
     reason: str
 
 
+@dataclass(frozen=True, eq=False)
+class CanaryRecord:
+    """One-run audits (docs/auditing.md#one-run-audits): a release that holds exactly one canary user ``user``
+    among the planted ones, minus the exact contribution of the non-canary users in it (known to the auditor,
+    whose run it is): ``values`` (B, m) = the canary's contribution + the release's noise; ``mean_a`` /
+    ``mean_b`` (B, m): its contribution had its bit been A / B (given the same history)."""
+
+    user: int
+    group: str
+    name: str
+    mechanism: str
+    scale: float
+    values: np.ndarray
+    mean_a: np.ndarray
+    mean_b: np.ndarray
+
+
 @dataclass
 class AuditTap:
-    """The records of one audited run (module docstring). Not thread-shared: one per run."""
+    """The records of one audited run (module docstring). Not thread-shared: one per run.
 
+    ``plan``: the canary users of a one-run audit (None: the classic pair, user 1 alone)."""
+
+    plan: frozenset[int] | None = None
     records: list[TapRecord] = field(default_factory=list)
+    #: one-run audits: (user, group) -> (contribution under bit A, under bit B), reported by the learner
+    counterfactual: dict[tuple[int, str], tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    canary_records: list[CanaryRecord] = field(default_factory=list)
     unobserved: list[Unobserved] = field(default_factory=list)
     #: user k (>= 2) -> the actions prescribed to her, (B, ...) (:func:`prescribed`): the black-box JDP output M_{-1}
     actions: dict[int, np.ndarray] = field(default_factory=dict)
@@ -143,6 +166,35 @@ def inside_primitive() -> Iterator[None]:
         _INSIDE.reset(token)
 
 
+def canary_contribution(user: int, group: str, *, a, b) -> None:
+    """One-run audits: the contribution (B, ...) of canary user ``user`` to release group ``group`` had her bit
+    been A and had it been B, under the same history (the learner plays her response function both ways; a
+    no-op outside a one-run audit or for a user who is not a canary). Call it before her data enter a primitive."""
+    tap = _CURRENT.get()
+    if tap is None or tap.plan is None or int(user) not in tap.plan:
+        return
+    tap.counterfactual[(int(user), str(group))] = (np.array(a, dtype=float, copy=True), np.array(b, dtype=float, copy=True))
+
+
+def record_canary(tap: AuditTap, *, user: int, group: str, name: str, mechanism: str, scale: float, values) -> None:
+    """A primitive's record of a release holding exactly one canary ``user`` (values: her contribution + noise)."""
+    pair = tap.counterfactual.get((int(user), group))
+    if pair is None:
+        tap.note_unobserved(group, (user, user), "one-run canary whose contribution under each bit the learner did not "
+                                                 "report (privacct.tap.canary_contribution)")
+        return
+    a, b = pair
+    if mechanism == "symmetric-gaussian-matrix":
+        from .mechanisms import upper_triangle
+
+        values, a, b = upper_triangle(np.asarray(values)), upper_triangle(a), upper_triangle(b)
+    B = np.asarray(values).shape[0]
+    flat = lambda v: np.broadcast_to(np.asarray(v, dtype=float).reshape(np.asarray(v).shape[0], -1),  # noqa: E731
+                                     (B, int(np.prod(np.asarray(values).shape[1:])))).copy()
+    tap.canary_records.append(CanaryRecord(int(user), group, name, OBSERVED_AS[mechanism], float(scale), flat(values),
+                                           flat(a), flat(b)))
+
+
 def prescribed(user: int, actions) -> None:
     """Report the actions the learner prescribes to user ``user`` (B, ...): what the other users see of the run
     under JDP (user 1's own actions are never part of it). A no-op outside an audited run; in one, the audit's
@@ -156,10 +208,17 @@ def prescribed(user: int, actions) -> None:
 def note_draw(group: str | None, users: tuple[int, int] | None, mechanism: str) -> None:
     """Called by every low-level draw: a draw over user 1 outside a tapping primitive is noted unobserved."""
     tap = _CURRENT.get()
-    if tap is None or _INSIDE.get() or users is None or not (users[0] <= 1 <= users[1]):
+    if tap is None or _INSIDE.get() or users is None:
+        return
+    if tap.plan is not None:
+        if any(users[0] <= u <= users[1] for u in tap.plan):
+            tap.note_unobserved(group, users, f"{mechanism} noise drawn over canary users without their share of the value")
+        return
+    if not (users[0] <= 1 <= users[1]):
         return
     tap.note_unobserved(group, users, f"{mechanism} noise drawn without user 1's share of the value it noises "
                                       "(privacct cannot tell user 1's contribution apart)")
 
 
-__all__ = ["AuditTap", "OBSERVED_AS", "TapRecord", "Unobserved", "current", "inside_primitive", "note_draw", "prescribed", "tapping"]
+__all__ = ["AuditTap", "CanaryRecord", "OBSERVED_AS", "TapRecord", "Unobserved", "canary_contribution", "current",
+           "inside_primitive", "note_draw", "prescribed", "record_canary", "tapping"]

@@ -44,7 +44,7 @@ from privacct.errors import PrivacctError
 from privacct.ledger import Ledger
 from privacct.log import MechanismLog
 
-from privacct.tap import prescribed
+from privacct.tap import canary_contribution, prescribed
 
 from ..base import AuditHook, noise_generators, stream_generators
 from . import canary as CAN
@@ -191,7 +191,16 @@ def run_design(des: Design, log: MechanismLog | None, seeds: list[np.random.Seed
                 out["q"] = (X2, Y * Y)
             return out
         # ---- roll out -------------------------------------------------------------------------
-        if audit is not None and k == 1:
+        role = None if audit is None else audit.role(k)
+        if role is not None and audit.plan is not None:
+            # a one-run audit's canary: her statistics under both bits given the same history (privacct.tap)
+            trajs = {w: _canary_episode(env, w, des.mechanism == "tree", shared_start, prescribe, B) for w in CAN.CANARIES}
+            both = {w: statistics(trajs[w]) for w in trajs}
+            for g in groups:
+                canary_contribution(k, g.name, a=_primitive_value(g, both["A"], mechs),
+                                    b=_primitive_value(g, both["B"], mechs))
+            traj = trajs[role]
+        elif audit is not None and k == 1:
             traj = _canary_episode(env, audit.canary, des.mechanism == "tree", shared_start, prescribe, B)
         elif audit is not None and audit.fixed_users:
             traj = _respond_rollout(env, "A", env.initial_state, prescribe, B)
@@ -270,6 +279,17 @@ class _Weights:
         if not np.all(np.isfinite(s2)):
             raise PrivacctError("non-finite variance weight sigma_bar (broadcast not finite)")
         return np.sqrt(s2)
+
+
+def _primitive_value(g, stats: dict, mechs: dict) -> np.ndarray:
+    """One user's value of group ``g`` as the aggregators hand it to the noise primitive (:mod:`.aggregators`):
+    the upper triangle of x x^T for a Laplace Gram group, the matrix x x^T for a Gaussian one, x y for a target."""
+    X, Y = stats[g.family]
+    x, y = X[:, g.h], Y[:, g.h]
+    if g.kind == "gram":
+        xx = np.einsum("bi,bj->bij", x, x)
+        return upper(xx) if mechs.get(g.name) == "laplace" else xx
+    return x * y[:, None]
 
 
 def _canary_episode(env, canary: str, central: bool, shared_start: bool, prescribe, B: int):

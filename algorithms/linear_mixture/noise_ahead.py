@@ -22,6 +22,7 @@ import numpy as np
 from privacct.ledger import Ledger
 from privacct.mechanisms import _triangle
 from privacct.tap import current as current_tap
+from privacct.tap import record_canary
 
 GAUSSIAN_KINDS = ("gaussian", "symmetric-gaussian-matrix")
 
@@ -91,7 +92,11 @@ def gaussian_message(value: np.ndarray, kind: str, scale: float, ahead: NoiseAhe
         out = value + (ahead.take(k, int(np.prod(shape))) * scale).reshape((B,) + shape)
         mechanism = "gaussian"
     tap = current_tap()
-    if tap is not None and k == 1:   # an audited run: user 1's message, as privacct.mechanisms.add_noise records it
+    if tap is not None and tap.plan is not None:   # a one-run audit: a canary's message, as add_noise records it
+        if k in tap.plan:
+            record_canary(tap, user=k, group=group, name=f"{group} report of user {k}", mechanism=mechanism, scale=scale,
+                          values=out)
+    elif tap is not None and k == 1:   # an audited run: user 1's message, as privacct.mechanisms.add_noise records it
         tap.record(group=group, name=f"{group} report of user 1", mechanism=mechanism, scale=scale, values=out,
                    contribution=value)
     return out

@@ -125,6 +125,9 @@ def _spec(name: str, alg_no: int, baseline: str) -> LearnerSpec:
         build_log=partial(build_log, algorithm=name),
         run_batch=partial(run, algorithm=name),
         neighbours=neighbours,
+        mutants=(("bonus-on-exact-counts", "PLANTED: the bonus's sqrt(1 / N) term reads the exact visit counts, not the "
+                                           "released ones (the log, the ledger and the released counts are unchanged; "
+                                           "only the actions leak)"),),
         # Seed 002, Sec. 6 / Fig. 2: RiverSwim, H = 20, K = 2e4, pure eps in {0.5, 1}, JDP and LDP,
         # with the tuned (non-privacy) constants of the reproduction.
         test_settings=(("episodes", 4), ("horizon", 3), ("delta", 0.0)),

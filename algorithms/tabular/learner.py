@@ -52,7 +52,7 @@ import numpy as np
 
 from privacct.errors import PrivacctError, check_count, check_delta, check_positive
 from privacct.ledger import Ledger
-from privacct.tap import prescribed
+from privacct.tap import canary_contribution, prescribed
 
 from ..base import (CALIBRATIONS, PRIVACY_CHOICES, AuditHook, RunConfig, RunResult,
                     noise_generators, stream_generators)
@@ -60,7 +60,7 @@ from ..envs import make_env
 from ..envs.tabular import TabularMDP
 from .canary import jdp_rollout, ldp_trajectory
 from .planning import evaluate_po, log_terms, mirror_step, optimistic_model, plan_vi
-from .privatizers import Privatizer, build_tabular_log, e_terms
+from .privatizers import GROUP, Privatizer, build_tabular_log, e_terms
 from .stats import episode_stats, family_dims, split
 
 KNOWN_OPTIONS = ("e_scale", "confidence_delta", "eta", "pool_over_h", "counter")
@@ -174,8 +174,10 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
             n = min(_CHUNK, K - k + 1)
             env_u = np.stack([r.random((n, H)) for r in env_rngs])
             agent_u = np.stack([r.random((n, H)) for r in agent_rngs]) if kind == "po" else None
+        leak = priv.exact if (audit is not None and audit.mutant == "bonus-on-exact-counts") else None
         base, P = optimistic_model(*split(released, H, S, A, pooled), E1=E1, E2=E2,
-                                   H=H, S=S, A=A, Lc=Lc, Lp=Lp, bonus_scale=float(config.bonus_scale), kind=kind)
+                                   H=H, S=S, A=A, Lc=Lc, Lp=Lp, bonus_scale=float(config.bonus_scale), kind=kind,
+                                   bonus_counts=None if leak is None else split(leak, H, S, A, pooled)[0])
         if kind == "vi":
             policy = plan_vi(base, P)
             r_pi, P_pi = mdp.policy_kernel(policy)
@@ -193,9 +195,13 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
 
             def prescribe(h, s, cdf_pi=cdf_pi, j=j, agent_u=agent_u):
                 return (agent_u[:, j, h, None] < cdf_pi[rows, h, s]).argmax(axis=1)
-        if audit is not None and (k == 1 or audit.fixed_users):
-            # audited run: user 1 is the canary, users 2..K (fixed users) canary A's response function
-            if k == 1:
+        role = None if audit is None else audit.role(k)
+        if role is not None:
+            # audited run: user 1 is the canary, users 2..K (fixed users) canary A's response function; a one-run
+            # audit's canary users play their bits and report their statistics under both (privacct.tap)
+            if audit.plan is not None:
+                states, acts, costs = _one_run_canary(mdp, k, role, central, prescribe, B, pooled)
+            elif k == 1:
                 states, acts, costs = _canary_episode(mdp, audit.canary, central, prescribe, B)
             else:
                 states, acts, costs = jdp_rollout(mdp, "A", prescribe, B)
@@ -228,6 +234,15 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
         info["eta"] = eta
     # no observation code: an audit derives it from what privacct's primitives recorded (privacct.tap)
     return RunResult(config=config, regret=regret, log=log, ledger=ledger, info=info)
+
+
+def _one_run_canary(mdp: TabularMDP, user: int, bit: str, central: bool, prescribe, B: int, pooled: bool):
+    """A one-run audit's canary ``user`` (docs/auditing.md#one-run-audits): her trajectory as canary ``bit``, after
+    reporting her statistic under both bits given the same history (:func:`privacct.tap.canary_contribution`)."""
+    both = {w: _canary_episode(mdp, w, central, prescribe, B) for w in ("A", "B")}
+    stats = {w: episode_stats(*both[w], mdp.n_states, mdp.n_actions, pooled) for w in both}
+    canary_contribution(user, GROUP, a=stats["A"], b=stats["B"])
+    return both[bit]
 
 
 def _canary_episode(mdp: TabularMDP, canary: str, central: bool, prescribe, B: int):

@@ -35,15 +35,20 @@ def log_terms(S: int, A: int, H: int, K: int, delta: float) -> tuple[float, floa
 
 
 def optimistic_model(N: np.ndarray, C: np.ndarray, Ntr: np.ndarray, *, E1: float, E2: float, H: int, S: int,
-                     A: int, Lc: float, Lp: float, bonus_scale: float, kind: str) -> tuple[np.ndarray, np.ndarray]:
+                     A: int, Lc: float, Lp: float, bonus_scale: float, kind: str,
+                     bonus_counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(base, P~): ``base = c~ - beta`` (B, H, S, A) and P~ (B, H, S*A, S).
 
     ``N``, ``C``: (B, H*S*A) released sums; ``Ntr``: (B, H*S*A*S); ``kind`` "vi" or "po".
+    ``bonus_counts``: the counts the bonus beta reads (default ``N``); only the planted mutant
+    ``bonus-on-exact-counts`` passes the EXACT counts (a policy leak no log, ledger or released statistic shows).
     """
     B = N.shape[0]
     n = np.maximum(1.0, N + E1)
     inv = 1.0 / n
     root = np.sqrt(inv)
+    if bonus_counts is not None:
+        root = np.sqrt(1.0 / np.maximum(1.0, bonus_counts + E1))
     c = C * inv
     if kind == "vi":
         beta = (1.0 + H) * Lc * root + (3.0 * E1 + H * (S * E2 + 2.0 * E1)) * inv

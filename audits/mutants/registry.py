@@ -130,7 +130,24 @@ def _learner_mutants() -> list[LearnerMutant]:
             for a in planted_noise_bugs()]
 
 
+def _policy_leaks() -> list[LearnerMutant]:
+    from ..suite import policy_leaks
+
+    return [LearnerMutant(a.mutant, f"{a.algorithm} ({a.privacy}): "
+                          + dict(_learner_spec(a.algorithm).mutants)[a.mutant].removeprefix("PLANTED: "),
+                          a, reference="policy leak (issue 20): privacct.audits.suite.policy_leaks; caught by an audit of the "
+                                       "actions alone")
+            for a in policy_leaks()]
+
+
+def _learner_spec(name: str):
+    from privacct.algorithms.registry import get_learner
+
+    return get_learner(name)
+
+
 MUTANTS.update({m.name: m for m in _learner_mutants()})
+MUTANTS.update({m.name: m for m in _policy_leaks()})
 
 CONTROLS: dict[str, Mutant] = {m.name: m for m in [
     Mutant("correct-tree-counter", "correct binary-tree counter", _tree(None)),

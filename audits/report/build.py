@@ -3,14 +3,22 @@ as Markdown, HTML and terminal text (docs/report.md). Every sentence here is ass
 numbers (the accounting, the breakdown and causes of :func:`privacct.explain.explain`, the readings,
 the provenance of the setting, the regret column); nothing is written per paper.
 
+The document opens with the **summary**: one row per paper claim (seed and first author, learner,
+privacy model, (eps, delta) with each number marked printed or chosen, the accounted eps under the
+reading the paper's own proof supports with the range over every reading, the verdict in words that
+keep "holds (repaired)" and "holds trivially" apart, and the one-line computed cause,
+:attr:`.rows.ReportRow.summary_cause`), short enough not to wrap at 1400 px; audits, tight noise and
+regret follow in their own table, the causes, then one section per row with the details.
+
 Wording: a setting's (eps, delta) is "claimed" only when the paper prints both
-(:attr:`privacct.algorithms.settings.PaperSetting.claim_printed`); otherwise it is "the toolkit's
-setting" and the provenance table says why it was chosen.
+(:attr:`privacct.algorithms.settings.PaperSetting.claim_printed`); otherwise each number says
+whether it is printed or the toolkit's choice, and the provenance table says why it was chosen.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from .document import Bullets, Code, Document, Figure, Paragraph, Section, Table, text
@@ -33,9 +41,15 @@ GENERAL_ASSUMPTIONS = (
 )
 
 SUMMARY = "Summary"
+MEASURES = "Audits, tight noise and regret"
 CAUSES = "Why a claim fails"
 FIGURES = "Figures"
 ASSUMPTIONS = "Assumptions the toolkit made where a paper is silent"
+
+#: One word per provenance kind of eps and delta in the summary (privacct.algorithms.settings).
+PROVENANCE_WORDS = {"printed": "printed", "choice": "chosen", "derived": "derived"}
+#: The binary tree's name in plain words; other counters go by their strategy name (docs/counters.md).
+COUNTER_NAMES = {"tree": "binary tree"}
 
 
 def _g(x: float | None, spec: str = ".4g") -> str:
@@ -47,13 +61,59 @@ def claim_word(setting) -> str:
     return "claimed" if setting.claim_printed else "the toolkit's setting"
 
 
+def provenance_word(setting, name: str) -> str:
+    """"printed", "chosen" or "derived" for ``epsilon`` or ``delta`` of a setting."""
+    return PROVENANCE_WORDS[setting.provenance_of(name).kind]
+
+
+def claim_cell(setting) -> str:
+    """The (eps, delta) of a setting, each number with its provenance: "(1 chosen, 0.1 printed)"."""
+    return (f"({setting.epsilon:g} {provenance_word(setting, 'epsilon')}, "
+            f"{setting.delta:g} {provenance_word(setting, 'delta')})")
+
+
+def claim_phrase(setting) -> str:
+    """The claim in a sentence, each number with its provenance label."""
+    if setting.claim_printed:
+        return f"the claimed eps {setting.epsilon:g} at delta {setting.delta:g} (both printed)"
+    return (f"eps {setting.epsilon:g} ({setting.provenance_of('epsilon').label}) at delta {setting.delta:g} "
+            f"({setting.provenance_of('delta').label})")
+
+
+def counter_name(counter: str) -> str:
+    return COUNTER_NAMES.get(counter, f"{counter} counter")
+
+
+def counter_swap(row) -> str:
+    """In plain words, the counter the tight calibration put in place of the printed one ("" when it kept it)."""
+    tight, printed = row.tight_counter, getattr(row, "paper_counter", None)
+    if not tight or tight == printed:
+        return ""
+    if not printed:
+        return f"tight uses a {counter_name(tight)}"
+    return f"{counter_name(printed)} swapped for {counter_name(tight)}"
+
+
 def _ratios(row) -> str:
+    """The tight noise over the printed noise (a range over groups), and the counter swapped in, if any."""
     v = [x for _, x in row.noise_ratio]
     if not v:
         return "n/a"
     lo, hi = min(v), max(v)
-    counter = f" ({row.tight_counter} counter)" if row.tight_counter else ""   # the strategy tight chose
-    return (f"{lo:.3g}" if math.isclose(lo, hi, rel_tol=1e-6) else f"{lo:.3g}-{hi:.3g}") + counter
+    swap = counter_swap(row)
+    return (f"{lo:.3g}" if math.isclose(lo, hi, rel_tol=1e-6) else f"{lo:.3g}-{hi:.3g}") + (f" ({swap})" if swap else "")
+
+
+def paper_cell(row) -> str:
+    """Seed and first author: "004 Ngo" (the full reference is in the summary's list of papers)."""
+    m = re.match(r"\s*([A-Z][\w'-]+)", row.paper)
+    return row.seed if m is None else f"{row.seed} {m.group(1)}"
+
+
+def paper_reference(paper: str) -> str:
+    """A learner's paper reference without the toolkit's seed tag and the learner's own algorithm number."""
+    ref = re.sub(r"\s*[\[(]seed \d+[\])]", "", paper).strip()
+    return re.sub(r",\s*(?:Alg\.|Algorithm)\s.*$", "", ref).strip()
 
 
 def _value(setting, name: str, row) -> str:
@@ -71,14 +131,48 @@ def _value(setting, name: str, row) -> str:
     return f"bonus_scale {setting.bonus_scale:g}" + (f"; {opts}" if opts else "")
 
 
+def _rel(ex) -> str:
+    return ">" if ex.holds is False else "<="
+
+
+def reading_phrase(row) -> str:
+    """Which accounting the row leads with, in words ("" for a log without readings)."""
+    lead = row.lead
+    if lead.reading is None:
+        return ""
+    if lead.supported_by:
+        return f"under reading {lead.reading}, the one the paper's own proof supports"
+    return "as declared (the paper's own proof supports none of the readings)"
+
+
+def others_phrase(row) -> str:
+    """The other readings beside the lead one: the declared log first, then every reading's verdict."""
+    summ = row.report.readings
+    if summ is None:
+        return ""
+    lead = row.lead
+    parts = []
+    for r in summ.results:
+        if r.name == lead.reading:
+            continue
+        what = " (the log as declared: the noise the learner runs)" if r.declared else ""
+        parts.append(f"reading {r.name}{what}: {_g(r.explanation.accounted_epsilon)}")
+    lo, hi = row.readings_range or (None, None)
+    every = summ.verdict_in_every_reading
+    tail = (f"{every} in every reading" if every != "depends on the reading" else "the verdict depends on the reading")
+    return "; ".join(parts + [f"{tail} ({_g(lo)}-{_g(hi)})"])
+
+
 # --------------------------------------------------------------------------- row parts
 def verdict_text(row) -> tuple:
-    s, rep = row.setting, row.report
-    word = claim_word(s)
-    acc = rep.tightest_epsilon
-    rel = ">" if rep.holds is False else "<="
-    parts = [("bold", row.verdict), f": accounted {_g(acc)} {rel} {word} eps {s.epsilon:g} at delta {s.delta:g} "
-             f"(printed constants, K = {s.episodes}, {rep.tightest or 'no accountant'})"]
+    s, lead = row.setting, row.lead
+    ex = lead.explanation
+    parts = [("bold", row.summary_verdict), f": accounted {_g(ex.accounted_epsilon)} {_rel(ex)} {claim_phrase(s)} "
+             f"(printed constants, K = {s.episodes}, {ex.tightest or 'no accountant'})"]
+    if reading_phrase(row):
+        parts.append(f" {reading_phrase(row)}")
+    if others_phrase(row):
+        parts.append(f"; beside it, {others_phrase(row)}")
     for note in row.verdict_notes:
         parts.append(f"; {note}")
     return text(*parts)
@@ -90,10 +184,11 @@ def provenance_table(row) -> Table:
     for name, p in s.provenance:
         out.append((text(name), text(_value(s, name, row)), text(("bold", p.label)), text(p.note)))
     return Table(("setting", "value", "provenance", "where from / why"), tuple(out),
-                 caption=f"{row.title}: provenance of every number ((eps, delta) is {claim_word(s)})")
+                 caption=f"{row.title}: provenance of every number; (eps, delta) = {claim_cell(s)}"
+                         f"{', the claim the paper prints' if s.claim_printed else ''}")
 
 
-def breakdown_table(ex) -> Table:
+def breakdown_table(ex, which: str = "") -> Table:
     b = ex.breakdown
     rows = []
     for f in sorted(b.families, key=lambda f: -f.cost):
@@ -102,15 +197,34 @@ def breakdown_table(ex) -> Table:
                      text("n/a" if f.epsilon_alone is None else f"{f.epsilon_alone:.4g} ({f.accountant_alone})")))
     unit = "zCDP rho" if b.measure == "rho" else "pure eps (basic composition)"
     budget = "" if b.budget is None else f"; the claim allows {b.measure} {b.budget:.4g}"
-    return Table(("release family", "releases per user", b.measure, "share", f"{b.measure} as printed", "eps alone"),
-                 tuple(rows), caption=f"budget breakdown in {unit} at delta {b.delta:g}{budget}; dominant: "
-                                      f"{b.dominant_family.label}")
+    return Table(("release family", "releases per user", b.measure, "share", f"{b.measure} by the paper's argument",
+                  "eps alone"), tuple(rows),
+                 caption=f"budget breakdown{which} in {unit} at delta {b.delta:g}{budget}; dominant: "
+                         f"{b.dominant_family.label}")
+
+
+def _which(row, name: str | None, declared: bool) -> str:
+    if name is None:
+        return ""
+    return f" under reading {name}" + (" (the log as declared)" if declared else "")
+
+
+def robust_text(row) -> tuple | None:
+    """The families whose releases alone exceed the claim in every reading, or None."""
+    fams = row.robust_families
+    if not fams:
+        return None
+    n = len(row.report.readings.results) if row.report.readings is not None else 1
+    where = f"in every reading ({n})" if n > 1 else "as declared"
+    names = "; ".join(f"{name} alone accounts to eps >= {e:.4g}" for name, e in fams)
+    return text(("bold", "Robust cause"), f" {where}: {names} > eps {row.setting.epsilon:g}.")
 
 
 def readings_blocks(row) -> list:
     summ = row.report.readings
     if summ is None:
         return []
+    lead = row.lead
     out = []
     for r in summ.results:
         ex = r.explanation
@@ -130,9 +244,13 @@ def readings_blocks(row) -> list:
     items.append(text("Verdict in every reading: ", ("bold", summ.verdict_in_every_reading),
                       f" ({len(summ.results)} readings)."))
     for r in summ.results:
-        if not r.declared and r.explanation.causes:
-            items.append((text(f"Causes under reading {r.name}:"), Bullets(tuple(text(c.text) for c in r.explanation.causes))))
+        if r.name != lead.reading and r.explanation.causes:
+            what = " (the log as declared)" if r.declared else ""
+            items.append((text(f"Causes under reading {r.name}{what}:"), Bullets(tuple(text(c.text) for c in r.explanation.causes))))
     blocks.append(Bullets(tuple(items)))
+    if not lead.declared:           # the log that runs: its breakdown beside the lead one
+        declared = next(r for r in summ.results if r.declared)
+        blocks.append(breakdown_table(declared.explanation, _which(row, declared.name, True)))
     return blocks
 
 
@@ -157,24 +275,42 @@ def audit_text(row) -> tuple:
                 ("bold", a["verdict"]), "" if a["has_power"] else " (no power to certify a violation at this size)", ".")
 
 
+def tight_text(row) -> tuple:
+    ex = row.report.explanation
+    v = [x for _, x in row.noise_ratio]
+    ratio = "n/a" if not v else (f"{min(v):.3g}" if math.isclose(min(v), max(v), rel_tol=1e-6) else f"{min(v):.3g}-{max(v):.3g}")
+    swap = ""
+    if counter_swap(row):
+        printed = getattr(row, "paper_counter", None)
+        swap = (f"the tight calibration swaps the paper's {counter_name(printed)} for the {counter_name(row.tight_counter)} "
+                f"(docs/counters.md), and its noise is " if printed else
+                f"the tight calibration uses a {counter_name(row.tight_counter)} (docs/counters.md), and its noise is ")
+    return text(f"Over-noising factor (printed noise / least noise meeting the claim, {ex.over_noising_accountant}"
+                f"{', the log as declared' if row.report.readings is not None else ''}): {_g(ex.over_noising_factor)}; "
+                + (swap or "the tight calibration's noise is ") + f"{ratio} x the printed noise (per group) and accounts to "
+                f"{_g(row.tight_accounted_epsilon)}.")
+
+
 def row_section(row) -> Section:
     rep = row.report
-    ex = rep.explanation
+    lead = row.lead
+    ex = lead.explanation
     blocks: list = [Paragraph(verdict_text(row)), Paragraph(text(("em", row.paper)))]
     blocks.append(provenance_table(row))
     if row.setting.repairs:
         blocks.append(Bullets(tuple(text(("bold", "repair: " + r.name), " -- ", r.why) for r in row.setting.repairs)))
-    blocks.append(breakdown_table(ex))
-    if rep.causes:
-        blocks.append(Paragraph(text(("bold", "Causes"), f" (computed from the breakdown and the paper statements; accounted "
-                                     f"{_g(rep.tightest_epsilon)} > {claim_word(row.setting)} eps {row.setting.epsilon:g}):")))
-        blocks.append(Bullets(tuple(text(c) for c in rep.causes)))
-    if ex.over_noising_factor is not None:
-        blocks.append(Paragraph(text(f"Over-noising factor (printed noise / least noise meeting the claim, "
-                                     f"{ex.over_noising_accountant}): {ex.over_noising_factor:.4g}; the tight calibration's "
-                                     f"noise is {_ratios(row)} x the printed noise (per group) and accounts to "
-                                     f"{_g(row.tight_accounted_epsilon)}.")))
+    blocks.append(breakdown_table(ex, _which(row, lead.reading, lead.declared)))
+    if ex.causes:
+        blocks.append(Paragraph(text(("bold", "Causes"), f"{_which(row, lead.reading, lead.declared)} (computed from the "
+                                     f"breakdown and the paper statements; accounted {_g(ex.accounted_epsilon)} > eps "
+                                     f"{row.setting.epsilon:g}):")))
+        blocks.append(Bullets(tuple(text(c.text) for c in ex.causes)))
+    robust = robust_text(row)
+    if robust is not None and row.fails:
+        blocks.append(Paragraph(robust))
     blocks += readings_blocks(row)
+    if rep.explanation.over_noising_factor is not None:
+        blocks.append(Paragraph(tight_text(row)))
     blocks.append(regret_table(row))
     blocks.append(Paragraph(text(("bold", "Learning."), " " + row.regret.statement[0].upper() + row.regret.statement[1:] + ".")))
     blocks.append(Paragraph(audit_text(row)))
@@ -183,41 +319,116 @@ def row_section(row) -> Section:
     return Section(row.title, tuple(blocks), level=2)
 
 
-# --------------------------------------------------------------------------- document
-SUMMARY_HEADER = ("algorithm", "model", "(eps, delta)", "accounted eps (printed constants, setting's K)", "verdict",
-                  "audit LB <= accounted (same audit configuration)", "audit", "tight / printed noise",
-                  "regret at K: printed / tight / non-private / uniform", "learns?")
+# --------------------------------------------------------------------------- summary
+SUMMARY_HEADER = ("paper", "algorithm, model", "(eps, delta)", "accounted eps [readings]", "verdict", "computed cause")
+SUMMARY_COLUMNS = ("paper", "algorithm", "claim", "num", "verdict", "cause")
+
+
+def ordered(rows) -> list:
+    """The rows by paper (seed), learner, privacy model and eps: the summary's order and the sections'."""
+    return sorted(rows, key=lambda r: (r.seed, r.algorithm, r.setting.privacy, r.setting.epsilon, r.setting.delta))
+
+
+def accounted_cell(row) -> tuple:
+    ex = row.lead.explanation
+    rng = row.readings_range
+    tail = "" if rng is None or math.isclose(rng[0], rng[1], rel_tol=1e-9) else f" [{rng[0]:.3g}-{rng[1]:.3g}]"
+    return text(("bold", _g(ex.accounted_epsilon)), tail)
 
 
 def summary_row(row) -> tuple:
-    s, c, a = row.setting, row.regret, row.audit
-    learns = "yes" if c.learns(c.paper) else "no"
-    kinds = f"eps {s.provenance_of('epsilon').label}, delta {s.provenance_of('delta').label}"
-    return (text(row.algorithm), text(s.privacy.upper()), text(f"({s.epsilon:g}, {s.delta:g}) {claim_word(s)} ({kinds})"),
-            text(("bold", _g(row.report.tightest_epsilon)), f" ({row.report.tightest})"),
-            text(row.verdict, *(f"; {n}" for n in row.verdict_notes)),
+    verdict = row.summary_verdict
+    return (text(paper_cell(row)), text(f"{row.algorithm} {row.setting.privacy.upper()}"), text(claim_cell(row.setting)),
+            accounted_cell(row), text(("bold", verdict) if row.fails else verdict), text(row.summary_cause))
+
+
+def summary_table(rows) -> Table:
+    rows = ordered(rows)
+    return Table(SUMMARY_HEADER, tuple(summary_row(r) for r in rows), css_class="summary", column_classes=SUMMARY_COLUMNS,
+                 row_classes=tuple("fails" if r.fails else "holds" for r in rows))
+
+
+def summary_legend(rows) -> Bullets:
+    papers: dict[str, set[str]] = {}
+    learners: dict[str, list[str]] = {}
+    for r in ordered(rows):
+        papers.setdefault(r.seed, set()).add(paper_reference(r.paper))
+        if r.algorithm not in learners.setdefault(r.seed, []):
+            learners[r.seed].append(r.algorithm)
+    refs = tuple(text(("bold", seed), ": ", max(papers[seed], key=len), f" ({', '.join(learners[seed])})")
+                 for seed in sorted(papers))
+    return Bullets((
+        (text(("bold", "paper"), ": the seed number and first author of each paper:"), Bullets(refs)),
+        text(("bold", "(eps, delta)"), ": each number is followed by its provenance: ", ("em", "printed"), " (the paper "
+             "prints it; the row's provenance table gives the section) or ", ("em", "chosen"), " (the toolkit's choice, where "
+             "the paper claims every value or prints none; the table says why). Only where both are printed is it the "
+             "paper's own claim."),
+        text(("bold", "accounted eps"), ": the tightest accountant's eps of the printed constants at the setting's K, under "
+             "the reading the paper's own proof supports where a printed setting is ambiguous; in brackets, the range over "
+             "every reading (each row's section shows them all)."),
+        text(("bold", "verdict"), ": ", ("em", "holds (repaired)"), " -- holds for the algorithm with the repair its "
+             "section names (a lower clip the printed algorithm lacks), not as printed; ", ("em", "holds trivially"),
+             " -- eps = 0 at the claimed delta: delta alone covers one user's two output distributions, so the claim "
+             "says almost nothing; ", ("em", "FAILS"), " -- the accountant, the audit or both refute it."),
+        text(("bold", "computed cause"), ": computed from the budget breakdown and the paper statements of the row's "
+             "log (privacct.explain): the release family whose releases alone exceed the claim, and the paper's own step "
+             "that is wrong, named by the lemma or equation that prints it, with the derived and printed figures; for a "
+             "claim that holds, the room the printed noise leaves."),
+    ))
+
+
+MEASURES_HEADER = ("paper", "algorithm", "model", "audit LB <= accounted (same audit config.)", "audit",
+                   "tight / printed noise", "regret at K: printed / tight / non-private / uniform", "learns?")
+
+
+def measures_row(row) -> tuple:
+    c, a = row.regret, row.audit
+    return (text(row.seed), text(row.algorithm), text(f"{row.setting.privacy.upper()} eps {row.setting.epsilon:g}"),
             text(f"{a['epsilon_lower_bound']:.3g} <= {a['accounted_epsilon']:.3g} (K={a['episodes']}, H={a['horizon']})"),
             text(a["verdict"]), text(_ratios(row)),
             text(f"K={c.episodes}: {c.paper.mean:.4g} / {c.tight.mean:.4g} / {c.nonprivate.mean:.4g} / {c.uniform:.4g}"),
-            text(learns))
+            text("yes" if c.learns(c.paper) else "no"))
 
 
-TERMINAL_HEADER = ("algorithm", "model", "(eps, delta)", "accounted eps", "verdict", "audit LB <= acc.", "audit",
-                   "tight/printed", "learns?")
+TERMINAL_HEADER = ("seed", "algorithm", "model", "(eps, delta) eps/delta", "accounted eps", "[readings]", "verdict",
+                   "audit LB <= acc.", "audit", "tight/printed")
 
 
 def terminal_table(rows) -> Table:
-    """The summary for a terminal: the same numbers as :data:`SUMMARY_HEADER`'s table, fewer words
-    (the notes of each verdict are in the documents)."""
+    """The summary for a terminal: the numbers of the summary and the audit, fewer words (the causes
+    and the notes of each verdict are in the documents)."""
     out = []
-    for row in rows:
-        s, c, a = row.setting, row.regret, row.audit
-        note = " *" if row.verdict_notes else ""
-        out.append((text(row.algorithm), text(s.privacy.upper()), text(f"({s.epsilon:g}, {s.delta:g})"),
-                    text(_g(row.report.tightest_epsilon)), text(row.verdict + note),
+    for row in ordered(rows):
+        s, a = row.setting, row.audit
+        rng = row.readings_range
+        out.append((text(row.seed), text(row.algorithm), text(s.privacy.upper()),
+                    text(f"({s.epsilon:g}, {s.delta:g}) {provenance_word(s, 'epsilon')}/{provenance_word(s, 'delta')}"),
+                    text(_g(row.lead.explanation.accounted_epsilon)),
+                    text("" if rng is None else f"[{rng[0]:.4g}-{rng[1]:.4g}]"), text(row.summary_verdict),
                     text(f"{a['epsilon_lower_bound']:.3g} <= {a['accounted_epsilon']:.3g}"), text(a["verdict"]),
-                    text(_ratios(row)), text("yes" if c.learns(c.paper) else "no")))
+                    text(_ratios(row))))
     return Table(TERMINAL_HEADER, tuple(out))
+
+
+def causes_items(rows) -> list:
+    items = []
+    for r in ordered(rows):
+        ex = r.lead.explanation
+        if not (r.fails or ex.causes):
+            continue
+        head = [("bold", r.title), f" (seed {r.seed}), {r.summary_verdict}: accounted {_g(ex.accounted_epsilon)} {_rel(ex)} "
+                f"{claim_phrase(r.setting)}"]
+        if reading_phrase(r):
+            head.append(f" {reading_phrase(r)}")
+        if others_phrase(r):
+            head.append(f"; beside it, {others_phrase(r)}")
+        head.append(".")
+        sub = [text(c.text) for c in ex.causes]
+        robust = robust_text(r)
+        if robust is not None:
+            sub.append(robust)
+        items.append((text(*head), Bullets(tuple(sub))) if sub else text(*head))
+    return items
 
 
 def intro(meta: dict[str, Any]) -> tuple:
@@ -233,30 +444,27 @@ def intro(meta: dict[str, Any]) -> tuple:
                        ": eps_audit is a measured lower bound from neighbouring-user simulations, eps_accounted the derived "
                        "upper bound of the learner's declared mechanism log. The audit and the accounted eps beside it are of "
                        "the same (small) audit configuration; the accounted eps of the row is the printed constants at the "
-                       "setting's K. The tight column is the noise the same claim needs with corrected sensitivities, as a "
-                       "multiple of the printed noise.")),
+                       "setting's K, under the reading the paper's own proof supports where a printed setting is ambiguous. "
+                       "The tight column is the noise the same claim needs with corrected sensitivities, as a multiple of the "
+                       "printed noise.")),
         Paragraph(text(("bold", "Reduced scale."), f" Regret is run at K = {reg} episodes with {scale['seeds']} seeds (not "
                        "the settings' K; ", ("code", "privacct report --full"), " runs those), and each audit with "
                        f"{scale['audit_trials']} to {scale['max_audit_trials']} trials per side. The accounting is always at "
                        "the setting's K.")),
         Paragraph(text("A setting's (eps, delta) is called ", ("em", "claimed"), " only where the paper prints both; "
-                       "elsewhere it is ", ("em", "the toolkit's setting"), ", and each row's provenance table says, for every "
-                       "number, whether it is printed (with its equation), chosen by the toolkit (and why) or derived. A "
-                       "learner ", ("em", "does not learn"), f" at a K when its regret is within {100 * LEARN_MARGIN:.0f}% of "
-                       "the uniform policy's.")),
+                       "elsewhere each number says whether it is ", ("em", "printed"), " or ", ("em", "chosen"), " by the "
+                       "toolkit, and each row's provenance table says, for every number, whether it is printed (with its "
+                       "equation), chosen by the toolkit (and why) or derived. A learner ", ("em", "does not learn"),
+                       f" at a K when its regret is within {100 * LEARN_MARGIN:.0f}% of the uniform policy's.")),
     )
 
 
 def document(rows, meta: dict[str, Any], figures: list[tuple[str, str]]) -> Document:
     """The whole report (module docstring); ``figures``: (file name, caption) in the output directory."""
-    sections = [Section(SUMMARY, (Table(SUMMARY_HEADER, tuple(summary_row(r) for r in rows)),))]
-    failing = [r for r in rows if r.report.causes or r.verdict != "holds"]
-    items = []
-    for r in failing:
-        s = r.setting
-        head = text(("bold", r.title), f": accounted {_g(r.report.tightest_epsilon)} "
-                    f"{'>' if r.report.holds is False else '<='} {claim_word(s)} eps {s.epsilon:g} ({r.verdict}).")
-        items.append((head, Bullets(tuple(text(c) for c in r.report.causes))) if r.report.causes else head)
+    rows = ordered(rows)
+    sections = [Section(SUMMARY, (summary_table(rows), summary_legend(rows))),
+                Section(MEASURES, (Table(MEASURES_HEADER, tuple(measures_row(r) for r in rows), css_class="measures"),))]
+    items = causes_items(rows)
     sections.append(Section(CAUSES, (Bullets(tuple(items)),) if items else (Paragraph(text("Every claim holds.")),)))
     sections += [row_section(r) for r in rows]
     sections.append(Section(FIGURES, tuple(Figure(f, cap) for f, cap in figures)))
@@ -264,5 +472,6 @@ def document(rows, meta: dict[str, Any], figures: list[tuple[str, str]]) -> Docu
     return Document("privacct report", intro(meta), tuple(sections))
 
 
-__all__ = ["ASSUMPTIONS", "CAUSES", "TERMINAL_HEADER", "terminal_table", "FIGURES", "GENERAL_ASSUMPTIONS", "SUMMARY", "SUMMARY_HEADER", "claim_word", "document",
-           "row_section", "summary_row"]
+__all__ = ["ASSUMPTIONS", "CAUSES", "FIGURES", "GENERAL_ASSUMPTIONS", "MEASURES", "MEASURES_HEADER", "SUMMARY",
+           "SUMMARY_COLUMNS", "SUMMARY_HEADER", "TERMINAL_HEADER", "claim_cell", "claim_word", "counter_swap", "document",
+           "ordered", "paper_cell", "row_section", "summary_row", "summary_table", "terminal_table"]

@@ -69,6 +69,7 @@ def make_report(out_dir: str | Path, *, scale: ReportScale, scale_name: str = "d
     (out / "report.md").write_text(to_markdown(doc), encoding="utf-8")
     (out / "report.html").write_text(to_html(doc, out), encoding="utf-8")
     data["_document"] = doc
+    data["_rows"] = rows
     data["_terminal"] = to_text_table(terminal_table(rows))
     return data
 
@@ -121,7 +122,9 @@ def cmd_report(args) -> int:
         write(sys.stderr, wrote_line(o.final, files) + "\n")   # stdout holds only the JSON
     else:
         emit(data["_terminal"])
-        emit("(* the verdict has notes: a repair it relies on, or a claim that holds trivially; see report.md)")
+        emit("(eps/delta: printed by the paper or chosen by the toolkit; accounted eps: under the reading the paper's proof "
+             "supports, [range over readings]; holds (repaired): for the algorithm with a named repair; holds trivially: "
+             "eps = 0 at the claimed delta; causes in report.md)")
         emit(wrote_line(o.final, files))
     return 0
 

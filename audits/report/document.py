@@ -61,16 +61,34 @@ class Bullets:
     items: tuple[Union[Text, tuple[Text, "Bullets"]], ...]
 
 
+#: A CSS class name (HTML only; Markdown and terminal text ignore classes).
+_CLASS = re.compile(r"^[a-z][a-z0-9-]{0,39}$")
+
+
 @dataclass(frozen=True)
 class Table:
+    """A table. ``css_class`` (the table), ``column_classes`` (one per column, "" for none) and
+    ``row_classes`` (one per row, "" for none) mark it for the HTML's style sheet only (e.g. a
+    failing verdict: row class ``fails``, column class ``verdict``); the text is the same in every format."""
+
     header: tuple[str, ...]
     rows: tuple[tuple[Text, ...], ...]
     caption: str = ""
+    css_class: str = ""
+    column_classes: tuple[str, ...] = ()
+    row_classes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         for r in self.rows:
             if len(r) != len(self.header):
                 raise PrivacctError(f"table row has {len(r)} cells, the header {len(self.header)}")
+        if self.column_classes and len(self.column_classes) != len(self.header):
+            raise PrivacctError(f"table has {len(self.column_classes)} column classes, the header {len(self.header)} columns")
+        if self.row_classes and len(self.row_classes) != len(self.rows):
+            raise PrivacctError(f"table has {len(self.row_classes)} row classes and {len(self.rows)} rows")
+        for c in (self.css_class, *self.column_classes, *self.row_classes):
+            if c and not _CLASS.match(c):
+                raise PrivacctError(f"a table's CSS class must match {_CLASS.pattern}, got {c!r}")
 
 
 @dataclass(frozen=True)

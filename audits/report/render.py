@@ -116,6 +116,11 @@ def _html_bullets(b: Bullets) -> str:
     return "<ul>" + "".join(items) + "</ul>"
 
 
+def _cls(name: str) -> str:
+    """`` class="name"`` (names are checked by :class:`.document.Table`), or nothing."""
+    return f' class="{html.escape(name)}"' if name else ""
+
+
 def _html_block(b, out_dir: Path) -> str:
     if isinstance(b, Paragraph):
         return f"<p>{html_text(b.text)}</p>"
@@ -123,9 +128,11 @@ def _html_block(b, out_dir: Path) -> str:
         return _html_bullets(b)
     if isinstance(b, Table):
         cap = f"<caption>{html.escape(printable(b.caption))}</caption>" if b.caption else ""
-        head = "<tr>" + "".join(f"<th>{html.escape(printable(h))}</th>" for h in b.header) + "</tr>"
-        body = "".join("<tr>" + "".join(f"<td>{html_text(c)}</td>" for c in row) + "</tr>" for row in b.rows)
-        return f"<table>{cap}<thead>{head}</thead><tbody>{body}</tbody></table>"
+        cols = b.column_classes or ("",) * len(b.header)
+        head = "<tr>" + "".join(f"<th{_cls(k)}>{html.escape(printable(h))}</th>" for h, k in zip(b.header, cols, strict=True)) + "</tr>"
+        body = "".join(f"<tr{_cls(rk)}>" + "".join(f"<td{_cls(k)}>{html_text(c)}</td>" for c, k in zip(row, cols, strict=True)) + "</tr>"
+                       for row, rk in zip(b.rows, b.row_classes or ("",) * len(b.rows), strict=True))
+        return f"<table{_cls(b.css_class)}>{cap}<thead>{head}</thead><tbody>{body}</tbody></table>"
     if isinstance(b, Figure):
         data = base64.b64encode((out_dir / b.path).read_bytes()).decode("ascii")
         cap = html.escape(printable(b.caption))
@@ -141,7 +148,13 @@ _CSS = ("body{font-family:system-ui,sans-serif;max-width:1500px;margin:2em auto;
         "vertical-align:top;text-align:left}th{background:#eee}caption{text-align:left;font-style:italic;padding:2px}"
         "img{max-width:100%;border:1px solid #ddd}figure{margin:1em 0}figcaption{font-style:italic;font-size:13px}"
         "code{background:#f4f4f4;padding:0 2px}pre{background:#f4f4f4;padding:6px;overflow-x:auto}"
-        "nav li{display:inline;margin-right:1em}")
+        "nav li{display:inline;margin-right:1em}"
+        # the opening summary: a failing verdict set apart (row tint, red bold verdict cell), holds in green
+        "table.summary{font-size:12px}table.summary td,table.summary th{padding:3px 5px}table.summary td.verdict{white-space:nowrap}"
+        "table.summary tr.fails{background:#fff4f4}"
+        "tr.fails td.verdict{background:#fbd5d3;color:#a30000;font-weight:bold}"
+        "tr.holds td.verdict{color:#17601c}"
+        "td.num{font-variant-numeric:tabular-nums}")
 
 
 def to_html(doc: Document, out_dir: str | Path) -> str:

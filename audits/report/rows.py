@@ -14,6 +14,11 @@ Each row holds
   eps of that same configuration, with a verdict passes / fails / inconclusive;
 * the **regret column** (:mod:`.regret`).
 
+Where a printed setting is ambiguous the row **leads with the reading the paper's own proof
+supports** (:attr:`ReportRow.lead`; the log as declared when no reading is supported), and shows
+the range over every reading beside it; the JSON's ``accounted_epsilon`` stays the log that ran
+(the results schema), ``lead_accounted_epsilon`` is the lead reading's.
+
 Learners without typed settings get one per private model: eps = 1 and delta =
 :func:`privacct.accounting.default_delta` of their log (0 for a pure log, 1e-6 otherwise), both marked
 as the toolkit's choice.
@@ -22,6 +27,8 @@ as the toolkit's choice.
 from __future__ import annotations
 
 import json
+import math
+import re
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -30,6 +37,7 @@ from typing import Any, Callable
 import numpy as np
 
 from privacct.errors import PrivacctError
+from privacct.explain import VERDICT_RTOL, Explanation, headline
 from privacct.report import PrivacyReport, privacy_report
 
 from .regret import RegretColumn, RegretRuns
@@ -133,6 +141,32 @@ def paper_configs(only: list[str] | None = None) -> list[tuple[Any, Any]]:
 
 
 @dataclass(frozen=True)
+class Lead:
+    """The accounting a row leads with: the reading the paper's own proof supports (``reading`` its
+    name, ``supported_by`` why), else the log as declared (``reading`` None when the log carries no
+    readings). ``declared``: this is the log as declared (the noise the learner runs)."""
+
+    reading: str | None
+    supported_by: str
+    declared: bool
+    explanation: Explanation
+
+
+def counter_of(log) -> str | None:
+    """The continual counter a log's groups use: ``tree`` (the binary tree), a factorized strategy's
+    name, or None without a counter."""
+    counter = log.params.get("counter")
+    if isinstance(counter, str):
+        return counter
+    for g in log.release_groups:
+        if g.structure.kind == "tree":
+            return "tree"
+        if g.structure.kind == "factorized":
+            return g.structure.strategy
+    return None
+
+
+@dataclass(frozen=True)
 class ReportRow:
     """One row (module docstring). ``curves`` (mean cumulative regret per curve) feed the figures
     and stay out of the JSON."""
@@ -153,6 +187,7 @@ class ReportRow:
     assumptions: tuple[str, ...]
     seconds: float
     curves: dict[str, np.ndarray] = field(default_factory=dict, compare=False)
+    paper_counter: str | None = None   # the counter of the printed log (``tree``: the binary tree), None without one
 
     @property
     def privacy_model(self) -> str:
@@ -183,9 +218,91 @@ class ReportRow:
             notes.append(f"trivially: eps = 0 at delta={ex.delta:g}; the same noise gives eps {at}")
         return tuple(notes)
 
+    @property
+    def seed(self) -> str:
+        """The paper's seed number ("004"), from the learner's paper reference ("?" when it names none)."""
+        m = re.search(r"seed (\d+)", self.paper)
+        return m.group(1) if m else "?"
+
+    @property
+    def lead(self) -> Lead:
+        """The reading the paper's own proof supports (the first, if several), else the log as declared."""
+        summ = self.report.readings
+        if summ is not None:
+            for r in summ.results:
+                if r.supported_by:
+                    return Lead(r.name, r.supported_by, r.declared, r.explanation)
+            for r in summ.results:
+                if r.declared:
+                    return Lead(r.name, "", True, r.explanation)
+        return Lead(None, "", True, self.report.explanation)
+
+    @property
+    def readings_range(self) -> tuple[float, float] | None:
+        """(least, largest) accounted eps over every reading; None without readings."""
+        summ = self.report.readings
+        if summ is None:
+            return None
+        vals = [r.explanation.accounted_epsilon for r in summ.results if r.explanation.accounted_epsilon is not None]
+        return (min(vals), max(vals)) if vals else None
+
+    @property
+    def summary_verdict(self) -> str:
+        """The verdict of the lead reading (with the audit's where it fails too), in words that keep
+        apart a claim holding for the repaired algorithm ("holds (repaired)") and one holding trivially
+        (eps = 0 at the claimed delta: "holds trivially")."""
+        ex, a = self.lead.explanation, self.audit["verdict"]
+        if ex.holds is False:
+            return "FAILS (accountant+audit)" if a == "fails" else "FAILS (accountant)"
+        if a == "fails":
+            return "FAILS (audit)"
+        if ex.holds is None:
+            return ex.verdict
+        word = "holds trivially" if ex.trivial else "holds"
+        return word + (" (repaired)" if self.setting.repairs else "")
+
+    @property
+    def fails(self) -> bool:
+        return self.summary_verdict.startswith("FAILS")
+
+    @property
+    def robust_families(self) -> tuple[tuple[str, float], ...]:
+        """(family, least eps alone over the readings) for every family whose releases alone exceed the
+        claim in every reading (the declared log alone when there are no readings), largest first."""
+        eps = self.setting.epsilon
+        summ = self.report.readings
+        exs = [r.explanation for r in summ.results] if summ is not None else [self.report.explanation]
+        least: dict[str, float] = {}
+        for ex in exs:                      # readings override groups, never add or drop one: same families
+            for f in ex.breakdown.families:
+                e = -math.inf if f.epsilon_alone is None else f.epsilon_alone
+                least[f.name] = min(least.get(f.name, math.inf), e)
+        out = [(n, e) for n, e in least.items() if math.isfinite(e) and e > eps * (1 + VERDICT_RTOL)]
+        return tuple(sorted(out, key=lambda x: -x[1]))
+
+    @property
+    def summary_cause(self) -> str:
+        """One line: for a failing lead reading, :func:`privacct.explain.headline`; for an audit that fails
+        alone, its bound; for a claim that holds, how much room the printed noise leaves."""
+        ex = self.lead.explanation
+        if ex.holds is False:
+            return headline(ex)
+        a = self.audit
+        if a["verdict"] == "fails":
+            return f"the audit measures eps >= {a['epsilon_lower_bound']:.3g} > {self.setting.epsilon:g}"
+        if ex.trivial:
+            at = next(((d, e) for d, e in ex.trivial_at if e is not None), None)
+            tail = "" if at is None else f"; {at[1]:.3g} at delta {at[0]:g}"
+            return f"eps 0 only because delta {ex.delta:g} covers it{tail}"
+        if ex.over_noising_factor is not None:
+            return f"printed noise {ex.over_noising_factor:.3g} x the least the claim needs"
+        return ""
+
     def to_dict(self) -> dict[str, Any]:
         rep = self.report
         s = self.setting
+        lead = self.lead
+        rng = self.readings_range
         return {
             "algorithm": self.algorithm, "paper": self.paper, "family": self.family, "privacy": s.privacy,
             "title": self.title, "claimed_epsilon": s.epsilon, "delta": s.delta,
@@ -195,8 +312,14 @@ class ReportRow:
             "verdict": self.verdict, "verdict_notes": list(self.verdict_notes), "holds": rep.holds,
             "causes": rep.causes, "over_noising_factor": rep.over_noising_factor,
             "privacy_report": rep.to_dict(),
+            "seed": self.seed, "lead_reading": lead.reading, "lead_declared": lead.declared,
+            "lead_accounted_epsilon": lead.explanation.accounted_epsilon, "lead_accountant": lead.explanation.tightest,
+            "accounted_epsilon_range": None if rng is None else list(rng),
+            "summary_verdict": self.summary_verdict, "summary_cause": self.summary_cause,
+            "robust_families": [{"family": n, "least_epsilon_alone": e} for n, e in self.robust_families],
             "tight_accounted_epsilon": self.tight_accounted_epsilon,
             "noise_ratio_tight_over_printed": dict(self.noise_ratio), "tight_counter": self.tight_counter,
+            "paper_counter": self.paper_counter,
             "audit": self.audit, "regret": self.regret.to_dict(),
             "commands": dict(self.commands), "assumptions": list(self.assumptions), "seconds": self.seconds,
         }
@@ -278,6 +401,7 @@ def build_row(spec, setting, scale: ReportScale, *, seed: int, out_dir: Path, ru
         algorithm=spec.name, paper=spec.paper, family=spec.family, setting=setting, env=cfg.env or spec.default_env,
         horizon=paper_log.params.get("H"), report=rep, tight_accounted_epsilon=tight.tightest_epsilon,
         noise_ratio=_noise_ratios(paper_log, tight_log), tight_counter=tight_log.params.get("counter"),
+        paper_counter=counter_of(paper_log),
         audit=audit, regret=column,
         commands=(("verify", f"privacct verify {(Path(shown_dir or out_dir) / 'logs' / (tag + '-paper.json')).as_posix()}"),
                   ("run", _command(cfg, what="run", episodes=k_run, seeds=scale.seeds)),
@@ -287,4 +411,4 @@ def build_row(spec, setting, scale: ReportScale, *, seed: int, out_dir: Path, ru
         seconds=time.perf_counter() - t0, curves=curves)
 
 
-__all__ = ["ReportRow", "ReportScale", "build_row", "paper_configs"]
+__all__ = ["Lead", "ReportRow", "ReportScale", "build_row", "counter_of", "paper_configs"]

@@ -25,6 +25,9 @@ MUST = {
     "learner-noise-quarter-pp-ucrl-vtr-jdp": {"audit"},
     "learner-noise-quarter-ldp-ucrl-vtr-ldp": {"audit"},
     "learner-noise-quarter-private-lsvi-ucb-jdp": {"audit"},
+    # policy leaks (issue 20): the log, the ledger and the released statistics are the faithful learner's; only an
+    # audit of the actions sees them (test_policy_leak_is_caught_by_the_actions_audit_alone below)
+    "bonus-on-exact-counts": {"audit"},
 }
 PRIVATIZER_MUTANTS = sorted(n for n, m in MUTANTS.items() if not isinstance(m, LearnerMutant))
 
@@ -32,7 +35,9 @@ PRIVATIZER_MUTANTS = sorted(n for n, m in MUTANTS.items() if not isinstance(m, L
 def test_registry_names_every_planted_bug_of_the_issue():
     assert set(MUTANTS) == set(MUST)
     for m in MUTANTS.values():
-        if isinstance(m, LearnerMutant):
+        if isinstance(m, LearnerMutant) and m.audit.mutant is not None:
+            assert m.description and m.audit.noise_multiplier == 1 and m.audit.observe == "actions"
+        elif isinstance(m, LearnerMutant):
             assert m.description and m.audit.noise_multiplier == 0.25 and m.audit.calibration == "tight"
         else:
             assert m.description and m.privatizer.bug is not None
@@ -81,3 +86,19 @@ def test_shape_check_flags_shared_noise_only():
         ledger = Ledger()
         p.run("A", np.random.default_rng(0), 1, ledger=ledger)
         assert bool(ledger_shape_problems(p.build_log(), ledger)) is flagged
+
+
+def test_policy_leak_is_caught_by_the_actions_audit_alone():
+    from dataclasses import replace
+
+    from privacct.audits.suite import check_learner
+
+    m = MUTANTS["bonus-on-exact-counts"]
+    r = check_learner(m.audit, seed=0)
+    assert r.caught_by == ["audit"], r.notes                      # not the accountant, not the ledger
+    # the same configuration without the planted bug: nothing to see in the actions
+    faithful = check_learner(replace(m.audit, mutant=None), seed=0, checks=("audit",))
+    assert faithful.caught_by == [], faithful.notes
+    # and the released statistics of the planted learner are the faithful ones: their audit does not catch it
+    released = check_learner(replace(m.audit, observe="released"), seed=0, checks=("audit",))
+    assert released.caught_by == [], released.notes

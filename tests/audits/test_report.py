@@ -1,7 +1,9 @@
 """`privacct report` end to end at a tiny scale: a row per setting, accounted eps equal to the
 accountant called directly, the results schema, provenance and repairs on the rows, the regret
-column's baselines, and the same content in Markdown and HTML (the HTML opened in a real headless
-browser: every section there and every figure decoded)."""
+column's baselines, the opening summary (one row per paper claim, provenance words, the reading the
+proof supports first, verdict words that keep "repaired" and "trivially" apart, FAILS set apart by
+a CSS class, no wrapping at 1400 px), and the same content in Markdown and HTML (the HTML opened in a
+real headless browser: every section there and every figure decoded)."""
 
 import html
 import json
@@ -15,8 +17,9 @@ import pytest
 from privacct.accounting import all_epsilons
 from privacct.algorithms.registry import learners
 from privacct.audits.report import ReportScale, make_report, paper_configs
+from privacct.audits.report.build import MEASURES, SUMMARY, SUMMARY_HEADER
 from privacct.audits.report.document import Bullets, Paragraph, Table, plain
-from privacct.audits.report.render import to_markdown
+from privacct.audits.report.render import section, to_markdown
 from privacct.cli import main
 from privacct.log import MechanismLog
 
@@ -151,7 +154,9 @@ def test_html_and_markdown_hold_the_same_content(tiny_report):
         flat = " ".join(t.split())
         assert flat in page, flat
         assert flat in md_flat, flat
-    for needle in ("accounted 3.654 > the toolkit's setting eps 1", "Reduced scale", "eps_audit <= eps_true"):
+    for needle in ("accounted 1.287 > eps 1 (toolkit's choice) at delta 1e-05 (toolkit's choice)",
+                   "under reading B, the one the paper's own proof supports; beside it, reading A (the log as declared",
+                   "Reduced scale", "eps_audit <= eps_true"):
         assert needle in page and needle in md_flat
 
 
@@ -165,16 +170,7 @@ _PROBE = ("<script>window.addEventListener('load',()=>{const d=document.createEl
 def test_html_in_a_headless_browser_shows_every_section_and_figure(tiny_report, tmp_path):
     out, data = tiny_report
     page = (out / "report.html").read_text()
-    probe = tmp_path / "probe.html"
-    probe.write_text(page.replace("</body>", _PROBE + "</body>"))
-    # flags for a machine without network: no background connections, a fresh profile
-    res = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                          "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                          f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=20000",
-                          "--dump-dom", probe.as_uri()], capture_output=True, text=True, timeout=180)
-    found = re.search(r'<pre id="probe">(.*?)</pre>', res.stdout, re.S)
-    assert found, res.stderr[-2000:]
-    seen = json.loads(html.unescape(found.group(1)))
+    seen = _chromium(page.replace("</body>", _PROBE + "</body>"), tmp_path)
     assert seen["sections"] == [s.title for s in data["_document"].sections]
     assert sorted(f for f, _, _ in seen["imgs"]) == sorted(data["figures"])
     for f, w, h in seen["imgs"]:
@@ -188,13 +184,205 @@ def test_report_cli_rejects_unknown_learner(tmp_path, capsys):
     assert not (tmp_path / "r").exists()
 
 
-def test_tight_column_names_the_counter_tight_chose():
+def test_tight_column_says_in_plain_words_when_a_counter_was_swapped_in(tiny_report):
     from types import SimpleNamespace
 
     from privacct.audits.report.build import _ratios
 
-    assert _ratios(SimpleNamespace(noise_ratio=(("counts", 0.5),), tight_counter="tree-honaker")) == "0.5 (tree-honaker counter)"
-    assert _ratios(SimpleNamespace(noise_ratio=(("a", 0.5), ("b", 0.25)), tight_counter=None)) == "0.25-0.5"
+    row = SimpleNamespace(noise_ratio=(("counts", 0.5),), tight_counter="tree-honaker", paper_counter="tree")
+    assert _ratios(row) == "0.5 (binary tree swapped for tree-honaker counter)"
+    assert _ratios(SimpleNamespace(noise_ratio=(("c", 0.5),), tight_counter="tree", paper_counter="tree")) == "0.5"
+    assert _ratios(SimpleNamespace(noise_ratio=(("a", 0.5), ("b", 0.25)), tight_counter=None, paper_counter=None)) == "0.25-0.5"
+    _, data = tiny_report
+    measures = section(data["_document"], MEASURES).blocks[0]
+    for r in data["rows"]:                      # the rows record both counters; a swap is said wherever they differ
+        (cells,) = [row for row in measures.rows if plain(row[1]) == r["algorithm"]
+                    and plain(row[2]) == f"{r['privacy'].upper()} eps {r['claimed_epsilon']:g}"]
+        swapped = bool(r["tight_counter"]) and r["tight_counter"] != r["paper_counter"]
+        assert ("swapped for" in plain(cells[5])) == swapped
+    (lsvi,) = _rows(data, "private-lsvi-ucb")
+    assert lsvi["paper_counter"] == "tree" and lsvi["tight_counter"] not in (None, "tree")
+
+
+# --------------------------------------------------------------------------- the opening summary
+def _summary(data) -> Table:
+    return section(data["_document"], SUMMARY).blocks[0]
+
+
+def test_summary_has_one_row_per_paper_claim_with_the_provenance_words(tiny_report):
+    _, data = tiny_report
+    table = _summary(data)
+    assert table.header == SUMMARY_HEADER and table.header[0] == "paper" and len(table.header) <= 7
+    assert len(table.rows) == len(data["rows"]) == len(paper_configs(ONLY))
+    words = {"printed": "printed", "choice": "chosen", "derived": "derived"}
+    keys = set()
+    for r in data["rows"]:
+        s = r["setting"]
+        claim = f"({s['epsilon']:g} {words[s['provenance']['epsilon']['kind']]}, {s['delta']:g} " \
+                f"{words[s['provenance']['delta']['kind']]})"
+        mine = [row for row in table.rows if plain(row[1]) == f"{r['algorithm']} {r['privacy'].upper()}"
+                and plain(row[2]) == claim]
+        assert len(mine) == 1, (r["title"], claim)                           # one row per paper claim
+        (row,) = mine
+        assert plain(row[0]).startswith(r["seed"]) and r["seed"] in r["paper"]    # the paper column
+        assert plain(row[4]) == r["summary_verdict"] and plain(row[5]) == r["summary_cause"]
+        keys.add((r["algorithm"], r["privacy"], s["epsilon"], s["delta"]))
+    assert len(keys) == len(table.rows)
+    seeds = [plain(row[0])[:3] for row in table.rows]
+    assert seeds == sorted(seeds)                                              # by paper
+    # the papers are listed in full under the table
+    legend = " ".join(_bullet_texts(section(data["_document"], SUMMARY).blocks[1]))
+    for r in data["rows"]:
+        assert r["algorithm"] in legend and r["seed"] in legend
+
+
+def test_the_reading_the_proof_supports_leads(tiny_report):
+    _, data = tiny_report
+    (lsvi,) = _rows(data, "private-lsvi-ucb")
+    by = {x["name"]: x for x in lsvi["privacy_report"]["readings"]["readings"]}
+    assert lsvi["lead_reading"] == "B" and by["B"]["proof_supports"] and not lsvi["lead_declared"]
+    assert lsvi["lead_accounted_epsilon"] == pytest.approx(by["B"]["accounted_epsilon"], rel=1e-12)
+    assert lsvi["accounted_epsilon"] == pytest.approx(by["A"]["accounted_epsilon"], rel=1e-12)   # the log that ran
+    assert lsvi["accounted_epsilon_range"] == pytest.approx([by["B"]["accounted_epsilon"], by["A"]["accounted_epsilon"]])
+    (row,) = [x for x in _summary(data).rows if plain(x[1]) == "private-lsvi-ucb JDP"]
+    assert plain(row[3]) == f"{by['B']['accounted_epsilon']:.4g} [{by['B']['accounted_epsilon']:.3g}-{by['A']['accounted_epsilon']:.3g}]"
+    assert plain(row[5]).startswith("y alone 1.184 > 1: Lemma 15")         # reading B's cause, not reading A's Gram
+    # the row's section: the lead reading first, the declared one beside it; its causes are reading B's
+    doc = data["_document"]
+    sec = section(doc, lsvi["title"])
+    first = plain(sec.blocks[0].text)
+    assert first.index(f"accounted {by['B']['accounted_epsilon']:.4g}") < first.index("reading A (the log as declared")
+    assert by["B"]["causes"][0].startswith("dominant: y")
+    flat = [plain(i) for b in sec.blocks if isinstance(b, Bullets) for i in b.items
+            if not (len(i) == 2 and isinstance(i[1], Bullets))]
+    assert by["B"]["causes"][0] in flat and not any(c in flat for c in by["A"]["causes"][:1])
+    # every row leads with the supported reading where there is one (seed 002: log2 K, the valid pair)
+    for r in data["rows"]:
+        rd = r["privacy_report"]["readings"]
+        if rd and rd["supported_by_proof"]:
+            assert r["lead_reading"] == rd["supported_by_proof"][0]
+
+
+def test_verdict_words_keep_repaired_and_trivially_apart(tiny_report):
+    from dataclasses import replace
+
+    from privacct.log import Claim
+    from privacct.report import privacy_report
+
+    out, data = tiny_report
+    (ldp,) = _rows(data, "ldp-ucrl-vtr")
+    assert ldp["summary_verdict"] == "holds trivially (repaired)" and ldp["verdict"] == "holds"
+    rows = [r for r in data["_rows"] if r.algorithm == "ldp-ucrl-vtr"]
+    row = rows[0]
+    assert replace(row, setting=replace(row.setting, repairs=())).summary_verdict == "holds trivially"
+    log = MechanismLog.load(out / "logs" / "ldp-ucrl-vtr-ldp-eps1-paper.json")
+    nontrivial = privacy_report(replace(log, claim=Claim(1.0, 1e-3)))          # eps 0.111 at delta 1e-3: holds, not trivially
+    assert replace(row, report=nontrivial).summary_verdict == "holds (repaired)"
+    assert replace(row, report=nontrivial, setting=replace(row.setting, repairs=())).summary_verdict == "holds"
+    for r in data["rows"]:
+        assert r["summary_verdict"].startswith("FAILS") == r["verdict"].startswith("FAILS")   # readings agree here
+        assert "*" not in r["summary_verdict"]
+
+
+class _Rows(HTMLParser):
+    """The summary table's rows: (tr class, {td class: text})."""
+
+    def __init__(self):
+        super().__init__()
+        self.rows, self.depth, self.cell, self.in_summary = [], 0, None, False
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "table":
+            self.in_summary = a.get("class") == "summary"
+        elif self.in_summary and tag == "tr":
+            self.rows.append((a.get("class", ""), {}))
+        elif self.in_summary and tag in ("td", "th") and self.rows:
+            self.cell = a.get("class", "")
+            self.rows[-1][1][self.cell] = ""
+
+    def handle_endtag(self, tag):
+        if tag == "table":
+            self.in_summary = False
+        if tag in ("td", "th"):
+            self.cell = None
+
+    def handle_data(self, data):
+        if self.in_summary and self.cell is not None and self.rows:
+            self.rows[-1][1][self.cell] += data
+
+
+def test_fails_has_its_css_class_in_the_summary(tiny_report):
+    out, data = tiny_report
+    p = _Rows()
+    p.feed((out / "report.html").read_text())
+    body = [(k, cells) for k, cells in p.rows if "verdict" in cells and k]
+    assert len(body) == len(data["rows"])
+    for k, cells in body:
+        assert k == ("fails" if cells["verdict"].startswith("FAILS") else "holds"), (k, cells)
+    assert {k for k, _ in body} == {"fails", "holds"}
+    css = (out / "report.html").read_text()
+    assert "tr.fails td.verdict{" in css
+
+
+_LAYOUT = ("<script>window.addEventListener('load',()=>{const t=document.querySelector('table.summary');"
+           "const rows=[...t.querySelectorAll('tbody tr')];const v=r=>getComputedStyle(r.querySelector('td.verdict'));"
+           "const d=document.createElement('pre');d.id='probe';d.textContent=JSON.stringify({"
+           "viewport:document.documentElement.clientWidth,table:t.getBoundingClientRect().width,"
+           "line:parseFloat(getComputedStyle(t.querySelector('td')).lineHeight),"
+           "rows:rows.map(r=>[r.className,r.getBoundingClientRect().height,v(r).backgroundColor,v(r).color,v(r).fontWeight])});"
+           "document.body.appendChild(d);});</script>")
+
+
+def _chromium(page: str, tmp_path, *, width: int | None = None) -> dict:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    probe = tmp_path / "probe.html"
+    probe.write_text(page)
+    size = [] if width is None else [f"--window-size={width},1000"]
+    # flags for a machine without network: no background connections, a fresh profile
+    res = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                          "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                          f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=20000", *size,
+                          "--dump-dom", probe.as_uri()], capture_output=True, text=True, timeout=180)
+    found = re.search(r'<pre id="probe">(.*?)</pre>', res.stdout, re.S)
+    assert found, res.stderr[-2000:]
+    return json.loads(html.unescape(found.group(1)))
+
+
+def _widest(rows):
+    """The rows again with the widest cells any report row can have: the longest learner name, a failing audit
+    (the longest verdict), and a claim that fails in every reading (a range beside the accounted eps)."""
+    from dataclasses import replace
+
+    name = max(learners(), key=len)
+    fails = next(r for r in rows if r.report.readings is not None and r.fails)
+    return rows + [replace(fails, algorithm=name, audit={**fails.audit, "verdict": "fails"})] + \
+        [replace(r, algorithm=name) for r in rows]
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="chromium is not installed")
+def test_summary_in_a_browser_sets_fails_apart_and_does_not_wrap_at_1400px(tiny_report, tmp_path):
+    from privacct.audits.report.build import summary_legend, summary_table
+    from privacct.audits.report.document import Document, Section
+    from privacct.audits.report.render import to_html
+
+    out, data = tiny_report
+    seen = _chromium((out / "report.html").read_text().replace("</body>", _LAYOUT + "</body>"), tmp_path, width=1400)
+    styles = {}
+    for cls, _, bg, color, weight in seen["rows"]:
+        styles.setdefault(cls, set()).add((bg, color, weight))
+    assert set(styles) == {"fails", "holds"} and len(styles["fails"]) == 1
+    ((bg, color, weight),) = styles["fails"]
+    assert bg != "rgba(0, 0, 0, 0)" and int(weight) >= 600                # FAILS: a tinted, bold verdict cell
+    assert all(b != bg and c != color for b, c, _ in styles["holds"])       # ... that looks unlike any holds
+    # one line a row at 1400 px, also with the widest cells a row can have
+    rows = _widest(data["_rows"])
+    page = to_html(Document("summary", (), (Section(SUMMARY, (summary_table(rows), summary_legend(rows))),)), out)
+    wide = _chromium(page.replace("</body>", _LAYOUT + "</body>"), tmp_path / "wide", width=1400)
+    for s in (seen, wide):
+        assert s["table"] <= s["viewport"]
+        for cls, height, *_ in s["rows"]:
+            assert height < 2 * s["line"], (cls, height, s["line"])
 
 
 def test_every_private_learner_has_a_row_source():

@@ -159,3 +159,15 @@ def test_observation_is_user_one_plus_noise(example):
         assert np.abs(b.mean_a - b.mean_b).sum() == 1.0                    # the canaries differ by one reward
         z = (b.values - b.mean_b) / b.scale
         assert abs(z.mean()) < 0.2 and np.std(z) == pytest.approx(np.sqrt(2.0), rel=0.1)   # Laplace(b): std b sqrt 2
+
+
+def test_one_run_audit_of_the_example(installed, tmp_path):
+    # one learner run with 256 canary users: the no-depth bug (user in 13 nodes at 1 / eps each) fails in one run
+    argv = ["audit", "example-pucb", "--privacy", "jdp", "--one-run", "--episodes", "4096", "--canaries", "256",
+            "--json", "--quiet"]
+    bug = run(installed, argv + ["--option", "bug=no-depth"], tmp_path)
+    d = json.loads(bug.stdout)
+    assert bug.returncode == 1 and d["verdict"] == "fails" and d["epsilon_lower_bound"] > 1.5, bug.stdout
+    ok = run(installed, argv, tmp_path)
+    d = json.loads(ok.stdout)
+    assert ok.returncode in (0, 3) and d["epsilon_lower_bound"] <= d["accounted_epsilon"], ok.stdout

@@ -1,6 +1,7 @@
 """privacct.explain: the budget breakdown (zCDP rho shares, pure eps shares, each family alone),
 the dominant family, cause lines computed from the breakdown and the paper statements, only
-under a failing verdict, and the over-noising factor from the noise (never from a tie at eps = 0)."""
+under a failing verdict (a paper's composition rule among them: seed 004's Lemma 15), the one-line
+headline, and the over-noising factor from the noise (never from a tie at eps = 0)."""
 
 import json
 import math
@@ -9,7 +10,7 @@ import pytest
 
 from privacct.accounting import get_accountant
 from privacct.calibrate import calibration_factor
-from privacct.explain import explain, family_of
+from privacct.explain import explain, family_of, headline, short_reference
 from privacct.log import Claim, MechanismLog, PaperStatement, ReleaseGroup, Sensitivity, Structure
 from privacct.report import privacy_report
 
@@ -126,3 +127,88 @@ def test_verify_prints_causes_only_under_a_failing_verdict_and_json_has_the_expl
 def test_report_of_a_log_without_claim_has_no_causes():
     rep = privacy_report(_log([_gauss("g", 2.0, 2.0, 3)], eps=None))
     assert rep.verdict == "no claim" and rep.causes == []
+
+
+# --------------------------------------------------------------------------- the paper's composition rule
+def test_a_paper_that_adds_sensitivities_is_costed_by_its_rule_and_named_as_the_cause():
+    # 10 releases of sensitivity 3, sigma 4: the paper (Lemma-15 style) adds the sensitivities, 10 * 3 = 30,
+    # and sets the variance 30 / rho: by its rule rho = 30 / 16; zCDP adds the squares: 10 * 9 / (2 * 16)
+    rule = PaperStatement(sensitivity=3.0, per_user_count=10.0, equation="Sec. 9", composition="sensitivities-added",
+                          composition_equation="Lemma 7")
+    sq = PaperStatement(sensitivity=3.0, per_user_count=10.0, equation="Sec. 9")
+    for sens, fails in ((1.0, False), (3.0, True)):             # zCDP of the same figures costs more than the rule
+        ex = explain(_log([_gauss("y", 4.0, sens, 10, rule)], eps=0.05, delta=1e-5))
+        g = ex.breakdown.groups[0]
+        assert g.paper_cost == pytest.approx(30 / 16) and g.cost == pytest.approx(10 * sens ** 2 / 32)
+        comp = [c for c in ex.causes if c.kind == "composition"]
+        assert bool(comp) == fails
+    (c,) = comp
+    assert c.printed == pytest.approx(30.0) and c.derived == pytest.approx(90.0)
+    assert c.factor == pytest.approx((90 / 32) / (30 / 16)) and c.equation == "Lemma 7"
+    assert c.text.startswith("composition rule: Lemma 7 composes group 'y' by adding")
+    assert "Lemma 7 adds sensitivities, not squares" in headline(ex)
+    # without the rule the paper's argument is zCDP's: the derived sensitivity 4 is named instead
+    ex = explain(_log([_gauss("y", 4.0, 4.0, 10, sq)], eps=0.05, delta=1e-5))
+    assert [c.kind for c in ex.causes if c.kind in ("composition", "sensitivity")] == ["sensitivity"]
+    assert ex.breakdown.groups[0].paper_cost == pytest.approx(10 * 9 / 32)
+    # for Laplace noise adding sensitivities is basic composition: no composition cause
+    lap_rule = PaperStatement(sensitivity=2.0, per_user_count=3.0, composition="sensitivities-added")
+    lap = ReleaseGroup("c", "laplace", 4.0, Sensitivity("l1", 2.0, "t"), Structure("repeated", count=3), paper=lap_rule)
+    ex = explain(MechanismLog("p", "local", (lap,), claim=Claim(1.0, 0.0)))
+    assert ex.breakdown.groups[0].paper_cost == pytest.approx(ex.breakdown.groups[0].cost)
+    assert not any(c.kind == "composition" for c in ex.causes)
+
+
+def test_short_reference_is_the_first_step_a_statement_cites():
+    assert short_reference("Lemma 5.1 / Cor. 5.2 and App. C: Lap(3H log K / eps)") == "Lemma 5.1"
+    assert short_reference("App. E.2.1: sensitivity 2") == "App. E.2.1"
+    assert short_reference("Lemma 14 (operator norm 2); Eq. (6)") == "Lemma 14"
+    assert short_reference("no citation") == ""
+
+
+def _numbers(text):
+    """Every number a text states ("1993", "0.01041", "1.184"), not digits inside names ("h1", "rho_y")."""
+    import re
+
+    return [float(m) for m in re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?:e[+-]?\d+)?(?![\w.])", text)]
+
+
+def _seed004_log():
+    from privacct.algorithms.registry import get_learner
+    from privacct.algorithms.settings import as_paper_setting
+
+    spec = get_learner("private-lsvi-ucb")
+    return spec.build_log(as_paper_setting(spec.paper_settings[0]).run_config(spec.name))
+
+
+def test_seed004_cause_is_lemma_15s_rule_with_no_figure_the_paper_does_not_print():
+    log = _seed004_log()
+    H, n_max = log.params["H"], log.params["N_max_thm11"]
+    y = log.group("y")
+    # the statement records what Sec. 4.2 prints: Delta(y) <= 3H per update, at most N_max updates per step,
+    # composed by Lemma 15's rule (sensitivities added); nothing back-solved from the noise
+    assert y.paper.sensitivity == pytest.approx(3 * H) and y.paper.per_user_count == pytest.approx(H * n_max)
+    assert y.paper.composition == "sensitivities-added" and short_reference(y.paper.composition_equation) == "Lemma 15"
+    for name in ("A", "B"):                                        # the cause is the same under both readings
+        ex = explain(log.under_reading(name))
+        by_kind = {c.kind: c for c in ex.causes}
+        assert "sensitivity" not in by_kind and "count" not in by_kind    # Sec. 4.2's 3H >= 2H + 2; N_max >= N_cap
+        c = by_kind["composition"]
+        assert c.family == "y" and "Lemma 15" in c.text and c.equation == y.paper.composition_equation
+        g = next(s for s in ex.breakdown.groups if s.name == "y")
+        # every figure of the cause is printed (the statement's figures and text) or computed by privacct from them
+        # and the derived group (sums, costs, factor); a figure back-solved from the noise would be neither
+        printed = {y.paper.sensitivity, y.paper.per_user_count, *_numbers(y.paper.equation),
+                   *_numbers(y.paper.composition_equation)}
+        computed = {y.sensitivity.value, y.per_user_count, c.printed, c.derived, c.factor, g.paper_cost, g.cost}
+        allowed = printed | computed
+        for x in _numbers(c.text):
+            assert any(math.isclose(x, a, rel_tol=5e-4) or f"{a:.4g}" == f"{x:.4g}" or f"{a:.3g}" == f"{x:.3g}"
+                       or round(a) == x for a in allowed), (x, c.text)
+        assert c.printed == pytest.approx(y.paper.sensitivity * y.paper.per_user_count)   # sum of printed sensitivities
+        assert c.derived == pytest.approx(y.per_user_count * y.sensitivity.value ** 2)    # sum of derived squares
+        # (H+1)^2 rho / (3H) (times N_cap / N_max) against the rho/2 of its rule
+        assert c.factor == pytest.approx(2 * (H + 1) ** 2 / (3 * H) * y.per_user_count / (H * n_max), rel=1e-6)
+    # under reading B, the one the proof supports, the y releases are the whole cause and the headline says so
+    line = headline(explain(log.under_reading("B")))
+    assert line.startswith("y alone 1.184 > 1: Lemma 15 adds sensitivities, not squares")

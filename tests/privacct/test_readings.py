@@ -92,3 +92,31 @@ def test_verify_shows_every_reading_and_its_causes_only_under_that_reading(tmp_p
     assert "verdict in every reading: depends on the reading" in res.out
     assert "the paper's own proof supports reading loud: Lemma 2" in res.out
     assert not any(line.startswith("cause:") for line in res.out.splitlines())
+
+
+def test_a_reading_may_state_the_papers_composition_rule(tmp_path, cli):
+    import jsonschema
+
+    from privacct.log import PaperStatement
+    from privacct.schema import log_schema
+
+    # g: 4 releases of sensitivity 1 at sigma 2. Read as zCDP composition the paper's own argument is
+    # 4 / 8 = 0.5 rho; read literally as "the sensitivities added, the variance that sum / rho", 4 / 4 = 1
+    plain = PaperStatement(sensitivity=1.0, per_user_count=4.0, equation="Sec. 3")
+    rule = PaperStatement(sensitivity=1.0, per_user_count=4.0, equation="Sec. 3", composition="sensitivities-added",
+                          composition_equation="Lemma 9")
+    g = ReleaseGroup("g", "gaussian", 2.0, Sensitivity("l2", 3.0, "t"), Structure("repeated", count=4), paper=plain)
+    log = MechanismLog("r", "joint", (g,), claim=Claim(1.0, 1e-5),
+                       readings=(Reading("Lemma 9 literally", supported_by="Lemma 9", overrides=(GroupOverride("g", paper=rule),)),))
+    jsonschema.Draft202012Validator(log_schema()).validate(json.loads(log.to_json()))
+    assert MechanismLog.from_json(log.to_json()) == log
+    s = account_readings(log)
+    by = {r.name: r.explanation for r in s.results}
+    assert by[AS_DECLARED].breakdown.groups[0].paper_cost == pytest.approx(0.5)
+    assert by["Lemma 9 literally"].breakdown.groups[0].paper_cost == pytest.approx(1.0)
+    assert [c.kind for c in by[AS_DECLARED].causes if c.kind in ("sensitivity", "composition")] == ["sensitivity"]
+    assert "composition" in [c.kind for c in by["Lemma 9 literally"].causes]
+    path = tmp_path / "c.json"
+    log.save(path)
+    res = cli(["verify", str(path)])
+    assert res.code == 1 and "composition rule: Lemma 9 composes group 'g'" in res.out

@@ -36,7 +36,9 @@ VALUES = st.one_of(
                      "factorized", "tree-honaker", "sqrt-toeplitz", "blt", {"kind": "factorized", "strategy": "tree", "leaves": 4},
                      {"kind": "factorized", "strategy": "blt", "leaves": 4}, {"buffers": [{"theta": 0.5, "omega": 1}]},
                      {"buffers": [[0.5, 1.0]]}, {"buffers": []}, [{"theta": 0.5, "omega": 2.0}], [[0.5, 2.0]], [0.5, 2.0],
-                     {"theta": 1, "omega": 1}, {"theta": 0.5, "omega": 0}, {"theta": 0.5}, [{"theta": 0.1, "omega": 1}] * 9]),
+                     {"theta": 1, "omega": 1}, {"theta": 0.5, "omega": 0}, {"theta": 0.5}, [{"theta": 0.1, "omega": 1}] * 9,
+                     "sensitivities-added", "squares-added", "Sensitivities-Added", "Lemma 15",
+                     {"equation": "Lemma 15", "composition": "sensitivities-added"}]),
     st.integers(-3, 3),
     st.floats(-2.0, 2.0),
 )
@@ -74,7 +76,8 @@ def documents(draw):
             del parent[key]
         elif op == "add" and isinstance(parent, dict):
             parent[draw(st.sampled_from(["extra", "kind", "count", "leaves", "equation", "dimension", "paper", "strategy", "params",
-                                         "buffers", "theta", "omega"]))] = copy.deepcopy(draw(VALUES))
+                                         "buffers", "theta", "omega", "composition", "composition_equation"]))] = \
+                copy.deepcopy(draw(VALUES))
         elif op == "nest":
             params = doc.get("parameters") if isinstance(doc.get("parameters"), dict) else {}
             params["deep"] = _nested(draw(st.integers(28, 32)))
@@ -130,6 +133,61 @@ def factorized_documents(draw):
 @given(doc=factorized_documents())
 def test_schema_and_parser_agree_on_factorized_structures(doc):
     _agree(doc)
+
+
+PAPER_KEYS = ["sensitivity", "per_user_count", "equation", "composition", "composition_equation", "extra"]
+
+
+@st.composite
+def paper_statement_documents(draw):
+    """Mutations inside a release group's paper statement (the optional composition rule among its fields)."""
+    doc = copy.deepcopy(draw(st.sampled_from(BASE)))
+    group = draw(st.sampled_from(doc["release_groups"]))
+    paper = group.setdefault("paper", {"equation": "Sec. 4.2", "sensitivity": 15.0, "per_user_count": 132.9,
+                                       "composition": "sensitivities-added", "composition_equation": "Lemma 15"})
+    for _ in range(draw(st.integers(1, 3))):
+        if not isinstance(paper, dict):
+            break
+        key = draw(st.sampled_from(PAPER_KEYS))
+        if draw(st.sampled_from(["set", "set", "delete"])) == "delete":
+            paper.pop(key, None)
+        else:
+            paper[key] = copy.deepcopy(draw(VALUES))
+    return doc
+
+
+@settings(max_examples=300, deadline=None)
+@given(doc=paper_statement_documents())
+def test_schema_and_parser_agree_on_paper_statements(doc):
+    _agree(doc)
+
+
+def test_the_composition_rule_is_in_the_schema_and_round_trips():
+    from privacct.log import COMPOSITION_RULES, PaperStatement
+
+    d = copy.deepcopy(BASE[0])
+    g = d["release_groups"][0]
+    for rule in COMPOSITION_RULES:
+        g["paper"] = {"equation": "Sec. 4.2", "composition": rule, "composition_equation": "Lemma 15"}
+        assert VALIDATOR.is_valid(d)
+        back = MechanismLog.from_dict(d).release_groups[0].paper
+        assert back == PaperStatement(equation="Sec. 4.2", composition=rule, composition_equation="Lemma 15")
+        assert back.to_dict() == g["paper"]
+    g["paper"] = {"composition": "sensitivities-summed"}
+    assert not VALIDATOR.is_valid(d)
+    with pytest.raises(PrivacctError, match="composition"):
+        MechanismLog.from_dict(d)
+
+
+def test_seed004_log_with_its_composition_rule_is_valid_under_the_schema():
+    from privacct.algorithms.registry import get_learner
+    from privacct.algorithms.settings import as_paper_setting
+
+    spec = get_learner("private-lsvi-ucb")
+    log = spec.build_log(as_paper_setting(spec.paper_settings[0]).run_config(spec.name))
+    d = json.loads(log.to_json())
+    assert d["release_groups"][-1]["paper"]["composition"] == "sensitivities-added"
+    assert VALIDATOR.is_valid(d) and MechanismLog.from_json(log.to_json()) == log
 
 
 def test_factorized_example_is_in_the_corpus():

@@ -46,6 +46,7 @@ from privacct.errors import PrivacctError, check_count, check_delta, check_posit
 from privacct.ledger import Ledger
 from privacct.log import Claim, MechanismLog, ReleaseGroup, Sensitivity, Structure, tree_depth
 from privacct.mechanisms import TreeCounter
+from privacct.tap import canary_contribution
 
 NAME = "example-pucb"
 GROUP = "rewards"
@@ -147,7 +148,8 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, audit: AuditH
         progress: Callable[[int], None] | None = None) -> RunResult:
     """Run every seed at once (a leading batch axis B). Audited runs (the contract's hook): user 1 is canary A
     (reward 0 for every arm) or canary B (reward 1 for every arm); with fixed users, users 2..K are canary A;
-    the coins are the same in every trial."""
+    the coins are the same in every trial. A one-run audit's canaries (``audit.plan``) answer by their bits and
+    their contribution under both answers is reported (``privacct.tap.canary_contribution``)."""
     opts = options(config)
     K, A, B = int(config.episodes), opts["arms"], len(seeds)
     mu = arm_means(A)
@@ -159,11 +161,11 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, audit: AuditH
     # users: reward-response functions r_t(a) in {0, 1}, drawn from the environment (B, K, A)
     users = np.stack([(r.random((K, A)) < mu).astype(float) for r in env_rngs])
     coins = np.stack([r.random((K, A)) for r in coin_rngs])
-    if audit is not None:
-        canary = {"A": 0.0, "B": 1.0}
-        users[:, 0] = canary[audit.canary]
-        if audit.fixed_users:
-            users[:, 1:] = canary["A"]
+    canary = {"A": 0.0, "B": 1.0}          # the neighbouring pair: a user answering 0, or 1, to every arm
+    roles = [None if audit is None else audit.role(t) for t in range(1, K + 1)]
+    for t, role in enumerate(roles, 1):    # user 1 (and, with fixed users, users 2..K) or a one-run audit's canaries
+        if role is not None:
+            users[:, t - 1] = canary[role]
     counter = None
     if log is not None:
         cls = RedrawingTreeCounter if opts["bug"] == "redraw" else TreeCounter
@@ -186,6 +188,10 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, audit: AuditH
         regret[:, t - 1] = mu.max() - mu[arm]
         x = np.zeros((B, A))
         x[rows, arm] = users[rows, t - 1, arm]
+        if audit is not None and audit.plan is not None and roles[t - 1] is not None:
+            # a one-run audit's canary: her contribution under either answer, given the same prescribed arm
+            both = {w: np.where(np.arange(A) == arm[:, None], canary[w], 0.0) for w in canary}
+            canary_contribution(t, GROUP, a=both["A"], b=both["B"])
         counts[rows, arm] += 1
         sums = counter.add(x) if counter is not None else sums + x
         if progress is not None and (t % every == 0 or t == K):

@@ -1,0 +1,191 @@
+"""One-run audits of a learner (docs/auditing.md#one-run-audits): M canary users in ONE run, each user's data drawn
+from its valid neighbouring pair by a fair coin, guesses from what the other users can isolate of each canary.
+
+The run: the learner at the configuration asked for (by default the paper setting's K and H), with the
+canaries of a :class:`privacct.algorithms.base.CanaryPlan` (users at even spacing 2^L, the largest power of
+two that fits M of them in the first K - 1 users, so that the low tree nodes of every canary hold no other
+canary; bits from ``SeedSequence(seed)``) and every other user the environment's. The learner plays each
+canary's response with its bit and reports her contribution under both bits given the same history
+(:func:`privacct.tap.canary_contribution`); privacct's primitives record every release that holds exactly
+one canary, minus the non-canary users' exact contribution (the auditor's own data; releases holding two
+canaries are not used: their other canary's bit is unknown to the guesser).
+
+Score of canary i: the log-likelihood ratio of her releases, bit A against bit B (Laplace:
+sum_j (|x_j - b_j| - |x_j - a_j|) / scale; Gaussian: ((a - b) . x - (|a|^2 - |b|^2) / 2) / sigma^2,
+docs/auditing.md#the-neyman-pearson-statistic); a positive score guesses A. The guesses and the bound are
+:mod:`privacct.audits.one_run`'s (Steinke, Nasr, Jagielski 2023; Mahloujifar, Melis, Chaudhuri 2024), at
+the audit's confidence. Beside the bound stands the accounted eps of the learner's own log for the same
+configuration.
+
+Soundness needs the guesses to depend on the output only: the scores use the released values, the
+canaries' contributions under both bits (a function of the history and the auditor's fixed coins) and the
+non-canary users' data (the auditor's), never a canary's bit.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from privacct.errors import PrivacctError, check_count
+
+from .learner import accounted_epsilon, learner_config
+
+
+def plan_users(K: int, canaries: int) -> tuple[int, ...]:
+    """``canaries`` user positions 1 + j 2^L among users 1..K - 1 (the tree's leaves of a JDP learner), 2^L the
+    largest power of two with ``canaries`` positions fitting; refused when K - 1 < canaries."""
+    K, m = check_count("episodes", K), check_count("canaries", canaries)
+    room = K - 1 if K > 1 else 1
+    if m > room:
+        raise PrivacctError(f"canaries must be at most K - 1 = {room} for episodes {K}, got {m}")
+    spacing = 1 << int(math.floor(math.log2(room / m))) if room >= m else 1
+    return tuple(1 + j * spacing for j in range(m))
+
+
+def canary_scores(records, users: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """(score per canary (m,), releases per canary (m,)): the log-likelihood ratio bit A vs bit B of each
+    canary's releases (module docstring), 0 for a canary with no release."""
+    index = {u: i for i, u in enumerate(users)}
+    score = np.zeros(len(users))
+    count = np.zeros(len(users), dtype=np.int64)
+    for r in records:
+        x, a, b = r.values[0], r.mean_a[0], r.mean_b[0]
+        if r.mechanism == "laplace":
+            term = float(np.sum(np.abs(x - b) - np.abs(x - a)) / r.scale)
+        else:
+            term = float((np.dot(a - b, x) - 0.5 * (np.dot(a, a) - np.dot(b, b))) / r.scale ** 2)
+        i = index[r.user]
+        score[i] += term
+        count[i] += 1
+    return score, count
+
+
+def median_structure(records, users: tuple[int, ...]):
+    """The exact loss structure (:class:`privacct.audits.oracle.LossStructure`) of the canary whose releases carry the
+    median privacy loss (pure eps, else GDP mu): the per-canary reference of the one-run power criterion. Canaries
+    sit in different numbers of clean releases, so this is a typical canary, not every one (said in the docs)."""
+    from .oracle import LossStructure
+
+    per: dict[int, tuple[list[float], float]] = {u: ([], 0.0) for u in users}
+    for r in records:
+        d = np.abs(r.mean_a[0] - r.mean_b[0])
+        lap, mu2 = per[r.user]
+        if r.mechanism == "laplace":
+            lap.extend(float(v) for v in d[d > 0] / r.scale)
+        else:
+            mu2 += float(np.sum(d * d)) / r.scale ** 2
+        per[r.user] = (lap, mu2)
+    structures = [LossStructure(tuple(lap), math.sqrt(mu2)) for lap, mu2 in per.values() if lap or mu2 > 0]
+    if not structures:
+        return None
+    key = (lambda s: s.pure_epsilon) if all(s.mu == 0 for s in structures) else (lambda s: math.hypot(s.mu, sum(s.laplace)))
+    return sorted(structures, key=key)[len(structures) // 2]
+
+
+@dataclass(frozen=True)
+class OneRunLearnerResult:
+    """A learner's one-run audit: the bound (``bound``, :mod:`privacct.audits.one_run`'s result) beside the
+    accounted eps of the same configuration."""
+
+    algorithm: str
+    privacy: str
+    calibration: str
+    episodes: int
+    horizon: int | None
+    canaries: int
+    spacing: int
+    releases_per_canary: float
+    bound: Any
+    accountant: str
+    accounted_epsilon: float
+    seconds: float
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def verdict(self) -> str:
+        return self.bound.verdict
+
+    @property
+    def epsilon_lower_bound(self) -> float:
+        return float(self.bound.epsilon_lower_bound)
+
+    @property
+    def sandwich_ok(self) -> bool:
+        return self.epsilon_lower_bound <= self.accounted_epsilon * (1 + 1e-9)
+
+    def to_dict(self) -> dict:
+        d = self.bound.to_dict()
+        d.update({"kind": "one-run audit", "algorithm": self.algorithm, "privacy": self.privacy,
+                  "calibration": self.calibration, "episodes": self.episodes, "horizon": self.horizon,
+                  "canaries": self.canaries, "spacing": self.spacing,
+                  "releases_per_canary": self.releases_per_canary, "accountant": self.accountant,
+                  "accounted_epsilon": self.accounted_epsilon, "sandwich_ok": self.sandwich_ok,
+                  "seconds": self.seconds, "notes": list(self.notes)})
+        return d
+
+    def summary(self) -> str:
+        b = self.bound
+        rel = "<=" if self.sandwich_ok else "> (SANDWICH VIOLATED: the code leaks more than its log)"
+        return (f"one-run audit {b.verdict.upper()} ({self.algorithm} {self.privacy} {self.calibration} K={self.episodes}"
+                f"{'' if self.horizon is None else f' H={self.horizon}'}): {self.canaries} canaries (spacing {self.spacing}, "
+                f"{self.releases_per_canary:.2f} releases each), {b.guesses} guesses, {b.correct} correct; eps lower bound "
+                f"{self.epsilon_lower_bound:.4f} {rel} accounted {self.accounted_epsilon:.4f} ({self.accountant}, same "
+                f"configuration) vs claimed {b.claimed_epsilon:g} (delta {b.delta:g}), confidence {b.confidence:g}; "
+                f"{self.seconds:.1f} s")
+
+
+def one_run_audit_learner(algorithm: str, *, privacy: str = "jdp", canaries: int = 1000, epsilon: float = 1.0,
+                          delta: float = 0.0, calibration: str = "tight", episodes: int | None = None,
+                          horizon: int | None = None, env: str | None = None, options: tuple = (),
+                          bonus_scale: float | None = None, confidence: float = 0.95, seed: int = 0,
+                          coins_seed: int = 0, mutant: str | None = None) -> OneRunLearnerResult:
+    """One learner run with ``canaries`` canary users and the one-run bound (module docstring).
+
+    ``episodes`` None: the learner's first paper setting for ``privacy`` (its K, H, environment and constants),
+    else its test settings. Every other argument as :func:`privacct.audits.learner.audit_learner`.
+    """
+    from privacct.algorithms.base import AuditHook, CanaryPlan
+    from privacct.algorithms.registry import get_learner
+
+    from .one_run import draw_bits, one_run_audit_scores
+
+    spec = get_learner(algorithm)
+    if episodes is None:
+        setting = next((s for s in spec.paper_settings if getattr(s, "privacy", None) == privacy), None)
+        if setting is not None:
+            episodes = setting.episodes
+            horizon = setting.horizon if horizon is None else horizon
+            env = setting.env if env is None else env
+            bonus_scale = setting.bonus_scale if bonus_scale is None else bonus_scale
+            options = tuple(sorted({**dict(setting.options), **dict(options)}.items()))
+        else:
+            episodes = dict(spec.test_settings).get("episodes", 1000)
+    cfg = learner_config(algorithm, privacy=privacy, epsilon=epsilon, delta=delta, calibration=calibration,
+                         episodes=episodes, horizon=horizon, env=env, options=options,
+                         bonus_scale=1.0 if bonus_scale is None else bonus_scale)
+    users = plan_users(int(episodes), canaries)
+    spacing = users[1] - users[0] if len(users) > 1 else 1
+    signs = draw_bits(seed, len(users))                       # +1: bit A, -1: bit B (privacct.audits.one_run)
+    bits = tuple("A" if v > 0 else "B" for v in signs)
+    t0 = time.perf_counter()
+    hook = AuditHook("A", fixed_users=False, coins_seed=coins_seed, mutant=mutant, plan=CanaryPlan(users, bits))
+    res = spec.run(cfg, [np.random.SeedSequence([seed, 1])], audit=hook)
+    score, count = canary_scores(res.tap.canary_records, users)
+    structure = median_structure(res.tap.canary_records, users)
+    bound = one_run_audit_scores(score, signs, epsilon=epsilon, delta=delta, confidence=confidence,
+                                 per_canary_structure=structure, seed=seed, name=f"{algorithm} {privacy} one-run")
+    acc_name, acc = accounted_epsilon(cfg, delta)
+    notes = []
+    if res.tap.unobserved:
+        notes.append("not observed: " + "; ".join(f"{u.group} (users {u.users[0]}..{u.users[1]}): {u.reason}"
+                                                  for u in res.tap.unobserved[:5]))
+    return OneRunLearnerResult(algorithm, privacy, calibration, int(episodes), horizon, len(users), spacing,
+                               float(count.mean()), bound, acc_name, float(acc), time.perf_counter() - t0, tuple(notes))
+
+
+__all__ = ["OneRunLearnerResult", "canary_scores", "one_run_audit_learner", "plan_users"]

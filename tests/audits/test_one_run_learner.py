@@ -1,0 +1,81 @@
+"""One-run audits of learners (audits/one_run_learner.py, docs/auditing.md#one-run-audits)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from privacct.algorithms.base import AuditHook, CanaryPlan, RunConfig
+from privacct.algorithms.registry import get_learner
+from privacct.audits.one_run_learner import canary_scores, one_run_audit_learner, plan_users
+from privacct.cli import main
+from privacct.errors import PrivacctError
+from privacct.rng import spawn_sequences
+
+
+def test_plan_spaces_canaries_by_a_power_of_two_within_the_tree_leaves():
+    assert plan_users(20_000, 1000) == tuple(1 + 16 * j for j in range(1000))
+    assert plan_users(1001, 1000) == tuple(range(1, 1001))
+    with pytest.raises(PrivacctError, match="canaries must be at most K - 1"):
+        plan_users(10, 10)
+
+
+def test_a_tree_release_is_used_only_when_it_holds_exactly_one_canary():
+    users = (1, 9, 17)
+    cfg = RunConfig("ucb-vi", "jdp", epsilon=1.0, episodes=32, horizon=2, calibration="tight")
+    r = get_learner("ucb-vi").run(cfg, spawn_sequences(0, 1), audit=AuditHook("A", plan=CanaryPlan(users, ("A", "B", "A"))))
+    by_user = {u: [rec.name for rec in r.tap.canary_records if rec.user == u] for u in users}
+    # user 9 sits in [9, 9], [9, 10], [9, 12], [1, 16] (with canary 1: unused), [1, 32] (three canaries: unused)
+    assert by_user[9] == ["counts node [9, 9] of user 9", "counts node [9, 10] of user 9", "counts node [9, 12] of user 9"]
+    assert by_user[1] == [f"counts node [1, {t}] of user 1" for t in (1, 2, 4, 8)]
+    for rec in r.tap.canary_records:   # the release minus the non-canary users = her contribution + noise
+        bit = {1: "A", 9: "B", 17: "A"}[rec.user]
+        own = rec.mean_a if bit == "A" else rec.mean_b
+        assert np.all(np.abs(rec.values - own) < 60 * rec.scale)
+
+
+def test_without_noise_every_guess_is_right():
+    users = plan_users(64, 16)
+    bits = tuple("A" if i % 3 else "B" for i in range(16))
+    cfg = RunConfig("ucb-vi", "ldp", epsilon=1.0, episodes=64, horizon=1, calibration="tight")
+    r = get_learner("ucb-vi").run(cfg, spawn_sequences(1, 1),
+                                  audit=AuditHook("A", noise_multiplier=1e-9, plan=CanaryPlan(users, bits)))
+    score, count = canary_scores(r.tap.canary_records, users)
+    assert np.all(count == 1)
+    assert np.array_equal(np.sign(score), np.where(np.asarray(bits) == "A", 1.0, -1.0))
+
+
+def test_sound_over_repeated_one_run_audits_of_a_correct_learner():
+    # ucb-vi LDP (tight): every canary's whole loss is observed (her own report), so the bound can approach the
+    # accounted eps; over 50 audits it may exceed it at most at the confidence's rate (binomial(50, 0.05) > 6:
+    # probability < 0.04)
+    over, bounds = 0, []
+    for seed in range(50):
+        r = one_run_audit_learner("ucb-vi", privacy="ldp", canaries=256, episodes=257, horizon=1, calibration="tight",
+                                  seed=seed)
+        bounds.append(r.epsilon_lower_bound)
+        over += r.epsilon_lower_bound > r.accounted_epsilon
+    assert over <= 6, bounds
+    assert max(bounds) > 0.2   # not vacuous: the audit sees the canaries
+
+
+def test_the_printed_ldp_constants_fail_in_one_run():
+    # seed 002 LDP, printed noise: accounted 2 for the claim eps = 1 (docs/seed-002-tabular.md#h-versus-2h)
+    r = one_run_audit_learner("ucb-vi", privacy="ldp", canaries=1000, episodes=1001, horizon=1, calibration="paper")
+    assert r.verdict == "fails" and 1.0 < r.epsilon_lower_bound <= r.accounted_epsilon
+
+
+def test_cli_one_run_json_and_refusals(capsys):
+    rc = main(["audit", "ucb-vi", "--privacy", "ldp", "--one-run", "--canaries", "100", "--episodes", "101",
+               "--horizon", "1", "--json", "--quiet"])
+    d = json.loads(capsys.readouterr().out)
+    assert rc in (0, 1, 3) and d["kind"] == "one-run audit" and d["canaries"] == 100
+    for key in ("guesses", "correct", "epsilon_lower_bound", "accounted_epsilon", "verdict"):
+        assert key in d
+    for extra in (["--trials", "100"], ["--fresh-users"], ["--observe", "actions"], ["--canaries", "101"]):
+        rc = main(["audit", "ucb-vi", "--privacy", "ldp", "--one-run", "--episodes", "101"] + extra)
+        err = capsys.readouterr().err
+        assert rc == 2 and err.count("\n") == 1, err
+    assert main(["audit", "ucb-vi", "--privacy", "ldp", "--canaries", "10"]) == 2
