@@ -202,15 +202,19 @@ def _one_run_arguments(args, spec):
 
 
 def _cmd_one_run(args, cfg) -> int:
-    from privacct.algorithms.memory import run_estimate
+    from privacct.algorithms.memory import observation_width, run_estimate
     from privacct.algorithms.registry import get_learner
     from privacct.progress import heartbeat
     from privacct.resources import check_memory
 
     from .one_run_learner import one_run_audit_learner
 
-    est = run_estimate(get_learner(cfg.algorithm), cfg, 1, audit=True, runner=False)
-    check_memory(est.total, args=f"--episodes {cfg.episodes}", what=est.main_terms(), lower="--episodes")
+    spec = get_learner(cfg.algorithm)
+    est = run_estimate(spec, cfg, 1, audit=True, runner=False)
+    # every canary's releases are kept with both bits' contributions: 3 floats per observed value
+    records = 3 * 8 * args.canaries * observation_width(spec, cfg, "released")
+    check_memory(est.total + records, args=f"--canaries {args.canaries} x --episodes {cfg.episodes}",
+                 what=f"{est.main_terms()}, the canaries' releases", lower="--canaries or --episodes")
     with heartbeat(f"one-run audit {args.algorithm}/{args.privacy}", quiet=args.quiet):
         r = one_run_audit_learner(args.algorithm, privacy=args.privacy, canaries=args.canaries, epsilon=args.epsilon,
                                   delta=cfg.delta, calibration=cfg.calibration, episodes=cfg.episodes,

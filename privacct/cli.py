@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+import re
 import sys
 from importlib import metadata
 from pathlib import Path
@@ -83,23 +85,63 @@ def emit_json(obj) -> None:
     emit(json.dumps(obj, indent=2, allow_nan=False))
 
 
+#: What a number flag accepts: plain ASCII decimal notation (``0.5``, ``-2``, ``1e-5``, ``.5``), surrounding
+#: whitespace ignored. Python's float() would also take ``1_000``, ``nan``, ``inf`` and non-ASCII digits;
+#: the command line refuses them, each with one line naming the flag.
+_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
+_INTEGER = re.compile(r"[+-]?\d+", re.ASCII)
+#: Longest integer text an integer flag converts (every range a flag checks is far below 10^4000);
+#: Python itself refuses to convert more than 4300 digits.
+MAX_INTEGER_DIGITS = 4000
+_NON_FINITE = ("nan", "+nan", "-nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity")
+
+
+def parse_number(name: str, text: str) -> float:
+    """The float a number flag's ``text`` stands for, or :class:`argparse.ArgumentTypeError` (one line
+    naming ``name``): plain decimal notation only (``1_000``, ``0x10``, ``nan`` and ``inf`` are refused),
+    finite, not rounded to 0 from a non-zero text (``1e-400``) nor to infinity (``1e999``, ``10**400``);
+    ``-0`` is 0. Subnormal numbers (``5e-324``) are accepted: the flag's own range check decides."""
+    s = text.strip() if isinstance(text, str) else ""
+    if s.lower() in _NON_FINITE:
+        raise argparse.ArgumentTypeError(f"{name} must be a finite number, got {shown(text)}")
+    if not _DECIMAL.fullmatch(s):
+        raise argparse.ArgumentTypeError(f"{name} must be a decimal number such as 0.5 or 1e-5, got {shown(text)}")
+    value = float(s)
+    if math.isinf(value):
+        raise argparse.ArgumentTypeError(f"{name} is beyond the floating-point range (magnitude at most "
+                                         f"{sys.float_info.max:.4g}), got {shown(text)}")
+    if value == 0.0 and re.search(r"[1-9]", s.split("e")[0].split("E")[0]):
+        raise argparse.ArgumentTypeError(f"{name} is too close to 0 for a floating-point number (the smallest positive "
+                                         f"one is 5e-324), got {shown(text)}")
+    return value + 0.0   # -0.0 -> 0.0
+
+
+def parse_integer(name: str, text: str) -> int:
+    """The int an integer flag's ``text`` stands for, or :class:`argparse.ArgumentTypeError` (one line
+    naming ``name``): ASCII digits with an optional sign only (``1_000``, ``0x10``, ``1e3``, ``3.0`` are
+    refused), at most :data:`MAX_INTEGER_DIGITS` digits; the flag's own range check decides the rest."""
+    s = text.strip() if isinstance(text, str) else ""
+    if not _INTEGER.fullmatch(s):
+        raise argparse.ArgumentTypeError(f"{name} must be an integer written in digits such as 1000, got {shown(text)}")
+    digits = len(s.lstrip("+-").lstrip("0"))
+    if digits > MAX_INTEGER_DIGITS:
+        raise argparse.ArgumentTypeError(f"{name} is out of range: an integer of {digits} digits")
+    return int(s)
+
+
 def number_arg(name: str):
-    """argparse ``type=`` for a float option: a one-line error naming the option (exit 2)."""
+    """argparse ``type=`` for a float option: a one-line error naming the option (exit 2); see
+    :func:`parse_number` for what is accepted."""
     def parse(text: str) -> float:
-        try:
-            return float(text)
-        except (ValueError, OverflowError):
-            raise argparse.ArgumentTypeError(f"{name} must be a number, got {shown(text)}") from None
+        return parse_number(name, text)
     return parse
 
 
 def integer_arg(name: str):
-    """argparse ``type=`` for an int option: a one-line error naming the option (exit 2)."""
+    """argparse ``type=`` for an int option: a one-line error naming the option (exit 2); see
+    :func:`parse_integer` for what is accepted."""
     def parse(text: str) -> int:
-        try:
-            return int(text)
-        except (ValueError, OverflowError):
-            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {shown(text)}") from None
+        return parse_integer(name, text)
     return parse
 
 

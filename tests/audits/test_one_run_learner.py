@@ -79,3 +79,10 @@ def test_cli_one_run_json_and_refusals(capsys):
         err = capsys.readouterr().err
         assert rc == 2 and err.count("\n") == 1, err
     assert main(["audit", "ucb-vi", "--privacy", "ldp", "--canaries", "10"]) == 2
+
+
+def test_cli_one_run_refuses_what_would_not_fit(capsys, monkeypatch):
+    monkeypatch.setenv("PRIVACCT_MEMORY_LIMIT", "50M")
+    rc = main(["audit", "ucb-vi", "--privacy", "ldp", "--one-run", "--canaries", "19999"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "--canaries 19999" in err and err.count("\n") == 1, err
