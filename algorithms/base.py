@@ -375,10 +375,49 @@ def check_tap(tap: AuditTap, log: MechanismLog, batch: int, learner: str) -> Non
             raise PrivacctError(f"{where}: group {r.group!r} is not a release group of log {log.name!r}") from None
         if OBSERVED_AS[g.mechanism] != r.mechanism:
             raise PrivacctError(f"{where}: mechanism {r.mechanism!r} does not observe group {g.name!r} ({g.mechanism})")
-        if r.values.shape[0] != batch:
-            raise PrivacctError(f"{where}: values must have {batch} rows (one per seed), got {r.values.shape}")
+        rows = batch if r.rows is None else len(r.rows)
+        if r.values.shape[0] != rows or (r.rows is not None and (r.rows.min() < 0 or r.rows.max() >= batch)):
+            raise PrivacctError(f"{where}: values must have {rows} rows (one per seed it covers, of {batch}), got "
+                                f"{r.values.shape}")
         if g.dimension is not None and r.values.shape[1] != g.dimension:
             raise PrivacctError(f"{where}: {r.values.shape[1]} observed values, the log declares dimension {g.dimension}")
+
+
+@dataclass(frozen=True)
+class Explicit:
+    """A DerivedMeans entry whose means travel with every run's records (reported by the learner with
+    :func:`privacct.tap.user_contribution`; they may vary by trial, and the release may be made by some seeds only):
+    ``width`` values per release, its ``group``, observed ``mechanism`` and ``scale`` (from the pilot)."""
+
+    width: int
+    group: str
+    mechanism: str
+    scale: float
+    #: the learner names the seeds that make the release (``rows``): it may be absent in some
+    per_seed: bool = False
+
+
+def _collapse(a: np.ndarray) -> np.ndarray:
+    """(m,) when every trial has the same row, else the (B, m) array (an ObservedBlock's means)."""
+    return a[0].copy() if np.all(a == a[0]) else a
+
+
+def _explicit_block(name: str, spec: "Explicit", records: list, batch: int) -> ObservedBlock:
+    """The block of a release whose records carry both canaries' means: rows filled where the release happened
+    (``present``), zeros elsewhere; no record at all in this run is a release no seed made."""
+    values, mean_a, mean_b = (np.zeros((batch, spec.width)) for _ in range(3))
+    present = np.zeros(batch, dtype=bool)
+    for r in records:
+        rows = np.arange(batch) if r.rows is None else r.rows
+        if r.values.shape != (len(rows), spec.width) or np.any(present[rows]) or \
+                (r.group, r.mechanism, r.scale) != (spec.group, spec.mechanism, spec.scale):
+            raise PrivacctError(f"release {name!r}: its records overlap, or change width, group or scale between runs")
+        values[rows], mean_a[rows], mean_b[rows], present[rows] = r.values, r.mean_a, r.mean_b, True
+    if spec.per_seed:   # a release made by some seeds only: its presence flags always travel
+        return ObservedBlock(name, spec.group, spec.mechanism, spec.scale, values, mean_a, mean_b, present)
+    if not present.all():
+        raise PrivacctError(f"release {name!r}: made by every seed in the pilot but not in this run")
+    return ObservedBlock(name, spec.group, spec.mechanism, spec.scale, values, _collapse(mean_a), _collapse(mean_b))
 
 
 def _constant(a: np.ndarray) -> np.ndarray | None:
@@ -409,7 +448,14 @@ def pair_taps(tap_a: AuditTap, tap_b: AuditTap) -> DerivedMeans:
     sound (a post-processing of the transcript) and only costs power."""
     b_by_name = {r.name: r for r in tap_b.records}
     means, left = [], []
+    explicit: set[str] = set()
     for r in tap_a.records:
+        if r.mean_a is not None:   # the learner reported both canaries' contributions: no pairing needed
+            if r.name not in explicit:
+                explicit.add(r.name)
+                means.append((r.name, Explicit(int(r.values.shape[1]), r.group, r.mechanism, r.scale,
+                                               r.rows is not None), None))
+            continue
         other = b_by_name.get(r.name)
         if other is None:
             left.append((r.name, "recorded under canary A only"))
@@ -422,8 +468,8 @@ def pair_taps(tap_a: AuditTap, tap_b: AuditTap) -> DerivedMeans:
             left.append((r.name, "user 1's contribution depends on the history (differs between trials)"))
             continue
         means.append((r.name, ma, mb))
-    left += [(r.name, "recorded under canary B only") for r in tap_b.records if r.name not in {m[0] for m in means}
-             and r.name not in {x.name for x in tap_a.records}]
+    left += [(r.name, "recorded under canary B only") for r in tap_b.records if r.mean_a is None
+             and r.name not in {m[0] for m in means} and r.name not in {x.name for x in tap_a.records}]
     left += [(f"{u.group} (users {u.users[0]}..{u.users[1]})", u.reason) for u in tap_a.unobserved]
     return DerivedMeans(tuple(means), tuple(left))
 
@@ -435,8 +481,12 @@ def derived_observation(result: "RunResult", canary: str, means: DerivedMeans) -
     if result.tap is None:
         raise PrivacctError("derived_observation needs an audited run (RunResult.tap is None)")
     by_name = {r.name: r for r in result.tap.records}
+    batch = int(np.asarray(result.regret).shape[0])
     blocks = []
     for name, ma, mb in means.means:
+        if isinstance(ma, Explicit):
+            blocks.append(_explicit_block(name, ma, [r for r in result.tap.records if r.name == name], batch))
+            continue
         r = by_name.get(name)
         if r is None:
             raise PrivacctError(f"an audited run did not record release {name!r} this time: the releases over user 1 "
@@ -650,7 +700,7 @@ class LearnerSpec:
             plan = None if audit.plan is None else frozenset(audit.plan.users)
             if plan is not None and max(plan) > config.episodes:
                 raise PrivacctError(f"audit.plan: canary users must be in 1..{config.episodes}, got {max(plan)}")
-            with tapping(AuditTap(plan=plan)) as tap:   # the primitives record what they see of user 1 (privacct.tap)
+            with tapping(AuditTap(plan=plan, canary=audit.canary)) as tap:   # what the primitives see of user 1
                 result = self.run_batch(config, seeds, audit=audit, progress=progress)
             result.tap = tap
         regret = np.asarray(result.regret)

@@ -124,7 +124,7 @@ def _flatten(obs, layout: Layout) -> np.ndarray:
         elif not (np.array_equal(b.mean_a, lb.mean_a) and np.array_equal(b.mean_b, lb.mean_b)):
             raise PrivacctError(f"block {b.name!r}: constant means changed between runs")
         if lb.mask_at is not None:
-            out[:, lb.mask_at] = b.present
+            out[:, lb.mask_at] = True if b.present is None else b.present
     return out
 
 

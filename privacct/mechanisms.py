@@ -33,7 +33,7 @@ from .ledger import Ledger
 from .log import tree_depth
 from .rng import as_generators
 from .tap import current as current_tap
-from .tap import inside_primitive, note_draw, record_canary
+from .tap import after_noise, inside_primitive, note_draw, record_canary
 
 NOISE_KINDS = ("laplace", "gaussian", "symmetric-gaussian-matrix")
 
@@ -74,6 +74,7 @@ def laplace(rngs, shape, scale: float, *, ledger: Ledger | None = None, group: s
         r.standard_exponential(out=buf[b])
     out = np.subtract(buf[:, 0], buf[:, 1])
     out *= scale
+    after_noise(group, users, "laplace", scale, out)
     return out
 
 
@@ -88,6 +89,7 @@ def gaussian(rngs, shape, scale: float, *, ledger: Ledger | None = None, group: 
     for b, r in enumerate(rngs):
         r.standard_normal(out=out[b])
     out *= scale
+    after_noise(group, users, "gaussian", scale, out)
     return out
 
 
@@ -110,6 +112,7 @@ def symmetric_gaussian(rngs, d: int, scale: float, *, ledger: Ledger | None = No
     out = np.empty((len(rngs), d, d))
     out[:, rows, cols] = upper
     out[:, cols, rows] = upper  # mirror (the diagonal is written twice with the same value)
+    after_noise(group, users, "symmetric-gaussian-matrix", scale, out)
     return out
 
 
@@ -311,8 +314,12 @@ class TreeCounter:
         if leaf == (1, 1):
             self._user1 = np.array(x, dtype=float, copy=True)
         elif leaf[0] <= 1 <= leaf[1]:
-            tap.note_unobserved(self.group, leaf, f"tree leaf 1 holds users {leaf[0]}..{leaf[1]} together: user 1's "
-                                                  "share of the leaf is unknown to the counter")
+            got = tap.take_pending(self.group)   # the learner reported user 1's share (privacct.tap.user_contribution)
+            if got is not None:
+                self._user1, self._user1_means = got[0], (got[1], got[2])
+            else:
+                tap.note_unobserved(self.group, leaf, f"tree leaf 1 holds users {leaf[0]}..{leaf[1]} together: user 1's "
+                                                      "share of the leaf is unknown to the counter")
 
     def node_noise(self, first_leaf: int, last_leaf: int) -> np.ndarray:
         """Fresh noise (B, *shape) for the node covering leaves ``first_leaf..last_leaf``: one ledger draw over its
@@ -339,7 +346,8 @@ class TreeCounter:
         x1 = getattr(self, "_user1", None)
         if users[0] <= 1 <= users[1] and x1 is not None:
             tap.record(group=self.group or "tree", name=f"{self.group or 'tree'} node [1, {last_leaf}]",
-                       mechanism=self.mechanism, scale=self.scale, values=x1 + noise, contribution=x1)
+                       mechanism=self.mechanism, scale=self.scale, values=x1 + noise, contribution=x1,
+                       means=getattr(self, "_user1_means", None))
         return noise
 
     def node_users(self, first_leaf: int, last_leaf: int) -> tuple[int, int]:

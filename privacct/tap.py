@@ -60,6 +60,12 @@ class TapRecord:
     scale: float
     values: np.ndarray
     contribution: np.ndarray
+    #: user 1's contribution under canary A / canary B given the same history, when the learner reported them
+    #: (:func:`user_contribution`; history-dependent releases): then no pairing of two runs is needed
+    mean_a: np.ndarray | None = None
+    mean_b: np.ndarray | None = None
+    #: the rows of the run's batch this record holds (None: every row): a release made by some seeds only
+    rows: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -95,7 +101,12 @@ class AuditTap:
     ``plan``: the canary users of a one-run audit (None: the classic pair, user 1 alone)."""
 
     plan: frozenset[int] | None = None
+    #: the canary user 1 plays in this run ("A" | "B"; classic audits)
+    canary: str = "A"
     records: list[TapRecord] = field(default_factory=list)
+    #: classic audits: group -> user 1's contribution (under A, under B) to the NEXT release of that group that
+    #: covers her together with other users (:func:`user_contribution`)
+    pending: dict[str, tuple] = field(default_factory=dict)
     #: one-run audits: (user, group) -> (contribution under bit A, under bit B), reported by the learner
     counterfactual: dict[tuple[int, str], tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     canary_records: list[CanaryRecord] = field(default_factory=list)
@@ -112,22 +123,38 @@ class AuditTap:
         return np.stack([self.actions[k] for k in range(2, users + 1)], axis=1)
 
     def record(self, *, group: str, name: str, mechanism: str, scale: float, values: np.ndarray,
-               contribution: np.ndarray) -> None:
+               contribution: np.ndarray, means: tuple[np.ndarray, np.ndarray] | None = None,
+               rows: np.ndarray | None = None, exact_name: bool = False) -> None:
         if mechanism not in OBSERVED_AS:
             raise PrivacctError(f"tap: mechanism must be one of {', '.join(OBSERVED_AS)}, got {mechanism!r}")
         values = np.asarray(values, dtype=float)
-        contribution = np.asarray(contribution, dtype=float)
+        parts = [np.asarray(contribution, dtype=float)] + ([] if means is None else [np.asarray(m, dtype=float)
+                                                                                      for m in means])
         if mechanism == "symmetric-gaussian-matrix":
             from .mechanisms import upper_triangle
 
-            values, contribution = upper_triangle(values), upper_triangle(contribution)
+            values, parts = upper_triangle(values), [upper_triangle(v) for v in parts]
         B = values.shape[0]
         values = values.reshape(B, -1).copy()
-        contribution = np.broadcast_to(contribution.reshape(contribution.shape[0], -1), values.shape).copy()
-        n = self._names.get(name, 0) + 1
-        self._names[name] = n
-        unique = name if n == 1 else f"{name} #{n}"
-        self.records.append(TapRecord(group, unique, OBSERVED_AS[mechanism], float(scale), values, contribution))
+        parts = [np.broadcast_to(v.reshape(v.shape[0], -1), values.shape).copy() for v in parts]
+        if exact_name:   # the learner named the release (one name may then hold several rows' records)
+            unique = name
+        else:
+            n = self._names.get(name, 0) + 1
+            self._names[name] = n
+            unique = name if n == 1 else f"{name} #{n}"
+        ma, mb = (parts[1], parts[2]) if means is not None else (None, None)
+        self.records.append(TapRecord(group, unique, OBSERVED_AS[mechanism], float(scale), values, parts[0], ma, mb,
+                                      None if rows is None else np.asarray(rows, dtype=np.int64).copy()))
+
+    def take_pending(self, group: str | None) -> tuple | None:
+        """(own, under A, under B, name, rows) of user 1's reported contribution to the next release of ``group``,
+        or None."""
+        got = self.pending.pop(group, None) if group is not None else None
+        if got is None:
+            return None
+        a, b, name, rows = got
+        return (a if self.canary == "A" else b), a, b, name, rows
 
     def note_unobserved(self, group: str | None, users: tuple[int, int] | None, reason: str) -> None:
         key = (group or "?", tuple(users) if users is not None else (1, 1), reason)
@@ -164,6 +191,39 @@ def inside_primitive() -> Iterator[None]:
         yield
     finally:
         _INSIDE.reset(token)
+
+
+def user_contribution(group: str, *, a, b, name: str | None = None, rows=None) -> None:
+    """Classic audits: user 1's contribution (B, ...) to the NEXT release of ``group`` that holds her together with
+    other users, had she been canary A and canary B, given the same history (the learner plays her response
+    function both ways). A primitive that then noises such a release (a tree leaf of several users, noise drawn
+    for an aggregate over users 1..k) records it as her contribution + the release's noise, with these two
+    means, per trial (history-dependent releases need no pairing). ``name``: the release's name in the audit (e.g.
+    ``"y[h=2] update 3"``; default: the group and the users); ``rows``: the rows of the run's batch that make this
+    release, when only some seeds do (data-dependent update times; ``a`` and ``b`` then have one row each).
+    A no-op outside an audited run."""
+    tap = _CURRENT.get()
+    if tap is None or tap.plan is not None:
+        return
+    tap.pending[str(group)] = (np.array(a, dtype=float, copy=True), np.array(b, dtype=float, copy=True), name,
+                               None if rows is None else np.asarray(rows, dtype=np.int64).copy())
+
+
+def after_noise(group: str | None, users: tuple[int, int] | None, mechanism: str, scale: float, noise) -> None:
+    """Called by the low-level draws with the noise drawn: a draw over user 1 (outside a tapping primitive) whose
+    group has a pending contribution of user 1 (:func:`user_contribution`) is recorded as that contribution +
+    the noise."""
+    tap = _CURRENT.get()
+    if tap is None or _INSIDE.get() or users is None or tap.plan is not None or not (users[0] <= 1 <= users[1]):
+        return
+    got = tap.take_pending(group)
+    if got is None:
+        return
+    own, a, b, name, rows = got
+    tap.unobserved[:] = [u for u in tap.unobserved if not (u.group == group and u.users == tuple(users))]
+    tap.record(group=group or "?", name=name or f"{group} release over users {users[0]}..{users[1]}",
+               mechanism=mechanism, scale=scale, values=own + np.asarray(noise), contribution=own, means=(a, b),
+               rows=rows, exact_name=name is not None)
 
 
 def canary_contribution(user: int, group: str, *, a, b) -> None:
@@ -220,5 +280,5 @@ def note_draw(group: str | None, users: tuple[int, int] | None, mechanism: str) 
                                       "(privacct cannot tell user 1's contribution apart)")
 
 
-__all__ = ["AuditTap", "CanaryRecord", "OBSERVED_AS", "TapRecord", "Unobserved", "canary_contribution", "current",
-           "inside_primitive", "note_draw", "prescribed", "record_canary", "tapping"]
+__all__ = ["AuditTap", "CanaryRecord", "OBSERVED_AS", "TapRecord", "Unobserved", "after_noise", "canary_contribution",
+           "current", "inside_primitive", "note_draw", "prescribed", "record_canary", "tapping", "user_contribution"]

@@ -70,8 +70,9 @@ from privacct.errors import PrivacctError, check_count
 from privacct.ledger import Ledger
 from privacct.log import Claim, MechanismLog, PaperStatement, ReleaseGroup, Sensitivity, Structure, tree_depth
 from privacct.mechanisms import TreeCounter, gaussian, laplace
+from privacct.tap import prescribed, user_contribution
 
-from ..base import (OBSERVED_AS, AuditHook, Observation, ObservedBlock, RunConfig, RunResult, noise_generators,
+from ..base import (AuditHook, RunConfig, RunResult, noise_generators,
                     stream_generators)
 from . import canary as CAN
 from . import common as C
@@ -271,7 +272,9 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
                          ledger=ledger, group=f"gram_h{h + 1}", leaf_users=leaf_users) for h in range(H)]
     hist = C.History(env, Bs)
     pol = C.data_free_policy(env, Bs, lam, beta)
-    rec = _Recorder(env, log, audit, pol, Bs, K, n_rel) if audit is not None else None
+    # an audited run: user 1's trajectory under each canary (the data-free first policy), to report her
+    # contributions to the releases that hold her with other users (privacct.tap.user_contribution)
+    user1 = {w: CAN.rollout(env, w, pol) for w in CAN.CANARIES} if audit is not None else None
     cur_regret = env.regret(pol)
     regret = np.zeros((Bs, K))
     batch_gram = np.zeros((Bs, H, d, d))
@@ -284,26 +287,26 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
         regret[:, k - 1] = cur_regret
         states, actions = C.user_episode(k, audit, env, pol, env_rngs)
         phi = hist.add(states, actions)
-        if rec is not None and k >= 2:
-            rec.actions[:, k - 2] = actions
+        prescribed(k, actions)   # the actions sent to user k (an audit's JDP output M_-1; a no-op otherwise)
         batch_gram += phi[..., :, None] * phi[..., None, :]
         if rel < n_rel and k == ends[rel]:
             noisy = np.empty((Bs, H, d, d))
             for h in range(H):
+                if user1 is not None and rel == 0:   # leaf 1 holds users 1..B0: user 1's share under each canary
+                    own = {w: _gram_value(env.phi[user1[w][0][:, h], user1[w][1][:, h]], lap) for w in user1}
+                    user_contribution(f"gram_h{h + 1}", a=own["A"], b=own["B"])
                 noisy[:, h] = (C.sym(trees[h].add(C.upper(batch_gram[:, h])), d) if lap
                                else trees[h].add(batch_gram[:, h]))
             batch_gram[:] = 0.0
-            if rec is not None and (rel + 1) & rel == 0:       # release 2^j: the prefix is the single node [1, 2^j]
-                rec.gram_node(rel + 1, trees)
             lam_t = noisy + (lam + c_K + ups) * eye
             mats, _, low = C.floored_logdet(lam_t, lam + c_K, allow_floor=allow_floor, what=f"{NAME} release after episode {k}")
             floor_events += low.sum(axis=1)
 
-            def u_noise(h, y, V, k=k, rel=rel):
-                out = y + (laplace if lap else gaussian)(noise_rngs, (d,), sig_u, ledger=ledger, group="u", users=(1, k))
-                if rec is not None:
-                    rec.u_release(rel, h, out - y, V)
-                return out
+            def u_noise(h, y, V, k=k):
+                if user1 is not None:   # user 1's share of this release under each canary, given its V
+                    own = {w: CAN.contribution(env, *user1[w], h, V) for w in user1}
+                    user_contribution("u", a=own["A"], b=own["B"])
+                return y + (laplace if lap else gaussian)(noise_rngs, (d,), sig_u, ledger=ledger, group="u", users=(1, k))
             pol, ys = C.lsvi(env, np.linalg.inv(mats), hist.N, hist.Rphi, beta, y_noise=u_noise)
             last_u, last_lam = ys, noisy
             cur_regret = env.regret(pol)
@@ -314,52 +317,12 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
                             "beta": beta, "upsilon": ups, "c_K": c_K, "sigma_lam": sig_lam, "sigma_u": sig_u,
                             "floor_events": floor_events, "env": env.name,
                             "final_release": np.concatenate([C.upper(last_lam).reshape(Bs, -1), last_u.reshape(Bs, -1)], axis=1)}
-    return RunResult(config=config, regret=regret, log=log, ledger=ledger, info=info,
-                     observation=None if rec is None else rec.observation())
+    # no observation code: an audit derives it from what the primitives recorded (privacct.tap)
+    return RunResult(config=config, regret=regret, log=log, ledger=ledger, info=info)
 
 
-class _Recorder:
-    """The :class:`Observation` of an audited run (module docstring)."""
-
-    def __init__(self, env, log, audit: AuditHook, pol0: np.ndarray, B: int, K: int, n_rel: int) -> None:
-        self.env, self.log, self.audit = env, log, audit
-        H, d = env.horizon, env.dim
-        self.traj = {w: CAN.rollout(env, w, pol0) for w in CAN.CANARIES}
-        self.phi1 = {w: env.phi[self.traj[w][0][:, :H], self.traj[w][1]] for w in CAN.CANARIES}
-        self.actions = np.zeros((B, max(K - 1, 0), H), dtype=np.int64)
-        self.blocks: list[ObservedBlock] = []
-        self.u = np.zeros((B, n_rel, H, d))
-        self.u_means = {w: np.zeros((B, n_rel, H, d)) for w in CAN.CANARIES}
-
-    def gram_node(self, t: int, trees) -> None:
-        me = self.audit.canary
-        for h, tree in enumerate(trees):
-            p1 = self.phi1[me][:, h]
-            own = C.upper(p1[:, :, None] * p1[:, None, :])
-            resid = tree.noisy_sum() - tree.exact_sum()
-            v = (resid if resid.ndim == 2 else C.upper(resid)) + own    # Laplace trees hold upper triangles
-            means = {w: _collapse(C.upper(self.phi1[w][:, h, :, None] * self.phi1[w][:, h, None, :])) for w in CAN.CANARIES}
-            g = self.log.group(f"gram_h{h + 1}")
-            self.blocks.append(ObservedBlock(f"gram_h{h + 1} node [1, {t}]", g.name, OBSERVED_AS[g.mechanism], g.noise_scale,
-                                             v, means["A"], means["B"]))
-
-    def u_release(self, rel: int, h: int, noise: np.ndarray, V: np.ndarray) -> None:
-        c = {w: CAN.contribution(self.env, *self.traj[w], h, V) for w in CAN.CANARIES}
-        self.u[:, rel, h] = noise + c[self.audit.canary]
-        for w in CAN.CANARIES:
-            self.u_means[w][:, rel, h] = c[w]
-
-    def observation(self) -> Observation:
-        g = self.log.group("u")
-        n_rel, H = self.u.shape[1], self.u.shape[2]
-        blocks = list(self.blocks)
-        for i in range(n_rel):
-            for h in range(H - 1, -1, -1):
-                blocks.append(ObservedBlock(f"u[h={h + 1}] release {i + 1}", "u", OBSERVED_AS[g.mechanism], g.noise_scale,
-                                            self.u[:, i, h],
-                                            _collapse(self.u_means["A"][:, i, h]), _collapse(self.u_means["B"][:, i, h])))
-        return Observation(self.audit.canary, tuple(blocks), self.actions)
-
-
-def _collapse(a: np.ndarray) -> np.ndarray:
-    return a[0].copy() if np.all(a == a[0]) else a
+def _gram_value(phi: np.ndarray, lap: bool) -> np.ndarray:
+    """One user's Gram term phi phi^T (B, d) -> as the tree counter takes it: its upper triangle (Laplace) or the
+    matrix (symmetric Gaussian)."""
+    m = phi[:, :, None] * phi[:, None, :]
+    return C.upper(m) if lap else m

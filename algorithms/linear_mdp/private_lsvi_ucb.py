@@ -89,8 +89,9 @@ from privacct.ledger import Ledger
 from privacct.log import Claim, MechanismLog, PaperStatement, ReleaseGroup, Sensitivity, Structure, tree_depth
 from privacct.log_readings import GroupOverride, Reading
 from privacct.mechanisms import TreeCounter, gaussian
+from privacct.tap import prescribed, user_contribution
 
-from ..base import AuditHook, Observation, ObservedBlock, RunConfig, RunResult, noise_generators, stream_generators
+from ..base import AuditHook, RunConfig, RunResult, noise_generators, stream_generators
 from . import canary as CAN
 from . import common as C
 
@@ -363,7 +364,9 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
     floor_events = np.zeros(B, dtype=np.int64)
     update_eps: list[list[int]] = [[] for _ in range(B)]
     cap_hit = np.full(B, -1, dtype=np.int64)
-    rec = _Recorder(env, log, audit, pol, B, K, cap) if audit is not None else None
+    # an audited run: user 1's trajectory under each canary (the data-free first policy), to report her share of
+    # each response release (privacct.tap.user_contribution; it depends on the release's value function)
+    user1 = {w: CAN.rollout(env, w, pol) for w in CAN.CANARIES} if audit is not None else None
     regret = np.zeros((B, K))
     cur_regret = env.regret(pol)
     for k in range(1, K + 1):
@@ -376,11 +379,14 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
         if idx.size:
             def y_noise(h, y, V, idx=idx, k=k):
                 out = np.empty_like(y)
+                own = None if user1 is None else {w: CAN.contribution(env, user1[w][0][idx], user1[w][1][idx], h, V)
+                                                  for w in user1}
                 for j, b in enumerate(idx):
+                    if own is not None:   # seed b's update n_upd[b] + 1: user 1's share under each canary
+                        user_contribution("y", a=own["A"][j:j + 1], b=own["B"][j:j + 1], rows=[b],
+                                          name=f"y[h={h + 1}] update {int(n_upd[b]) + 1}")
                     out[j] = y[j] + gaussian([noise_rngs[b]], (d,), sig_y, ledger=y_ledgers[b],
                                              group="y", users=(1, k - 1))[0]
-                if rec is not None:
-                    rec.y_release(idx, n_upd[idx], h, out - y, V)
                 return out
             Ainv = np.linalg.inv(mats[idx])
             new_pol, ys = C.lsvi(env, Ainv, hist.N[idx], hist.Rphi[idx], beta, y_noise=y_noise)
@@ -393,14 +399,11 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
         regret[:, k - 1] = cur_regret
         states, actions = C.user_episode(k, audit, env, pol, env_rngs)
         phi = hist.add(states, actions)
-        if rec is not None:
-            rec.episode(k, states, actions, phi)
+        prescribed(k, actions)   # the actions sent to user k (an audit's JDP output M_-1; a no-op otherwise)
         if k <= K - 1:                                         # the prefix after episode K is never read
             outer = phi[..., :, None] * phi[..., None, :]
             for h in range(H):
                 cur[:, h] = trees[h].add(outer[:, h]) + shift       # Alg. 1 line 22
-            if rec is not None and k & (k - 1) == 0:            # k = 2^j: the prefix is the single node [1, k]
-                rec.gram_node(k, trees)
         if progress is not None:
             progress(k)
     if np.any(n_upd > cap):  # cannot happen: the cap is enforced above; kept as a guard
@@ -425,57 +428,5 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
         "rho": c["rho"], "env": env.name, "ledgers": ledgers, "ledger_seed": worst,
         "final_release": np.concatenate([C.upper(np.stack([t.noisy_sum() for t in trees], axis=1)).reshape(B, -1)], axis=1),
     }
-    return RunResult(config=config, regret=regret, log=log, ledger=ledgers[worst], info=info,
-                     observation=None if rec is None else rec.observation(n_upd))
-
-
-class _Recorder:
-    """The :class:`Observation` of an audited run: every Gram node [1, 2^j] of the H trees and every y
-    release (update slot i, step h; absent where the seed made fewer updates), each minus the exact
-    contribution of users 2..k-1; means: both canaries' contributions (y: under the release's V)."""
-
-    def __init__(self, env, log, audit: AuditHook, pol0: np.ndarray, B: int, K: int, cap: int) -> None:
-        self.env, self.log, self.audit, self.B = env, log, audit, B
-        H, d = env.horizon, env.dim
-        self.traj = {w: CAN.rollout(env, w, pol0) for w in CAN.CANARIES}    # episode 1 under the data-free policy
-        self.phi1 = {w: env.phi[self.traj[w][0][:, :H], self.traj[w][1]] for w in CAN.CANARIES}  # (B, H, d)
-        self.actions = np.zeros((B, max(K - 1, 0), H), dtype=np.int64)
-        self.blocks: list[ObservedBlock] = []
-        self.y = np.zeros((B, cap, H, d))
-        self.y_means = {w: np.zeros((B, cap, H, d)) for w in CAN.CANARIES}
-
-    def episode(self, k: int, states, actions, phi) -> None:
-        if k >= 2:
-            self.actions[:, k - 2] = actions
-
-    def gram_node(self, k: int, trees) -> None:
-        me = self.audit.canary
-        for h, t in enumerate(trees):
-            p1 = self.phi1[me][:, h]
-            v = C.upper(t.noisy_sum() - t.exact_sum() + p1[:, :, None] * p1[:, None, :])
-            means = {w: _collapse(C.upper(self.phi1[w][:, h, :, None] * self.phi1[w][:, h, None, :])) for w in CAN.CANARIES}
-            g = self.log.group(f"gram_h{h + 1}")
-            self.blocks.append(ObservedBlock(f"gram_h{h + 1} node [1, {k}]", g.name, "gaussian", g.noise_scale, v,
-                                             means["A"], means["B"]))
-
-    def y_release(self, idx: np.ndarray, slot: np.ndarray, h: int, noise: np.ndarray, V: np.ndarray) -> None:
-        st = {w: (self.traj[w][0][idx], self.traj[w][1][idx]) for w in CAN.CANARIES}
-        c = {w: CAN.contribution(self.env, *st[w], h, V) for w in CAN.CANARIES}
-        self.y[idx, slot, h] = noise + c[self.audit.canary]
-        for w in CAN.CANARIES:
-            self.y_means[w][idx, slot, h] = c[w]
-
-    def observation(self, n_upd: np.ndarray) -> Observation:
-        g = self.log.group("y")
-        cap, H = self.y.shape[1], self.y.shape[2]
-        blocks = list(self.blocks)
-        for i in range(cap):
-            for h in range(H - 1, -1, -1):
-                blocks.append(ObservedBlock(f"y[h={h + 1}] update {i + 1}", "y", "gaussian", g.noise_scale,
-                                            self.y[:, i, h], self.y_means["A"][:, i, h], self.y_means["B"][:, i, h],
-                                            present=n_upd > i))
-        return Observation(self.audit.canary, tuple(blocks), self.actions)
-
-
-def _collapse(a: np.ndarray) -> np.ndarray:
-    return a[0].copy() if np.all(a == a[0]) else a
+    # no observation code: an audit derives it from what the primitives recorded (privacct.tap)
+    return RunResult(config=config, regret=regret, log=log, ledger=ledgers[worst], info=info)
