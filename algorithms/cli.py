@@ -16,11 +16,12 @@ import argparse
 import contextlib
 import dataclasses
 import json
+import math
 import sys
 from typing import Any
 
 from privacct.cli import add_quiet, emit, emit_json, integer_arg, number_arg, write
-from privacct.errors import PrivacctError, check_count, check_delta, check_positive
+from privacct.errors import PrivacctError, check_count, check_delta, check_positive, shown
 from privacct.outputs import Outputs
 
 from .base import CALIBRATIONS, CONSTANT_SETS, PRIVACY_CHOICES, RunConfig
@@ -33,6 +34,17 @@ OPTION_HELP = ("VALUE is read as JSON (numbers, true/false, null), else as a str
                "learner's allowed keys (each learner's own: see its family's documentation)")
 
 
+#: Largest ``--bonus-scale``: the shipped constant sets use 0.005 to 5; far beyond 1e6 the bonus of every
+#: learner dwarfs any cost (costs lie in [0, 1] per step) and the products overflow (1e308: RuntimeWarning).
+MAX_BONUS_SCALE = 1e6
+
+#: ``privacct run``'s exit statuses (its --help): a completed run is 0 whatever its claim's verdict.
+RUN_EXIT_HELP = ("exit status: 0 the run completed and wrote its files, whatever the claim's verdict (the verdict is "
+                 "printed, and written to privacy_report.json; `privacct verify DIR/mechanism_log.json` is the check "
+                 "that exits 1 when the claim FAILS), 2 bad input (one line naming the argument; nothing written), "
+                 "4 internal error, 130 interrupted (SIGINT)")
+
+
 def _option(text: str) -> tuple[str, Any]:
     """--option KEY=VALUE; VALUE is parsed as JSON (numbers, true/false, null) else kept as a string."""
     if "=" not in text:
@@ -42,8 +54,12 @@ def _option(text: str) -> tuple[str, Any]:
         parsed = json.loads(value)
     except json.JSONDecodeError:
         parsed = value
-    if isinstance(parsed, float) and parsed != parsed:
-        raise argparse.ArgumentTypeError("--option values must be finite")
+    except ValueError:   # an integer beyond Python's 4300-digit conversion limit
+        raise argparse.ArgumentTypeError(f"--option {shown(key)}: the value is out of range "
+                                         f"({len(value.strip())} characters)") from None
+    if isinstance(parsed, float) and not math.isfinite(parsed):
+        raise argparse.ArgumentTypeError(f"--option {shown(key)}: values must be finite numbers "
+                                         f"(1e999, NaN and Infinity are refused), got {shown(value)}")
     return key, parsed
 
 
@@ -54,8 +70,12 @@ def register_run(subparsers) -> argparse.ArgumentParser:
                       for n in names)
     p = subparsers.add_parser(
         "run", help="run a learner over N seeds; write curves, mechanism log, privacy report, PNG",
-        description="Run one learner configuration over N seeds in one batch.\n\nalgorithms:\n" + lines,
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        description="Run one learner configuration over N seeds in one batch. A private run prints the claim's "
+                    "verdict (a line 'claim eps=E delta=D: holds (...)' or ': FAILS (accounted ... > E, ...; cause)'; "
+                    "--json: the fields verdict and verdict_cause), the same verdict as privacy_report.json. A run "
+                    "estimated to take more than a minute says its estimated time on stderr after a few seconds "
+                    "(--quiet hides it).\n\nalgorithms:\n" + lines,
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=RUN_EXIT_HELP)
     p.add_argument("algorithm", choices=names, metavar="ALGORITHM", help="one of: " + ", ".join(names))
     p.add_argument("--privacy", choices=PRIVACY_CHOICES, default="none", help="none | jdp | ldp (default none)")
     p.add_argument("--epsilon", type=number_arg("--epsilon"), default=None,
@@ -76,7 +96,8 @@ def register_run(subparsers) -> argparse.ArgumentParser:
                    help="non-privacy constant set: theory (the paper's) or tuned (the figures'); default: the set under "
                         "which the learner's non-private instance learns its default environment (listed above)")
     p.add_argument("--bonus-scale", type=number_arg("--bonus-scale"), default=None,
-                   help="multiplier on the bonus width, a finite number >= 0 (tunable; default: the constant set's)")
+                   help=f"multiplier on the bonus width, a number in [0, {MAX_BONUS_SCALE:g}] (tunable; default: the "
+                        "constant set's)")
     p.add_argument("--option", type=_option, action="append", default=[], metavar="KEY=VALUE",
                    help="learner option, repeatable, on top of the constant set's; " + OPTION_HELP)
     p.add_argument("--counter", choices=["tree", "tree-honaker", "sqrt-toeplitz", "blt"], default=None,
@@ -103,8 +124,8 @@ def run_config(args) -> RunConfig:
     check_count("--seed", args.seed, minimum=0)
     if args.horizon is not None:
         check_count("--horizon", args.horizon)
-    if args.bonus_scale is not None and (not args.bonus_scale >= 0 or args.bonus_scale == float("inf")):
-        raise PrivacctError(f"--bonus-scale must be a finite number >= 0, got {args.bonus_scale!r}")
+    if args.bonus_scale is not None and not 0 <= args.bonus_scale <= MAX_BONUS_SCALE:
+        raise PrivacctError(f"--bonus-scale must be a number in [0, {MAX_BONUS_SCALE:g}], got {shown(args.bonus_scale)}")
     if args.counter is not None:
         if any(k == "counter" for k, _ in args.option):
             raise PrivacctError("--counter and --option counter=... cannot both be given")
@@ -131,12 +152,19 @@ def _overridden(args) -> tuple[str, ...]:
 def cmd_run(args) -> int:
     from privacct.outputs import check_out, wrote_line
 
-    from .runner import RUN_OUTPUTS, check_run_memory, run_experiment
+    from .runner import RUN_OUTPUTS, check_run_memory, run_experiment, verdict_line
 
     config = run_config(args)
     check_out(args.out, RUN_OUTPUTS)
     check_run_memory(config, args.seeds)
-    get_learner(args.algorithm).build_log(config)  # the family validates env, options and the claim
+    try:
+        get_learner(args.algorithm).build_log(config)  # the family validates env, options and the claim
+    except PrivacctError as e:
+        if config.privacy != "none" and "noise_scale" in str(e) and "inf" in str(e):
+            # a claim so small that the noise it calls for overflows (--epsilon 5e-324): say which flag
+            raise PrivacctError(f"--epsilon {config.epsilon:g} is too small for {args.algorithm}: the noise scale it "
+                                f"calls for is beyond the floating-point range ({e})") from None
+        raise
     cset = learners()[args.algorithm].constant_set(args.constants)
     overridden = _overridden(args)
     summary = run_experiment(config, n_seeds=args.seeds, seed=args.seed, out_dir=args.out,
@@ -148,14 +176,17 @@ def cmd_run(args) -> int:
         acc = summary["accounted_epsilon"]
         uni = summary["uniform_policy_regret"]
         over = "" if not overridden else f" (overridden: {', '.join(overridden)})"
+        verdict = verdict_line(summary)
         emit(f"{args.algorithm} privacy={args.privacy} K={args.episodes} seeds={args.seeds} constants={cset.name}{over}: "
              f"final regret {summary['final_regret_mean']:.4g} +- {summary['final_regret_std']:.3g}"
              + ("" if uni is None else f" (uniform random policy: {uni:.4g}, ratio {summary['regret_over_uniform']:.3g})")
              + f", {summary['episodes_per_second']:,.0f} episodes/s"
              + ("" if acc is None else f", claimed eps {summary['claimed_epsilon']:g}, accounted eps {acc:.4g} "
                                        f"({summary['accountant']})"))
+        if verdict is not None:
+            emit(verdict)
         emit(wrote_line(summary["out"], summary["written"]))
-    return 0
+    return 0   # a completed run, whatever the verdict (RUN_EXIT_HELP)
 
 
 #: What ``privacct reproduce`` writes: only files its own manifest lists count as its own (the families

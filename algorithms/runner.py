@@ -19,6 +19,19 @@ Before anything is built, ``out_dir`` is checked (:func:`privacct.outputs.check_
 run's memory is estimated (:func:`privacct.algorithms.memory.run_estimate`) and refused with one
 line above the limit (:func:`privacct.resources.check_memory`).
 
+The summary carries the claim's verdict (``verdict``: ``holds`` / ``FAILS``, ``verdict_cause``: for a failing
+claim the one-line computed cause, :func:`privacct.explain.headline`), the same verdict as
+``privacy_report.json`` and ``privacct verify mechanism_log.json``; :func:`verdict_line` is the line
+``privacct run`` prints. A run that completes exits 0 whatever the verdict (``privacct verify`` is the check
+whose exit status is the verdict).
+
+Before a long run: with the default progress (not ``progress=False``, i.e. not ``--quiet``), the first
+:data:`ESTIMATE_WINDOW` seconds of episodes after the first progress report (the compiled loops are warm by
+then) are timed and extrapolated to all K episodes (:class:`RunEstimate`); an estimate above
+:data:`ESTIMATE_THRESHOLD` seconds is said once on stderr, e.g. ``run ucb-vi/jdp: estimated 3 min 20 s in all
+for 20 seeds x K = 20,000 episodes (extrapolated from the rate of episodes 101-1,300; an estimate)``. A
+shorter run says nothing.
+
 The summary names the constant set the run used (``constants``: theory | tuned, or ``custom`` for a
 config built by hand; ``constants_overridden``: the fields the caller set on top of the set) and the
 exact regret of the uniform random policy at the same K (``uniform_policy_regret``), so that a curve
@@ -38,7 +51,7 @@ import numpy as np
 from privacct import atomic
 from privacct.errors import PrivacctError, check_count
 from privacct.outputs import Outputs, OutputSet, check_out
-from privacct.progress import Progress
+from privacct.progress import Progress, note
 from privacct.resources import check_memory
 from privacct.rng import spawn_sequences
 
@@ -51,6 +64,67 @@ RUN_OUTPUTS = Outputs("privacct run", ("curves.npz", "curves.csv", "mechanism_lo
                                        "regret.png", "summary.json", "timing.json"))
 #: Fields of the summary that are timings: written to ``timing.json``, not ``summary.json``.
 TIMING_FIELDS = ("elapsed_seconds", "episodes_per_second")
+#: A run whose estimated wall-clock time exceeds this many seconds says so on stderr (not with ``--quiet``).
+ESTIMATE_THRESHOLD = 60.0
+#: Seconds of episodes timed, after the first progress report, before the estimate is made.
+ESTIMATE_WINDOW = 2.0
+
+
+def duration_text(seconds: float) -> str:
+    """``45 s``, ``3 min 20 s``, ``2 h 05 min``."""
+    s = max(0, int(round(seconds)))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60} s"
+    return f"{s // 3600} h {(s % 3600) // 60:02d} min"
+
+
+class RunEstimate:
+    """The time estimate of one batched run (module docstring), fed with the number of episodes done.
+
+    The first progress report (after the learner's set-up and its compiled loops' first episode) starts
+    the clock of the rate; once :data:`ESTIMATE_WINDOW` seconds of episodes have been timed, the run's
+    total is estimated as the time so far plus the remaining episodes at that rate, and ``say`` gets one
+    line if it exceeds :data:`ESTIMATE_THRESHOLD`. The estimate is redone at later reports until it is said,
+    but not once half the episodes are done (the progress line says what is left by then)."""
+
+    def __init__(self, episodes: int, n_seeds: int, label: str, *, say: Callable[[str], None] | None = None,
+                 threshold: float | None = None, window: float | None = None, clock: Callable[[], float] = time.perf_counter):
+        self.episodes, self.n_seeds, self.label = max(1, int(episodes)), int(n_seeds), label
+        self.threshold = ESTIMATE_THRESHOLD if threshold is None else threshold
+        self.window = ESTIMATE_WINDOW if window is None else window
+        self._clock = clock
+        self._say = say
+        self.start = clock()
+        self._first: tuple[int, float] | None = None
+        self.said: str | None = None
+
+    def estimate(self, done: int, now: float) -> float | None:
+        """Seconds the whole run is estimated to take, from the reports so far (None: not enough timed yet)."""
+        if self._first is None:
+            return None
+        d0, t0 = self._first
+        if done <= d0 or now - t0 < self.window:
+            return None
+        return (now - self.start) + (self.episodes - done) * (now - t0) / (done - d0)
+
+    def __call__(self, done: int) -> None:
+        if self.said is not None or done >= self.episodes:
+            return
+        now = self._clock()
+        if self._first is None:
+            self._first = (int(done), now)
+            return
+        total = self.estimate(int(done), now)
+        if total is None or total <= self.threshold or 2 * done > self.episodes:
+            return
+        d0 = self._first[0]
+        seeds = f"{self.n_seeds} seed{'s' if self.n_seeds != 1 else ''}"
+        self.said = (f"{self.label}: estimated {duration_text(total)} in all for {seeds} x K = {self.episodes:,} episodes "
+                     f"(extrapolated from the rate of episodes {d0 + 1:,}-{int(done):,}; an estimate)")
+        if self._say is not None:
+            self._say(self.said)
 
 
 class ProgressBar:
@@ -136,13 +210,14 @@ def check_run_memory(config: RunConfig, n_seeds: int) -> None:
 def privacy_summary(result: RunResult) -> dict[str, Any]:
     """Claimed and accounted epsilon of the log the run used, the report and the ledger check."""
     from privacct.accounting import tightest_epsilon
+    from privacct.explain import headline
     from privacct.ledger import check_ledger
     from privacct.report import privacy_report
 
     log = result.log
     if log is None:
         return {"claimed_epsilon": None, "accounted_epsilon": None, "accountant": None, "report": None,
-                "ledger_check": None}
+                "ledger_check": None, "verdict": None, "verdict_cause": None}
     delta = log.claim.delta if log.claim is not None else result.config.delta
     name, eps = tightest_epsilon(log, delta=delta)
     report = privacy_report(log)
@@ -153,7 +228,34 @@ def privacy_summary(result: RunResult) -> dict[str, Any]:
         "accountant": name,
         "report": report.to_dict(),
         "ledger_check": None if check is None else check.to_dict(),
+        "verdict": report.verdict,
+        "verdict_cause": headline(report.explanation) if report.holds is False else None,
     }
+
+
+def verdict_line(summary: dict[str, Any]) -> str | None:
+    """The line ``privacct run`` prints for the claim of a private run (None for a run without a log):
+    ``claim eps=1 delta=0: FAILS (accounted 2.95 > 1, basic; <the computed cause>)`` or
+    ``claim eps=0.5 delta=0: holds (accounted 0.5 <= 0.5, basic)``; a ledger that does not match the
+    declared log is said after it."""
+    verdict = summary.get("verdict")
+    if verdict is None:
+        return None
+    claimed, acc, name = summary.get("claimed_epsilon"), summary.get("accounted_epsilon"), summary.get("accountant")
+    head = "claim" if claimed is None else f"claim eps={claimed:g} delta={summary.get('delta', 0.0):g}"
+    if acc is None or claimed is None:
+        figure = "accounted eps n/a"
+    elif verdict == "FAILS":
+        figure = f"accounted {acc:.3g} > {claimed:g}, {name}"
+    elif acc == 0.0:
+        verdict, figure = "holds trivially", f"accounted 0 at delta={summary.get('delta', 0.0):g}, {name}"
+    else:
+        figure = f"accounted {acc:.3g} <= {claimed:g}, {name}"
+    cause = summary.get("verdict_cause")
+    line = f"{head}: {verdict} ({figure}{'; ' + cause if cause else ''})"
+    if summary.get("ledger_ok") is False:
+        line += "; LEDGER MISMATCH: the run executed releases its declared log does not account (privacy_report.json)"
+    return line
 
 
 def uniform_policy_regret(config: RunConfig) -> float | None:
@@ -191,8 +293,14 @@ def run_experiment(config: RunConfig, *, n_seeds: int, seed: int = 0, out_dir: s
         elif progress is False:
             cb = None
         else:
-            cb = ProgressBar(config.episodes, label=f"run {config.algorithm}/{config.privacy}", unit_scale=n_seeds)
-            stack.callback(cb.close)
+            label = f"run {config.algorithm}/{config.privacy}"
+            bar = ProgressBar(config.episodes, label=label, unit_scale=n_seeds)
+            stack.callback(bar.close)
+            estimate = RunEstimate(config.episodes, n_seeds, label, say=note)
+
+            def cb(done: int) -> None:
+                estimate(done)
+                bar(done)
         t0 = time.perf_counter()
         result = spec.run(config, seeds, progress=cb)
         elapsed = time.perf_counter() - t0
@@ -228,6 +336,8 @@ def run_experiment(config: RunConfig, *, n_seeds: int, seed: int = 0, out_dir: s
             "accounted_epsilon": priv["accounted_epsilon"],
             "accountant": priv["accountant"],
             "claim_holds": None if priv["report"] is None else priv["report"].get("holds"),
+            "verdict": priv["verdict"],
+            "verdict_cause": priv["verdict_cause"],
             "ledger_ok": None if priv["ledger_check"] is None else priv["ledger_check"]["ok"],
         }
         timing = {"elapsed_seconds": elapsed, "episodes_per_second": n_seeds * config.episodes / max(elapsed, 1e-12)}

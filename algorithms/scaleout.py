@@ -13,9 +13,11 @@ how many seeds share a batch); a chunk that differs is an error, never silently 
 
 Without a scheduler the seeds run in this process in one batch, exactly as ``spec.run``.
 
-The commands (``privacct reproduce`` / ``report --scheduler ADDRESS``) do not thread the address through
-every family's code: they validate it (:func:`check_scheduler`, one line, before any work) and open
-one connection for the whole command (:func:`connect`); inside it, :func:`run_seeds` without an
+The commands (``privacct reproduce`` / ``report`` / ``audit --scheduler ADDRESS``) do not thread the address
+through every family's code: they validate it before any work (:func:`check_scheduler`: the syntax, port
+in [1, 65535], then a probe of a few seconds that a scheduler answers there, so an unreachable address is
+one line, exit 2, within about :data:`PROBE_TIMEOUT` seconds rather than ``distributed.Client``'s 30) and
+open one connection for the whole command (:func:`connect`); inside it, :func:`run_seeds` without an
 explicit ``scheduler`` uses that cluster, and :func:`audit_executor` sends audits there too.
 
 Diagnostics: the joined ``info`` is the first chunk's, plus the entries a caller names --
@@ -27,15 +29,19 @@ reproduction that reads them writes the same bytes on a cluster as locally.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
+import ipaddress
 import json
 import math
 import re
+import socket
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from privacct.errors import PrivacctError, shown
+from privacct.errors import PrivacctError, printable, shown
 
 from .base import LearnerSpec, RunConfig, RunResult, check_seeds
 
@@ -126,34 +132,158 @@ def run_seeds(spec: LearnerSpec, config: RunConfig, seeds, *, scheduler: Any = N
 
 
 # --------------------------------------------------------------------------- the commands' --scheduler
-#: ``[scheme://]host:port`` (tcp, tls, ucx, ws, wss), or ``inproc://...``, as ``distributed.Client`` accepts it.
-ADDRESS = re.compile(r"^(?:(?:tcp|tls|ucx|ws|wss)://)?[A-Za-z0-9.\-\[\]:]+:\d{1,5}$|^inproc://[\w.\-/:]+$")
+#: The shape of a scheduler address: ``[scheme://]host:port`` (tcp, tls, ucx, ws, wss; no scheme means tcp),
+#: host a name, an IPv4 address or an IPv6 address in brackets; or ``inproc://...``. :func:`check_scheduler`
+#: checks the parts (port in [1, 65535], a valid host) and that something answers there.
+ADDRESS = re.compile(r"^(?:(?P<scheme>tcp|tls|ucx|ws|wss)://)?(?P<host>\[[^\[\]/]*\]|[^\[\]/:]*):(?P<port>[0-9]+)$"
+                     r"|^inproc://[\w.\-/:]+$", re.ASCII)
+#: Seconds the reachability probe of :func:`check_scheduler` waits: for the TCP connection, then for the
+#: scheduler's first bytes (a Dask scheduler sends its handshake as soon as it accepts a connection).
+PROBE_TIMEOUT = 3.0
+#: Seconds :func:`connect` gives ``distributed.Client`` to connect once the probe has passed.
+CONNECT_TIMEOUT = 10.0
+_LABEL = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?", re.ASCII)
 
 _state: dict[str, Any] = {"client": None}
 
 
-def check_scheduler(address: object, *, arg: str = "--scheduler") -> str:
-    """Validate a scheduler address (one line naming ``arg``) and that ``distributed`` is installed."""
-    if not isinstance(address, str) or not ADDRESS.match(address):
-        raise PrivacctError(f"{arg} must be a Dask scheduler address such as tcp://127.0.0.1:8786, got {shown(address)}")
+def _address_error(address: object, arg: str, why: str = "") -> PrivacctError:
+    return PrivacctError(f"{arg} must be a Dask scheduler address such as tcp://127.0.0.1:8786, got {shown(address)}"
+                         + (f" ({why})" if why else ""))
+
+
+def parse_scheduler(address: object, *, arg: str = "--scheduler") -> tuple[str, str, int]:
+    """(scheme, host, port) of a scheduler address (``("inproc", address, 0)`` for an inproc one), or one
+    PrivacctError line naming ``arg`` and what is wrong. Syntax only: nothing is contacted."""
+    if not isinstance(address, str):
+        raise _address_error(address, arg)
+    if len(address) > 300:
+        raise _address_error(address, arg, f"{len(address)} characters; a host name has at most 253")
+    if not address.isascii() or not address.isprintable():
+        raise _address_error(address, arg, "ASCII letters, digits, '.', '-', ':' and [ ] only")
+    if address.startswith("inproc://"):
+        if not ADDRESS.match(address):
+            raise _address_error(address, arg)
+        return "inproc", address, 0
+    m = ADDRESS.match(address)
+    if m is None:
+        scheme = address.split("://", 1)[0] if "://" in address else None
+        if scheme is not None and scheme not in ("tcp", "tls", "ucx", "ws", "wss"):
+            why = f"unknown scheme {shown(scheme)}: tcp, tls, ucx, ws, wss or inproc"
+        elif address.split("://", 1)[-1].count(":") > 1 and "[" not in address:
+            why = "an IPv6 host goes in brackets, e.g. tcp://[::1]:8786"
+        elif ":" not in address.split("://", 1)[-1]:
+            why = "no port"
+        elif not address.rsplit(":", 1)[1].isdigit():
+            why = "the port must be an integer in [1, 65535], after the last ':'"
+        else:
+            why = ""
+        raise _address_error(address, arg, why)
+    scheme, host, port = m.group("scheme") or "tcp", m.group("host"), m.group("port")
+    if len(port) > 5 or not 1 <= int(port) <= 65535:
+        raise _address_error(address, arg, f"port {port} is not in [1, 65535]")
+    if host.startswith("["):
+        try:
+            ipaddress.IPv6Address(host[1:-1])
+        except ValueError:
+            raise _address_error(address, arg, f"{shown(host)} is not an IPv6 address") from None
+        return scheme, host[1:-1], int(port)
+    labels = host.split(".")
+    if not host or len(host) > 253 or not all(_LABEL.fullmatch(x) for x in labels):
+        raise _address_error(address, arg, "the host must be a name (letters, digits, '-', '.'), an IPv4 address or "
+                                           "an IPv6 address in brackets")
+    if all(x.isdigit() for x in labels):
+        try:
+            ipaddress.IPv4Address(host)
+        except ValueError:
+            raise _address_error(address, arg, f"{shown(host)} is not an IPv4 address") from None
+    return scheme, host, int(port)
+
+
+def _probe_tcp(host: str, port: int, handshake: bool, timeout: float) -> str | None:
+    """None when ``host:port`` accepts a TCP connection (and, with ``handshake``, sends its first bytes
+    within ``timeout``), else why not."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as s:
+            if not handshake:
+                return None
+            s.settimeout(timeout)
+            try:
+                first = s.recv(1)
+            except TimeoutError:
+                return f"a server accepts connections there but sends nothing within {timeout:g} s: not a Dask scheduler"
+            return None if first else "a server there closed the connection at once: not a Dask scheduler"
+    except TimeoutError:
+        return f"no answer within {timeout:g} s"
+    except OSError as e:
+        return printable(e.strerror or e.__class__.__name__)
+
+
+def probe_scheduler(address: str, *, arg: str = "--scheduler", timeout: float | None = None) -> None:
+    """One PrivacctError line unless a scheduler can answer at ``address`` (a valid address): tcp (or no
+    scheme): a TCP connection and the first bytes of Dask's handshake; tls, ws, wss: a TCP connection
+    (their handshakes need the client's security settings); inproc: a listener in this process; ucx: the
+    UCX package installed. Bounded by about 2 x ``timeout`` seconds (default :data:`PROBE_TIMEOUT`), name
+    resolution included, instead of ``distributed.Client``'s 30 s."""
+    timeout = PROBE_TIMEOUT if timeout is None else timeout
+    scheme, host, port = parse_scheduler(address, arg=arg)
+    if scheme == "inproc":
+        try:
+            from distributed.comm.inproc import global_manager
+
+            listener = global_manager.get_listener_for(address.split("://", 1)[1])
+        except Exception:  # noqa: BLE001 - another process's address (or a malformed one): nothing listens here
+            listener = None
+        if listener is None:
+            raise PrivacctError(f"{arg} {shown(address)}: no scheduler listens at this inproc address in this process "
+                                "(inproc:// addresses exist inside one Python process; from a command line use "
+                                "tcp://HOST:PORT)")
+        return
+    if scheme == "ucx":
+        if importlib.util.find_spec("ucp") is None and importlib.util.find_spec("ucxx") is None:
+            raise PrivacctError(f"{arg} {shown(address)}: ucx:// needs UCX support for Dask (ucx-py or "
+                                "distributed-ucxx), which is not installed; use tcp://HOST:PORT")
+        return
+    result: list[str | None] = []
+    worker = threading.Thread(target=lambda: result.append(_probe_tcp(host, port, scheme == "tcp", timeout)),
+                              name="privacct-scheduler-probe", daemon=True)
+    worker.start()
+    worker.join(2 * timeout + 1.0)   # getaddrinfo has no timeout of its own: the thread bounds it
+    why = result[0] if result else f"no answer within {2 * timeout + 1.0:g} s (name resolution included)"
+    if why is not None:
+        raise PrivacctError(f"{arg} {shown(address)}: cannot reach a Dask scheduler ({why})")
+
+
+def check_scheduler(address: object, *, arg: str = "--scheduler", probe: bool = True) -> str:
+    """Validate a scheduler address (:func:`parse_scheduler`), that ``distributed`` is installed and, with
+    ``probe`` (the default), that a scheduler answers there (:func:`probe_scheduler`, a few seconds at
+    most); each failure is one PrivacctError line naming ``arg``. Returns ``address``."""
+    parse_scheduler(address, arg=arg)
     try:
         import distributed  # noqa: F401
     except ImportError:
         raise PrivacctError(f"{arg} needs the optional Dask extra: pip install 'privacct[dask]'") from None
+    if probe:
+        probe_scheduler(address, arg=arg)
     return address
 
 
 @contextlib.contextmanager
 def connect(address: str | None, *, arg: str = "--scheduler"):
     """Within the block, :func:`run_seeds` and :func:`audit_executor` use the cluster at ``address`` (one
-    connection for the whole command); ``None``: everything runs locally."""
+    connection for the whole command); ``None``: everything runs locally. The address is checked and
+    probed first (:func:`check_scheduler`); the client then gets :data:`CONNECT_TIMEOUT` seconds."""
     if address is None:
         yield None
         return
-    from privacct.executors import dask_client
+    from distributed import Client
 
     check_scheduler(address, arg=arg)
-    client, _ = dask_client(address)
+    try:
+        client = Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
+    except Exception as e:  # noqa: BLE001 - whatever the address did (refused, timed out, a TLS or protocol error): one line
+        raise PrivacctError(f"{arg} {shown(address)}: cannot connect within {CONNECT_TIMEOUT:g} s "
+                            f"({e.__class__.__name__}: {printable(e)[:200]})") from None
     old = _state["client"]
     _state["client"] = client
     try:
@@ -174,4 +304,5 @@ def audit_executor() -> dict[str, Any]:
     return {"executor": "inline"} if client is None else {"scheduler": client}
 
 
-__all__ = ["ADDRESS", "active_client", "audit_executor", "check_scheduler", "connect", "join", "run_seeds", "seed_chunks"]
+__all__ = ["ADDRESS", "CONNECT_TIMEOUT", "PROBE_TIMEOUT", "active_client", "audit_executor", "check_scheduler", "connect",
+           "join", "parse_scheduler", "probe_scheduler", "run_seeds", "seed_chunks"]

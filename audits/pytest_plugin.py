@@ -9,7 +9,18 @@ Use in a test::
 
 * marker ``privacy_audit(epsilon=, delta=, trials=, confidence=, allow_inconclusive=False)``: the
   claim and budget of every audit the test runs through the fixture (keyword arguments of the call
-  override the marker).
+  override the marker). Its arguments are checked at COLLECTION (:func:`marker_problems`), for every
+  test that carries the marker (on the function, its class or its module): keywords only, each in its
+  range -- ``epsilon`` a finite number > 0, ``delta`` a number in [0, 1), ``trials`` an integer in
+  [10, 2^53] or None, ``confidence`` a number in (0, 1), ``allow_inconclusive`` True or False -- and an
+  unknown keyword is refused with the allowed ones. A bad marker is a collection error of its module, one
+  line per test (``tests/test_x.py::test_y: @pytest.mark.privacy_audit: epsilon must be a finite number
+  > 0, got -1``), so ``pytest --collect-only`` finds it before any audit runs; the same checks apply to
+  these keywords given to ``mechanism(...)`` / ``learner(...)`` (the test fails with that line).
+* no marker, or a marker without ``epsilon`` / ``delta``: the claim is the plugin's documented default
+  (:data:`DEFAULT_CLAIM`: epsilon = 1, delta = 0, unless the call gives them), and the session summary
+  names it on that audit's line (``default claim: epsilon=1 delta=0``) -- a test never audits an
+  unstated claim silently.
 * fixture ``privacy_audit``: an :class:`Auditor` with ``mechanism(...)`` (:func:`privacct.audits.audit_mechanism`),
   ``learner(...)`` (:func:`privacct.audits.learner.audit_learner`) and ``check(result)``; each call returns
   the :class:`privacct.audits.AuditResult`. The test FAILS when the verdict is ``fails`` (the eps lower
@@ -31,14 +42,98 @@ in EVERY pytest session of every project; it imports only pytest at load time an
 
 from __future__ import annotations
 
+import math
+from numbers import Integral, Real
 from typing import Any
 
 import pytest
 
 DEFAULT_TRIALS = 20_000  # mechanism audits: trials per side unless the call, marker or option says otherwise
 DEFAULT_LEARNER_TRIALS = 1_000  # learner audits given an explicit K (else the learner's audit setting's trials)
+#: The claim of an audit whose marker and call leave it unstated (named in the session summary).
+DEFAULT_CLAIM = {"epsilon": 1.0, "delta": 0.0}
+DEFAULT_CONFIDENCE = 0.95
 _RESULTS = pytest.StashKey[list]()
 _OPT_OUT = "allow_inconclusive"
+_MAX_TRIALS = 2**53
+
+
+def _real(v: Any) -> bool:
+    return isinstance(v, Real) and not isinstance(v, bool)
+
+
+def _shown(v: Any) -> str:
+    text = repr(v) if not (isinstance(v, int) and v.bit_length() > 64) else f"an integer of about {len(str(abs(v)))} digits"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _finite(v: Any) -> bool:
+    try:
+        return math.isfinite(v)
+    except OverflowError:   # an integer too large for a float
+        return False
+
+
+#: The marker's keywords: (allowed range said in the error, check).
+MARKER_ARGS: dict[str, tuple[str, Any]] = {
+    "epsilon": ("a finite number > 0", lambda v: _real(v) and _finite(v) and v > 0),
+    "delta": ("a number in [0, 1)", lambda v: _real(v) and _finite(v) and 0 <= v < 1),
+    "trials": ("an integer in [10, 2^53] or None (the default budget)",
+               lambda v: v is None or (isinstance(v, Integral) and not isinstance(v, bool) and 10 <= v <= _MAX_TRIALS)),
+    "confidence": ("a number in (0, 1)", lambda v: _real(v) and _finite(v) and 0 < v < 1),
+    _OPT_OUT: ("True or False", lambda v: isinstance(v, bool)),
+}
+
+
+def argument_problems(kwargs: dict[str, Any], *, known_only: bool = False) -> list[str]:
+    """One line per bad privacy_audit argument (its name and allowed range); ``known_only``: other keywords
+    are let through (a call's own keywords: name, seed, leakier, ...)."""
+    out = []
+    for key, value in kwargs.items():
+        if key not in MARKER_ARGS:
+            if not known_only:
+                out.append(f"unknown keyword {key!r}; allowed: {', '.join(MARKER_ARGS)}")
+            continue
+        what, ok = MARKER_ARGS[key]
+        try:
+            good = bool(ok(value))
+        except (TypeError, ValueError, OverflowError):
+            good = False
+        if not good:
+            out.append(f"{key} must be {what}, got {_shown(value)}")
+    return out
+
+
+def marker_problems(marker) -> list[str]:
+    """The problems of one ``privacy_audit`` marker (positional arguments, unknown keywords, values out of range)."""
+    out = []
+    if marker.args:
+        out.append(f"takes keyword arguments only ({', '.join(k + '=' for k in MARKER_ARGS)}), got "
+                   f"{len(marker.args)} positional")
+    return out + argument_problems(dict(marker.kwargs))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    """Collection-time check of every collected test's ``privacy_audit`` markers: a bad one turns the
+    collector's report into a collection error, one line per test (module docstring)."""
+    outcome = yield
+    rep = outcome.get_result()
+    if not rep.passed:
+        return
+    lines: list[str] = []
+    for node in rep.result or ():
+        if not isinstance(node, pytest.Item):
+            continue
+        for marker in node.iter_markers("privacy_audit"):
+            for problem in marker_problems(marker):
+                line = f"{node.nodeid}: @pytest.mark.privacy_audit: {problem}"
+                if line not in lines:
+                    lines.append(line)
+    if lines:
+        rep.outcome = "failed"
+        rep.longrepr = "\n".join(lines)
+        rep.result = []
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -61,24 +156,29 @@ def pytest_configure(config: pytest.Config) -> None:
 class Auditor:
     """The ``privacy_audit`` fixture's object (see module docstring)."""
 
-    def __init__(self, config: pytest.Config, marker_kwargs: dict[str, Any], nodeid: str) -> None:
+    def __init__(self, config: pytest.Config, marker_kwargs: dict[str, Any], nodeid: str, *,
+                 has_marker: bool = True) -> None:
         self._config = config
         self._marker = dict(marker_kwargs)
         self._nodeid = nodeid
+        self._has_marker = has_marker
+        self._defaulted: dict[str, float] = {}
         self.results: list = []
 
-    def _settings(self, kwargs: dict[str, Any], trials: int = DEFAULT_TRIALS) -> tuple[dict[str, Any], bool]:
+    def _settings(self, kwargs: dict[str, Any], trials: int | None = DEFAULT_TRIALS) -> tuple[dict[str, Any], bool]:
         """(keyword arguments of the audit, whether an inconclusive verdict is allowed)."""
-        out = {"epsilon": 1.0, "delta": 0.0, "trials": trials, "confidence": 0.95,
+        problems = argument_problems(kwargs, known_only=True)
+        if problems:
+            pytest.fail(f"privacy_audit: {problems[0]}", pytrace=False)
+        out = {**DEFAULT_CLAIM, "trials": trials, "confidence": DEFAULT_CONFIDENCE,
                "seed": self._config.getoption("--privacy-audit-seed", 0)}
         out.update(self._marker)
         out.update(kwargs)
+        self._defaulted = {k: v for k, v in DEFAULT_CLAIM.items() if k not in self._marker and k not in kwargs}
         forced = self._config.getoption("--privacy-audit-trials", None)
         if forced is not None:
             out["trials"] = forced
         allow = out.pop(_OPT_OUT, False)
-        if not isinstance(allow, bool):
-            raise pytest.UsageError(f"{_OPT_OUT} must be True or False, got {allow!r}")
         return out, allow
 
     def check(self, result, *, allow_inconclusive: bool | None = None) -> Any:
@@ -89,7 +189,11 @@ class Auditor:
         self.results.append(result)
         if _RESULTS not in self._config.stash:
             self._config.stash[_RESULTS] = []
-        self._config.stash[_RESULTS].append((self._nodeid, result, allow_inconclusive))
+        defaults = ("" if not self._defaulted else
+                    ("" if self._has_marker else "no privacy_audit marker; ") + "default claim: "
+                    + " ".join(f"{k}={v:g}" for k, v in self._defaulted.items()))
+        self._defaulted = {}
+        self._config.stash[_RESULTS].append((self._nodeid, result, allow_inconclusive, defaults))
         if result.verdict == "fails" or (result.verdict == "inconclusive" and not allow_inconclusive):
             pytest.fail(_message(result), pytrace=False)
         return result
@@ -142,7 +246,7 @@ def privacy_audit(request: pytest.FixtureRequest) -> Auditor:
     """Run privacy audits inside a test; see :mod:`privacct.audits.pytest_plugin`."""
     marker = request.node.get_closest_marker("privacy_audit")
     kwargs = dict(marker.kwargs) if marker is not None else {}
-    return Auditor(request.config, kwargs, request.node.nodeid)
+    return Auditor(request.config, kwargs, request.node.nodeid, has_marker=marker is not None)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
@@ -150,7 +254,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
     if not results:
         return
     terminalreporter.section("privacy audits")
-    for nodeid, r, allowed in results:
+    for nodeid, r, allowed, defaults in results:
         verdict = {"passes": "passes", "fails": "FAILS", "inconclusive": "INCONCLUSIVE"}[r.verdict]
         extra = ""
         if r.verdict == "inconclusive":
@@ -159,4 +263,5 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
                     (" (allowed)" if allowed else "")
         terminalreporter.write_line(
             f"{verdict:12} eps_lb={r.epsilon_lower_bound:.4f} claimed={r.claimed_epsilon:g} "
-            f"trials={r.trials}{extra} {r.seconds:.2f}s  {nodeid}{' [' + r.name + ']' if r.name else ''}")
+            f"trials={r.trials}{extra} {r.seconds:.2f}s  {nodeid}{' [' + r.name + ']' if r.name else ''}"
+            + (f" ({defaults})" if defaults else ""))

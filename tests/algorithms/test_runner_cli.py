@@ -29,6 +29,7 @@ def test_run_json_and_files(tmp_path, capsys):
     assert summary["accounted_epsilon"] == pytest.approx(tightest_epsilon(log, delta=0.0)[1])
     assert summary["accounted_epsilon"] > 0.5  # printed constants miss the claim under replace-one-user
     assert summary["ledger_ok"] is True and summary["claim_holds"] is False
+    assert summary["verdict"] == "FAILS" and "Lemma 5.1" in summary["verdict_cause"]   # the run says it, not only the file
     rep = json.loads((out / "privacy_report.json").read_text())
     assert rep["report"]["holds"] is False and rep["ledger_check"]["ok"] is True
     curves = np.load(out / "curves.npz")
@@ -47,6 +48,7 @@ def test_run_tight_meets_claim_and_text_output(tmp_path, capsys):
     assert rc == 0
     text = capsys.readouterr().out
     assert "accounted eps 1" in text
+    assert "\nclaim eps=1 delta=0: holds (accounted 1 <= 1, " in text and "FAILS" not in text
     log = MechanismLog.load(tmp_path / "mechanism_log.json")
     assert privacy_report(log).holds is True
 
@@ -165,3 +167,78 @@ def test_run_counter_flag_is_recorded_in_the_log(tmp_path, capsys):
     log = json.loads((tmp_path / "mechanism_log.json").read_text())
     assert log["parameters"]["counter"] == "tree-honaker"
     assert log["release_groups"][0]["structure"] == {"kind": "factorized", "leaves": 8, "strategy": "tree-honaker"}
+
+
+def test_a_failing_claim_is_printed_and_the_completed_run_exits_0(tmp_path, capsys):
+    """The verdict is on stdout (text: one 'claim ...: FAILS (accounted ... > ...; cause)' line; --json: verdict),
+    the same as privacy_report.json's; a completed run exits 0 whatever it is (privacct run --help says so)."""
+    argv = ["run", "ucb-vi", "--privacy", "jdp", "--episodes", "6", "--horizon", "3", "--quiet"]
+    assert main(argv + ["--out", str(tmp_path / "t")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    claim = [ln for ln in lines if ln.startswith("claim ")]
+    assert len(claim) == 1 and claim[0].startswith("claim eps=1 delta=0: FAILS (accounted ") and " > 1, basic; " in claim[0]
+    assert lines[-1].startswith("wrote ")
+    report = json.loads((tmp_path / "t" / "privacy_report.json").read_text())["report"]
+    assert report["verdict"] == "FAILS" and f"{report['accounted_epsilon']:.3g} > 1" in claim[0]
+    assert main(argv + ["--out", str(tmp_path / "j"), "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["verdict"] == "FAILS" and s["verdict_cause"] and s["claim_holds"] is False
+    assert main(["run", "ucb-vi", "--episodes", "3", "--quiet", "--out", str(tmp_path / "n")]) == 0
+    assert not any(ln.startswith("claim ") for ln in capsys.readouterr().out.splitlines())   # no claim, no verdict line
+
+
+def test_run_help_states_the_exit_status(capsys):
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "exit status: 0 the run completed and wrote its files, whatever the claim's verdict" in text
+    assert "privacct verify" in text and "1 the claim does not hold" not in text
+
+
+def test_run_estimate_speaks_only_for_long_runs():
+    """A fake clock: a 1 s warm-up, then ``per_episode`` seconds an episode (reports every ``step`` episodes)."""
+    from privacct.algorithms.runner import RunEstimate
+
+    def drive(episodes, per_episode, step=50):
+        t = [0.0]
+        said = []
+        est = RunEstimate(episodes, 20, "run x/jdp", say=said.append, clock=lambda: t[0])
+        t[0] = 1.0
+        for done in range(step, episodes + 1, step):
+            est(done)
+            t[0] += step * per_episode
+        return said
+
+    assert drive(5000, 0.01) == []                        # 51 s in all: nothing
+    said = drive(20000, 0.01)                             # 201 s: one line, early, that says it is an estimate
+    assert len(said) == 1 and said[0].startswith("run x/jdp: estimated 3 min 2")
+    assert "20 seeds x K = 20,000 episodes" in said[0] and "an estimate" in said[0]
+    assert drive(100, 1.0, step=10) == ["run x/jdp: estimated 1 min 31 s in all for 20 seeds x K = 100 episodes "
+                                        "(extrapolated from the rate of episodes 11-20; an estimate)"]
+
+
+def test_run_prints_its_estimate_on_stderr_unless_quiet(tmp_path, capsys, monkeypatch):
+    """Through the command: a threshold of 0 s makes any run 'long'; --quiet silences it; the default
+    threshold (60 s) keeps a short run silent."""
+    from privacct.algorithms import runner
+
+    argv = ["run", "ucb-vi", "--privacy", "jdp", "--episodes", "40", "--horizon", "2"]
+    monkeypatch.setenv("PRIVACCT_PROGRESS_INTERVAL", "3600")   # no progress lines: only the estimate
+    assert main(argv + ["--out", str(tmp_path / "a")]) == 0
+    assert "estimated" not in capsys.readouterr().err
+    monkeypatch.setattr(runner, "ESTIMATE_THRESHOLD", 0.0)
+    monkeypatch.setattr(runner, "ESTIMATE_WINDOW", 0.0)
+    assert main(argv + ["--out", str(tmp_path / "b")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("run ucb-vi/jdp: estimated ") and err[0].endswith("an estimate)")
+    assert main(argv + ["--out", str(tmp_path / "c"), "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("value", ["1e999", "Infinity", "NaN", "-Infinity"])
+def test_non_finite_option_values_are_refused(tmp_path, capsys, value):
+    from privacct.cli import run
+
+    assert run(["run", "ucb-vi", "--episodes", "3", "--out", str(tmp_path / "x"), "--option", f"e_scale={value}"]) == 2
+    err = capsys.readouterr().err
+    assert "--option 'e_scale': values must be finite" in err and len(err.splitlines()) == 1

@@ -168,3 +168,139 @@ def test_plugin_is_inert_in_a_session_that_does_not_use_it(tmp_path):
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "1 passed" in proc.stdout and "privacy audits" not in proc.stdout
+
+
+BAD_MARKERS_FILE = '''
+import pytest
+
+pytestmark = []
+
+
+@pytest.mark.privacy_audit(epsilon=-1)
+def test_negative_epsilon(privacy_audit):
+    raise AssertionError("never runs: a bad marker stops collection")
+
+
+@pytest.mark.privacy_audit(epsilon=float("nan"), delta=1.0)
+def test_nan_epsilon_and_delta_one():
+    pass
+
+
+@pytest.mark.privacy_audit(trials=5, confidence=1.5, allow_inconclusive="yes")
+def test_three_bad_values():
+    pass
+
+
+@pytest.mark.privacy_audit(trials=True)
+def test_boolean_trials():
+    pass
+
+
+@pytest.mark.privacy_audit(epsilom=1.0)
+def test_unknown_keyword():
+    pass
+
+
+@pytest.mark.privacy_audit(1.0)
+def test_positional():
+    pass
+
+
+@pytest.mark.privacy_audit(epsilon=1.0, delta=1e-5, trials=None, confidence=0.9, allow_inconclusive=True)
+def test_good_marker():
+    pass
+'''
+
+
+def test_bad_markers_are_collection_errors_naming_the_argument_and_its_range(pytester):
+    pytester.makepyfile(test_markers=BAD_MARKERS_FILE)
+    result = pytester.runpytest("-p", "no:hypothesispytest", "--collect-only")
+    assert result.ret == 2   # pytest's "errors during collection"
+    out = result.stdout.str()
+    expected = [
+        "test_markers.py::test_negative_epsilon: @pytest.mark.privacy_audit: epsilon must be a finite number > 0, got -1",
+        "test_markers.py::test_nan_epsilon_and_delta_one: @pytest.mark.privacy_audit: epsilon must be a finite number > 0, "
+        "got nan",
+        "test_markers.py::test_nan_epsilon_and_delta_one: @pytest.mark.privacy_audit: delta must be a number in [0, 1), got 1.0",
+        "test_markers.py::test_three_bad_values: @pytest.mark.privacy_audit: trials must be an integer in [10, 2^53] or None "
+        "(the default budget), got 5",
+        "test_markers.py::test_three_bad_values: @pytest.mark.privacy_audit: confidence must be a number in (0, 1), got 1.5",
+        "test_markers.py::test_three_bad_values: @pytest.mark.privacy_audit: allow_inconclusive must be True or False, "
+        "got 'yes'",
+        "test_markers.py::test_boolean_trials: @pytest.mark.privacy_audit: trials must be an integer in [10, 2^53] or None "
+        "(the default budget), got True",
+        "test_markers.py::test_unknown_keyword: @pytest.mark.privacy_audit: unknown keyword 'epsilom'; allowed: epsilon, "
+        "delta, trials, confidence, allow_inconclusive",
+        "test_markers.py::test_positional: @pytest.mark.privacy_audit: takes keyword arguments only (epsilon=, delta=, "
+        "trials=, confidence=, allow_inconclusive=), got 1 positional",
+    ]
+    lines = out.splitlines()
+    for line in expected:
+        assert line in lines, (line, out)
+    assert "test_good_marker" not in out.split("ERROR collecting")[-1].split("short test summary")[0]
+
+
+def test_a_bad_marker_on_a_module_or_class_is_caught_for_each_test(pytester):
+    pytester.makepyfile(test_module_marker='''
+        import pytest
+
+        pytestmark = pytest.mark.privacy_audit(delta=-0.5)
+
+        def test_a():
+            pass
+
+        class TestB:
+            def test_b(self):
+                pass
+    ''', test_class_marker='''
+        import pytest
+
+        @pytest.mark.privacy_audit(confidence=0)
+        class TestC:
+            def test_c(self):
+                pass
+    ''', test_fine='''
+        import pytest
+
+        @pytest.mark.privacy_audit(epsilon=2)
+        def test_fine():
+            pass
+    ''')
+    result = pytester.runpytest("-p", "no:hypothesispytest", "--continue-on-collection-errors")
+    result.stdout.fnmatch_lines([
+        "test_class_marker.py::TestC::test_c: @pytest.mark.privacy_audit: confidence must be a number in (0, 1), got 0",
+        "test_module_marker.py::test_a: @pytest.mark.privacy_audit: delta must be a number in [0, 1), got -0.5",
+    ])   # (the module's collection stops at its first error: TestB is not collected, hence not listed)
+    result.assert_outcomes(passed=1, errors=2)   # the good module still runs
+
+
+def test_without_a_marker_the_default_claim_is_used_and_named_in_the_summary(pytester):
+    pytester.makepyfile('''
+        import pytest
+        from privacct.audits.mechanisms import NullMechanism
+
+        def test_no_marker(privacy_audit):
+            assert privacy_audit.mechanism(NullMechanism(), 0, 1).claimed_epsilon == 1.0
+
+        @pytest.mark.privacy_audit(epsilon=2.0)
+        def test_epsilon_only(privacy_audit):
+            assert privacy_audit.mechanism(NullMechanism(), 0, 1).claimed_epsilon == 2.0
+
+        @pytest.mark.privacy_audit(epsilon=1.0, delta=0.0)
+        def test_full_claim(privacy_audit):
+            privacy_audit.mechanism(NullMechanism(), 0, 1)
+
+        def test_claim_in_the_call(privacy_audit):
+            privacy_audit.mechanism(NullMechanism(), 0, 1, epsilon=1.0, delta=0.0)
+
+        def test_bad_call_keyword(privacy_audit):
+            privacy_audit.mechanism(NullMechanism(), 0, 1, confidence=2)
+    ''')
+    result = pytester.runpytest("-p", "no:hypothesispytest", "--privacy-audit-trials=200")
+    result.assert_outcomes(passed=4, failed=1)
+    summary = result.stdout.str().split("privacy audits")[-1].split("short test summary info")[0]
+    lines = {ln.split("::")[1].split()[0]: ln for ln in summary.splitlines() if "::" in ln}
+    assert lines["test_no_marker"].endswith("(no privacy_audit marker; default claim: epsilon=1 delta=0)")
+    assert lines["test_epsilon_only"].endswith("(default claim: delta=0)")
+    assert "default claim" not in lines["test_full_claim"] and "default claim" not in lines["test_claim_in_the_call"]
+    result.stdout.fnmatch_lines(["*privacy_audit: confidence must be a number in (0, 1), got 2*"])

@@ -42,7 +42,10 @@ def test_report_matches_accountants_called_directly():
 
 
 def run(args, capsys):
-    code = main(args)
+    try:
+        code = main(args)
+    except SystemExit as e:   # a value refused while parsing (argparse exits 2 with one line)
+        code = e.code
     out = capsys.readouterr()
     return code, out.out, out.err
 
