@@ -205,6 +205,9 @@ def learner_power_criterion(structure: LossStructure, noise_factor: Callable[[fl
     """
 
     def criterion(n_eval: int, alpha: float, delta: float, claim: float) -> PowerCheck:
+        if not math.isfinite(2.0 * claim):   # no mechanism leaks "twice" a claim this large: no reference
+            return PowerCheck("learner-oracle", f"{label}: 2 x the claim {claim:g} is not a finite eps, so there is no "
+                              "reference mechanism: no power criterion", None, 0.0, False, None)
         f_log = noise_factor(2.0 * claim)
         from .power import reference_factor   # the observation's own exact eps(delta) = 2 x claim
 

@@ -61,7 +61,11 @@ class Statistic:
     def __call__(self, raw: np.ndarray) -> np.ndarray:
         s = np.asarray(self.fn(raw), dtype=float).reshape(-1)
         if self.decimals is not None:
-            s = np.round(s, self.decimals)
+            # values beyond ~1e300 / 10^decimals overflow the rounding's scaling; their float spacing is far above
+            # 10^-decimals already, so they are kept as they are (rounding would not change them)
+            with np.errstate(over="ignore", invalid="ignore"):
+                r = np.round(s, self.decimals)
+            s = np.where(np.isfinite(r), r, s)
         return np.where(np.isnan(s), 0.0, s)
 
 
