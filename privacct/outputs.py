@@ -258,7 +258,12 @@ class OutputSet:
                 missing.append(p)
                 p = p.parent
             for d in reversed(missing):
-                os.mkdir(d)
+                try:
+                    os.mkdir(d)
+                except FileExistsError:
+                    if os.path.isdir(d) and not os.path.islink(d):
+                        continue   # created meanwhile by a concurrent command: the lock below decides who writes
+                    raise
                 self._created.append(d)
         except OSError as e:
             self._remove_created()
