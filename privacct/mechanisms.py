@@ -272,14 +272,19 @@ class TreeCounter:
     def batch(self) -> int:
         return len(self.rngs)
 
-    def add(self, x) -> np.ndarray:
+    def begin_addition(self, x) -> tuple[np.ndarray, int]:
+        """(x as a float array, its step t): checks the shape and the capacity and advances the step count. :meth:`add`
+        starts with it; a counter built on this one that releases its own way does too."""
         x = np.asarray(x, dtype=float)
         if x.shape != (self.batch,) + self.shape:
             raise PrivacctError(f"x must have shape {(self.batch,) + self.shape}, got {x.shape}")
         if self.steps >= self.leaves:
             raise PrivacctError(f"tree counter is full: it was built for leaves={self.leaves} additions")
         self.steps += 1
-        t = self.steps
+        return x, self.steps
+
+    def add(self, x) -> np.ndarray:
+        x, t = self.begin_addition(x)
         i = (t & -t).bit_length() - 1  # level of the node that completes at step t
         # Chan-Shi-Song Alg. 2: alpha_i = sum_{j<i} alpha_j + x_t; lower nodes are discarded.
         # Bits 0..i-1 of t-1 are set and those of t are not: their noisy nodes leave the release.

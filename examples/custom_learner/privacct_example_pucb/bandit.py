@@ -124,13 +124,7 @@ class RedrawingTreeCounter(TreeCounter):
     (the nodes of the set bits of t, left to right), so a node already released is noised again."""
 
     def add(self, x) -> np.ndarray:
-        x = np.asarray(x, dtype=float)
-        if x.shape != (self.batch,) + self.shape:
-            raise PrivacctError(f"x must have shape {(self.batch,) + self.shape}, got {x.shape}")
-        if self.steps >= self.leaves:
-            raise PrivacctError(f"tree counter is full: it was built for leaves={self.leaves} additions")
-        self.steps += 1
-        t = self.steps
+        x, t = self.begin_addition(x)
         self.note_addition(t, x)
         self._exact += x
         out = self._exact.copy()
