@@ -14,8 +14,11 @@ episode draws H uniforms (transitions) and H*S*A uniforms (tie-breaking) per see
 H*(d(d+1)/2 + d) standard normals per seed (the local noise), and does H Cholesky factorisations and H
 inverses of d x d matrices per seed (batched over seeds, as numpy calls); the floor times exactly these
 calls in a loop, nothing else. For ucb-vi JDP on RiverSwim: H uniforms per seed (128-episode chunks), one
-tree node of Laplace noise per step (2 x H*S*A*(2+S) standard exponentials per seed: the counter adds
-about one node per step, amortised) and H matrix-vector products P~_h V (batched over seeds).
+tree node of Laplace noise per step (2 x H*S*A*(2+S) standard exponentials per seed into a reused buffer: the
+counter adds about one node per step, amortised) and H matrix-vector products P~_h V per seed, one gemv each in
+a compiled loop (as the learner's compiled episode loop makes them, issue 23). Until issue 23 the products were
+H ``np.matmul`` calls batched over seeds from Python, whose call overhead (about 28 us at one seed) was most of
+that floor; it is still measured and printed as ``floor_numpy_products_us_per_episode``.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
+import functools  # noqa: E402
 import json  # noqa: E402
 import time  # noqa: E402
 
@@ -70,8 +74,27 @@ def mixture_floor(seeds: int, episodes: int, env_name: str | None) -> float:
     return time.process_time() - t
 
 
-def tabular_floor(seeds: int, episodes: int, horizon: int | None) -> float:
-    """CPU seconds of ucb-vi JDP's draws and small linear algebra alone (module docstring)."""
+@functools.lru_cache(maxsize=1)
+def _compiled_products():
+    import numba
+
+    @numba.njit(cache=False)
+    def products(P, V, out):
+        """H gemv P~_h V per seed (numba's np.dot with an ``out``: the learner's call)."""
+        B, H = P.shape[0], P.shape[1]
+        S = V.shape[1]
+        for b in range(B):
+            for h in range(H - 1, -1, -1):
+                np.dot(P[b, h], V[b], out[b])
+                for s in range(S):
+                    V[b, s] = out[b, s]
+
+    return products
+
+
+def tabular_floor(seeds: int, episodes: int, horizon: int | None, numpy_products: bool = False) -> float:
+    """CPU seconds of ucb-vi JDP's draws and small linear algebra alone (module docstring); ``numpy_products``: the
+    products as H batched ``np.matmul`` calls from Python (the floor's definition before issue 23)."""
     from privacct.algorithms.envs.riverswim import riverswim
 
     mdp = riverswim(horizon=horizon or 20)
@@ -81,6 +104,9 @@ def tabular_floor(seeds: int, episodes: int, horizon: int | None) -> float:
     P = np.random.default_rng(0).random((seeds, H, S * A, S))
     V = np.zeros((seeds, S, 1))
     noise = np.empty((seeds, 2, dim))
+    products = _compiled_products()
+    V2, out = np.zeros((seeds, S)), np.empty((seeds, S * A))
+    products(P, V2, out)   # compile before timing
     t = time.process_time()
     for k in range(episodes):
         if k % 128 == 0:
@@ -88,8 +114,11 @@ def tabular_floor(seeds: int, episodes: int, horizon: int | None) -> float:
             [g.random((n, H)) for g in gens]
         for b, g in enumerate(gens):
             g.standard_exponential(out=noise[b])
-        for h in range(H - 1, -1, -1):
-            V = np.matmul(P[:, h], V)[:, :S]
+        if numpy_products:
+            for h in range(H - 1, -1, -1):
+                V = np.matmul(P[:, h], V)[:, :S]
+        else:
+            products(P, V2, out)
     return time.process_time() - t
 
 
@@ -107,6 +136,7 @@ def main() -> None:
     run_once(a.learner, a.privacy, 2, 10, a.env, a.horizon)  # warm-up: imports, numba compilation
     best: dict[int, float] = {}
     floor: dict[int, float] = {}
+    floor_np: dict[int, float] = {}
     for _ in range(a.repeat):
         for b in a.seeds:
             eps = a.episodes if b == 1 else max(a.episodes // 10, 50)
@@ -114,12 +144,17 @@ def main() -> None:
             if a.floor:
                 f = mixture_floor(b, eps, a.env) if a.learner == "ldp-ucrl-vtr" else tabular_floor(b, eps, a.horizon)
                 floor[b] = min(floor.get(b, np.inf), f / eps)
+                if a.learner != "ldp-ucrl-vtr":
+                    f = tabular_floor(b, eps, a.horizon, numpy_products=True)
+                    floor_np[b] = min(floor_np.get(b, np.inf), f / eps)
     for b in a.seeds:
         row = {"learner": a.learner, "privacy": a.privacy, "seeds": b, "us_per_episode": round(1e6 * best[b], 1),
                "episodes_per_cpu_second": round(1.0 / best[b], 1)}
         if a.floor:
             row["floor_us_per_episode"] = round(1e6 * floor[b], 1)
-            row["x_floor"] = round(best[b] / floor[b], 1)
+            row["x_floor"] = round(best[b] / floor[b], 2)
+            if b in floor_np:
+                row["floor_numpy_products_us_per_episode"] = round(1e6 * floor_np[b], 1)
         print(json.dumps(row))
 
 

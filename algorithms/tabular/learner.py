@@ -53,19 +53,25 @@ import numpy as np
 from privacct.errors import PrivacctError, check_count, check_delta, check_positive
 from privacct.ledger import Ledger
 from privacct.tap import canary_contribution, prescribed
+from privacct.tap import current as current_tap
 
 from ..base import (CALIBRATIONS, PRIVACY_CHOICES, AuditHook, RunConfig, RunResult,
                     noise_generators, stream_generators)
 from ..envs import make_env
 from ..envs.tabular import TabularMDP
 from .canary import jdp_rollout, ldp_trajectory
-from .planning import evaluate_po, log_terms, mirror_step, optimistic_model, plan_vi
+from .planning import bonus_coefficients, evaluate_po, log_terms, mirror_step, optimistic_model, plan_vi
 from .privatizers import GROUP, Privatizer, build_tabular_log, e_terms
 from .stats import episode_stats, family_dims, split
 
 KNOWN_OPTIONS = ("e_scale", "confidence_delta", "eta", "pool_over_h", "counter")
 COUNTERS = ("tree", "tree-honaker", "sqrt-toeplitz", "blt")  # privacct.counters.strategies.STRATEGIES
 _CHUNK = 256  # episodes of uniforms pre-drawn per seed at a time (independent of the batch size)
+#: UCB-VI outside audits runs its episodes in the compiled loop (:mod:`.episode_jit`, the same bytes as the numpy
+#: loop below, which stays the reference and the path of audited runs and of UCB-PO). Tests switch it off to compare.
+COMPILED = True
+_AHEAD_BYTES = 32 << 20  # exponentials drawn ahead per call of the compiled loop, all seeds together (at most)
+_AHEAD_EPISODES = 32   # and at most this many episodes per call
 
 
 def validate(config: RunConfig, algorithm: str) -> dict[str, Any]:
@@ -79,9 +85,7 @@ def validate(config: RunConfig, algorithm: str) -> dict[str, Any]:
     check_count("episodes", config.episodes)
     if config.horizon is not None:
         check_count("horizon", config.horizon)
-    bs = config.bonus_scale
-    if isinstance(bs, bool) or not isinstance(bs, (int, float)) or not math.isfinite(bs) or bs < 0:
-        raise PrivacctError(f"bonus_scale must be a finite number >= 0, got {bs!r}")
+    # bonus_scale (finite >= 0), epsilon, episodes, horizon: RunConfig validated them (algorithms/base.py)
     opts = dict(config.options)
     unknown = sorted(set(opts) - set(KNOWN_OPTIONS))
     if unknown:
@@ -154,10 +158,11 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
     agent_rngs = stream_generators(seeds, 2, audit, fixed=audit is not None)
     pooled = opts["pool_over_h"]
     dim = sum(family_dims(H, S, A, pooled).values())
-    priv = Privatizer(log, dim, K, noise_rngs, ledger)
+    kind = "vi" if algorithm == "ucb-vi" else "po"
+    compiled = COMPILED and kind == "vi" and audit is None and current_tap() is None
+    priv = Privatizer(log, dim, K, noise_rngs, ledger, ahead=compiled)
     E1, E2 = e_terms(log, S=S, A=A, H=H, K=K, confidence_delta=opts["confidence_delta"], e_scale=opts["e_scale"])
     Lc, Lp = log_terms(S, A, H, K, opts["confidence_delta"])
-    kind = "vi" if algorithm == "ucb-vi" else "po"
     eta = opts["eta"] if opts["eta"] is not None else theory_eta(A, H, K)
     log_pi = np.full((B, H, S, A), -math.log(A)) if kind == "po" else None
     central = log is not None and log.privacy_model == "joint"
@@ -168,7 +173,11 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
     cost_table = 1.0 - mdp.R                 # c = 1 - r (docs/seed-002-tabular.md#departures)
     every = max(1, K // 200)
 
-    for k in range(1, K + 1):
+    if compiled:
+        _run_vi_compiled(mdp, priv, regret, env_rngs, K=K, pooled=pooled, v_star=v_star, cost_table=cost_table,
+                         E1=E1, coefs=bonus_coefficients(E1=E1, E2=E2, H=H, S=S, Lc=Lc, Lp=Lp, kind=kind),
+                         bonus_scale=float(config.bonus_scale), progress=progress, every=every)
+    for k in (() if compiled else range(1, K + 1)):
         j = (k - 1) % _CHUNK
         if j == 0:
             n = min(_CHUNK, K - k + 1)
@@ -234,6 +243,69 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
         info["eta"] = eta
     # no observation code: an audit derives it from what privacct's primitives recorded (privacct.tap)
     return RunResult(config=config, regret=regret, log=log, ledger=ledger, info=info)
+
+
+def _run_vi_compiled(mdp: TabularMDP, priv: Privatizer, regret: np.ndarray, env_rngs, *, K: int, pooled: bool,
+                     v_star: float, cost_table: np.ndarray, E1: float, coefs: tuple[float, float], bonus_scale: float,
+                     progress, every: int) -> None:
+    """The episode loop of :func:`run` for UCB-VI outside audits, compiled (:func:`.episode_jit.run_episodes`):
+    the same draws in the same order (roll-out uniforms in the same 256-episode chunks; the privacy noise drawn
+    ahead per seed, :mod:`.ahead`), the same arithmetic, the same ledger. Fills ``regret`` and the privatizer's
+    sums. A binary tree (:class:`.ahead.TreeAhead`), the local randomizer and no privacy are released inside the
+    compiled loop; any other counter gets each episode's statistics through :meth:`Privatizer.release`."""
+    from .ahead import TreeAhead, local_ahead
+    from .episode_jit import run_episodes   # numba loads here, not on import (CLI start-up)
+
+    H = mdp.horizon
+    B, dim = priv.sums.shape
+    tree = getattr(priv, "tree", None)
+    if priv.kind == "none":
+        mode = 0
+    elif isinstance(tree, TreeAhead):
+        mode = 1
+    elif priv.kind == "local":
+        mode = 2
+    else:
+        mode = 3
+    scale = 0.0 if priv.log is None else float(priv.log.group(GROUP).noise_scale)
+    per = max(1, min(_AHEAD_EPISODES, _AHEAD_BYTES // (16 * dim * B))) if mode in (1, 2) else (1 if mode == 3 else _CHUNK)
+    R, P = mdp.R, mdp.P
+    none4, none3, none2 = np.empty((B, 0, 2, dim)), np.empty((0, B, dim)), np.empty((0, dim))
+    alpha, noise, texact = (tree._alpha, tree._noise, tree._exact) if mode == 1 else (none3, none3, none2)
+    # the sums planned from: the tree's running release itself (TreeCounter.add returns a copy of it)
+    released, exact = (tree._release if mode == 1 else priv.sums), priv.exact
+    buffer = np.empty(B * per * 2 * dim) if mode in (1, 2) else None
+    k = 1
+    while k <= K:
+        j = (k - 1) % _CHUNK
+        if j == 0:
+            n = min(_CHUNK, K - k + 1)
+            env_u = np.stack([r.random((n, H)) for r in env_rngs])
+        m = min(per, K - k + 1, _CHUNK - j)
+        exps, x_out = none4, none2
+        if mode == 1:
+            nodes = max(0, min(k + m - 1, K - 1) - k + 1)
+            exps = tree.draw_ahead(nodes, buffer) if nodes else none4
+        elif mode == 2:
+            exps = local_ahead(priv.rngs, m, dim, scale=scale, first_user=k, ledger=priv.ledger, group=GROUP,
+                               buffer=buffer)
+        elif mode == 3:
+            x_out = np.empty((B, dim))   # fresh each episode: a counter may keep the array it is given
+        run_episodes(k, m, K, pooled, mode, E1, coefs[0], coefs[1], bonus_scale, R, P, cost_table,
+                     mdp.initial_state, v_star, released, exact, env_u, j, exps, scale, alpha, noise, texact, regret,
+                     x_out)
+        if mode == 1 and nodes:
+            tree.advance(nodes)
+        elif mode == 3:
+            released = priv.release(k, x_out)
+        if progress is not None:
+            for kk in range(k, k + m):
+                if kk % every == 0 or kk == K:
+                    progress(kk)
+        k += m
+    if mode == 1:   # Privatizer.release's sums and exact: copies of the tree's (the same additions, in the same order)
+        released, priv.exact = tree.noisy_sum(), tree.exact_sum()
+    priv.sums = released
 
 
 def _one_run_canary(mdp: TabularMDP, user: int, bit: str, central: bool, prescribe, B: int, pooled: bool):

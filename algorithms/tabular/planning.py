@@ -34,6 +34,14 @@ def log_terms(S: int, A: int, H: int, K: int, delta: float) -> tuple[float, floa
     return math.sqrt(2.0 * math.log(4.0 * S * A * T / delta)), math.sqrt(4.0 * S * math.log(6.0 * S * A * T / delta))
 
 
+def bonus_coefficients(*, E1: float, E2: float, H: int, S: int, Lc: float, Lp: float, kind: str) -> tuple[float, float]:
+    """(c_root, c_inv) with beta = c_root / sqrt(n) + c_inv / n (module docstring): VI (1 + H) L_c and PO
+    L_c + H L_p; both 3 E_1 + H (S E_2 + 2 E_1). Python floats, evaluated as they always were (the compiled
+    loop of :mod:`.episode_jit` multiplies by the same doubles)."""
+    c_root = (1.0 + H) * Lc if kind == "vi" else (Lc + H * Lp)
+    return c_root, (3.0 * E1 + H * (S * E2 + 2.0 * E1))
+
+
 def optimistic_model(N: np.ndarray, C: np.ndarray, Ntr: np.ndarray, *, E1: float, E2: float, H: int, S: int,
                      A: int, Lc: float, Lp: float, bonus_scale: float, kind: str,
                      bonus_counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -50,10 +58,8 @@ def optimistic_model(N: np.ndarray, C: np.ndarray, Ntr: np.ndarray, *, E1: float
     if bonus_counts is not None:
         root = np.sqrt(1.0 / np.maximum(1.0, bonus_counts + E1))
     c = C * inv
-    if kind == "vi":
-        beta = (1.0 + H) * Lc * root + (3.0 * E1 + H * (S * E2 + 2.0 * E1)) * inv
-    else:
-        beta = (Lc + H * Lp) * root + (3.0 * E1 + H * (S * E2 + 2.0 * E1)) * inv
+    c_root, c_inv = bonus_coefficients(E1=E1, E2=E2, H=H, S=S, Lc=Lc, Lp=Lp, kind=kind)
+    beta = c_root * root + c_inv * inv
     base = (c - bonus_scale * beta).reshape(B, H, S, A)
     P = (Ntr.reshape(B, H * S * A, S) * inv[:, :, None]).reshape(B, H, S * A, S)
     return base, P

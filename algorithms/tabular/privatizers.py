@@ -258,10 +258,13 @@ class Privatizer:
     vector of length 2HSA + HSAS per seed. Central: the tree has K - 1 leaves and user K's
     statistic is never added (no user would read that prefix); ``exact`` holds the noiseless
     prefix sum of what was released (for the audit observation; never released).
+
+    ``ahead`` (the compiled loop of :mod:`.episode_jit`, outside audits): a binary tree is a
+    :class:`.ahead.TreeAhead`, whose nodes the compiled loop adds (:meth:`release` is not called then).
     """
 
     def __init__(self, log: MechanismLog | None, dim: int, K: int, rngs: list[np.random.Generator],
-                 ledger: Ledger | None) -> None:
+                 ledger: Ledger | None, *, ahead: bool = False) -> None:
         self.log = log
         self.rngs = rngs
         self.ledger = ledger
@@ -271,7 +274,12 @@ class Privatizer:
         self.exact = np.zeros((len(rngs), dim))
         if self.kind == "central":
             structure = log.group(GROUP).structure
-            if structure.kind == "tree":
+            if structure.kind == "tree" and ahead:   # the compiled loop's counter (.ahead: same draws, same ledger)
+                from .ahead import TreeAhead
+
+                self.tree = TreeAhead((dim,), leaves=K - 1, scale=log.group(GROUP).noise_scale, rngs=rngs,
+                                      ledger=ledger, group=GROUP)
+            elif structure.kind == "tree":
                 self.tree = TreeCounter((dim,), leaves=K - 1, mechanism="laplace", scale=log.group(GROUP).noise_scale,
                                         rngs=rngs, ledger=ledger, group=GROUP)
             else:

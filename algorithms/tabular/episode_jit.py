@@ -1,0 +1,208 @@
+"""UCB-VI's whole per-seed episode loop compiled with numba (issue 23 item 1): same bytes as :func:`.learner.run`'s
+numpy path.
+
+One call of :func:`run_episodes` runs episodes ``k0 .. k0 + m - 1`` of every seed, seed after seed (the seeds are
+independent: every numpy operation of the batched loop is elementwise or one BLAS call per seed). Per seed and
+episode, operation for operation as numpy does it (docs/performance.md#same-bytes-the-rule-every-speed-up-follows):
+
+1. the optimistic model of :func:`.planning.optimistic_model`: ``n = np.maximum(1, N + E1)``, ``inv = 1 / n``,
+   ``root = sqrt(inv)``, ``c = C inv``, ``beta = c_root root + c_inv inv`` (``c_root``, ``c_inv`` the Python floats
+   numpy multiplies the arrays by), ``base = c - bonus beta``, ``P~ = N_tr inv`` (pooled counts: the same values at
+   every h, as ``np.tile`` repeats them);
+2. optimistic value iteration, the loop of :func:`.planning_jit.plan_vi_compiled` (gemv per stage);
+3. the exact value of the greedy policy, :meth:`TabularMDP.evaluate_kernel`: ``V = r_pi + P_pi V`` with one gemv
+   of the gathered (S, S) kernel per stage (``np.matmul`` of a (S, S) by a (S, 1) matrix is that gemv), regret
+   ``v_star - V(s_1)``;
+4. the roll-out: ``s' = argmax(u < cdf)`` with the sequential cumulative sum of the row (``np.cumsum``) and its
+   last entry set to 1;
+5. the statistic of :func:`.stats.episode_stats` (assignments; pooled: additions in h order);
+6. the release (``mode``): 0 none (``sums + x``), 1 the binary tree of :class:`privacct.mechanisms.TreeCounter`
+   (:meth:`~privacct.mechanisms.TreeCounter.add`: ``alpha[:i].sum(axis=0)`` is a sequential sum from 0 over the
+   levels, the node noise ``(E1 - E2) b`` of :func:`privacct.mechanisms.laplace`, the running release), 2 the
+   local randomizer (``sums + (x + (E1 - E2) b)``), 3 none here: the statistic is returned in ``x_out`` and the
+   caller releases it (any other counter; then ``m`` = 1).
+
+The exponentials come from :mod:`.ahead` (drawn ahead per seed, same stream). ``cache=True`` keeps the
+compilation out of later processes.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+
+@numba.njit(cache=True)
+def _tree_add(t, e12, scale, alpha, noise, rel, texact, b, x, sa, sn):
+    """:meth:`privacct.mechanisms.TreeCounter.add` of ``x`` at step ``t`` for seed ``b``, node noise
+    ``(e12[0] - e12[1]) scale``: ``rel`` is the counter's running release ``_release[b]``, ``texact`` its ``_exact[b]``.
+    Row by row (contiguous loops), each element through numpy's operations in numpy's order: ``alpha[:i].sum(0)`` and
+    ``noise[:i].sum(0)`` are sequential sums from 0 over the levels."""
+    dim = x.size
+    i = 0
+    while ((t >> i) & 1) == 0:
+        i += 1
+    for e in range(dim):
+        sa[e] = 0.0
+    for q in range(i):
+        aq = alpha[q, b]
+        for e in range(dim):
+            sa[e] += aq[e]
+    if i:
+        for e in range(dim):
+            sn[e] = 0.0
+        for q in range(i):
+            nq = noise[q, b]
+            for e in range(dim):
+                sn[e] += nq[e]
+        for e in range(dim):
+            rel[e] = rel[e] - (sa[e] + sn[e])
+    al = alpha[i, b]
+    for e in range(dim):
+        al[e] = sa[e] + x[e]
+    for q in range(i):
+        alpha[q, b, :] = 0.0
+        noise[q, b, :] = 0.0
+    e1 = e12[0]
+    e2 = e12[1]
+    ni = noise[i, b]
+    for e in range(dim):
+        z = e1[e] - e2[e]
+        z *= scale
+        ni[e] = z
+        texact[e] += x[e]
+        rel[e] = rel[e] + (al[e] + z)
+
+
+@numba.njit(cache=True)
+def run_episodes(k0, m, K, pooled, mode, E1, c_root, c_inv, bonus, R, P, cost, s1, v_star,
+                 released, exact, env_u, j0, exps, scale, alpha, noise, texact, regret, x_out):
+    """Episodes k0 .. k0 + m - 1 (1-based) of every seed; see the module docstring.
+
+    ``R`` (H, S, A), ``P`` (H, S, A, S), ``cost`` (H, S, A): the environment; ``released`` (B, dim): the sums the
+    next episode plans from (updated; mode 1: the tree's running release ``_release``); ``exact`` (B, dim): the
+    privatizer's noiseless sums (updated in modes 0 and 2; mode 0: a copy of ``released``); ``env_u`` (B, n, H):
+    the roll-out uniforms, episode k at row ``j0 + k - k0``; ``exps`` (B, nodes, 2, dim): standard exponentials,
+    episode k's node (or report) at ``k - k0``; ``alpha``, ``noise`` (levels, B, dim), ``texact`` (B, dim): the
+    tree's ``_alpha``, ``_noise``, ``_exact`` (mode 1); ``regret`` (B, K) written at column k - 1; ``x_out`` (B, dim):
+    the statistics (mode 3).
+    """
+    H, S, A = R.shape
+    B, dim = released.shape
+    SA = S * A
+    d = SA if pooled else H * SA
+    Hm = 1 if pooled else H
+    base = np.empty(Hm * SA)
+    Pm = np.empty((Hm, SA, S))
+    pol = np.empty((H, S), dtype=np.int64)
+    V = np.empty(S)
+    Ppi = np.empty((S, S))
+    rpi = np.empty(S)
+    pv = np.empty(SA)
+    pe = np.empty(S)
+    states = np.empty(H + 1, dtype=np.int64)
+    acts = np.empty(H, dtype=np.int64)
+    x = np.empty(dim)
+    sum_a = np.empty(dim)
+    sum_n = np.empty(dim)
+    for b in range(B):
+        for kk in range(m):
+            k = k0 + kk
+            # 1. optimistic model
+            for i in range(Hm * SA):
+                y = released[b, i] + E1
+                n = 1.0 if 1.0 >= y else y          # np.maximum(1.0, y), NaN kept
+                inv = 1.0 / n
+                root = np.sqrt(inv)
+                c = released[b, d + i] * inv
+                beta = c_root * root + c_inv * inv
+                base[i] = c - bonus * beta
+                hh = i // SA
+                r = i - hh * SA
+                for sp in range(S):
+                    Pm[hh, r, sp] = released[b, 2 * d + i * S + sp] * inv
+            # 2. optimistic value iteration (planning_jit.plan_vi_compiled)
+            for s in range(S):
+                V[s] = 0.0
+            for h in range(H - 1, -1, -1):
+                cap = float(H - h)
+                hh = 0 if pooled else h
+                np.dot(Pm[hh], V, pv)   # numba's np.dot(a, b) is this call with a fresh ``out``
+                for s in range(S):
+                    mn = 0.0
+                    best = 0
+                    bestv = 0.0
+                    for a in range(A):
+                        rv = base[hh * SA + s * A + a] + pv[s * A + a]
+                        if a == 0:
+                            mn, best, bestv = rv, 0, rv
+                        else:
+                            if bestv == bestv and (rv < bestv or rv != rv):  # argmin: first minimiser, first NaN
+                                best, bestv = a, rv
+                            mn = mn if (mn <= rv or mn != mn) else rv    # np.minimum(mn, rv)
+                    pol[h, s] = best
+                    v = mn if (mn >= 0.0 or mn != mn) else 0.0          # np.maximum(mn, 0)
+                    V[s] = v if (v <= cap or v != v) else cap           # np.minimum(v, H - h)
+            # 3. exact value of the greedy policy (TabularMDP.evaluate_kernel)
+            for s in range(S):
+                V[s] = 0.0
+            for h in range(H - 1, -1, -1):
+                for s in range(S):
+                    a = pol[h, s]
+                    rpi[s] = R[h, s, a]
+                    for sp in range(S):
+                        Ppi[s, sp] = P[h, s, a, sp]
+                np.dot(Ppi, V, pe)
+                for s in range(S):
+                    V[s] = rpi[s] + pe[s]
+            regret[b, k - 1] = v_star - V[s1]
+            # 4. roll-out: inverse-CDF sampling of s' ~ P_h(.|s, pi_h(s))
+            states[0] = s1
+            j = j0 + kk
+            for h in range(H):
+                s = states[h]
+                a = pol[h, s]
+                acts[h] = a
+                u = env_u[b, j, h]
+                acc = 0.0
+                nxt = 0
+                for sp in range(S):
+                    acc = P[h, s, a, 0] if sp == 0 else acc + P[h, s, a, sp]
+                    if u < (1.0 if sp == S - 1 else acc):
+                        nxt = sp
+                        break
+                states[h + 1] = nxt
+            # 5. the statistic (stats.episode_stats)
+            for e in range(dim):
+                x[e] = 0.0
+            for h in range(H):
+                s = states[h]
+                a = acts[h]
+                if pooled:
+                    sa = s * A + a
+                    x[sa] += 1.0
+                    x[d + sa] += cost[h, s, a]
+                    x[2 * d + sa * S + states[h + 1]] += 1.0
+                else:
+                    sa = (h * S + s) * A + a
+                    x[sa] = 1.0
+                    x[d + sa] = cost[h, s, a]
+                    x[2 * d + sa * S + states[h + 1]] = 1.0
+            # 6. the release
+            if mode == 0:
+                for e in range(dim):
+                    released[b, e] = released[b, e] + x[e]
+                    exact[b, e] = released[b, e]
+            elif mode == 1:
+                if k <= K - 1:
+                    _tree_add(k, exps[b, k - k0], scale, alpha, noise, released[b], texact[b], b, x, sum_a, sum_n)
+            elif mode == 2:
+                node = k - k0
+                for e in range(dim):
+                    z = exps[b, node, 0, e] - exps[b, node, 1, e]
+                    z *= scale
+                    released[b, e] = released[b, e] + (x[e] + z)
+                    exact[b, e] = exact[b, e] + x[e]
+            else:
+                for e in range(dim):
+                    x_out[b, e] = x[e]
