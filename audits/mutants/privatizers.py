@@ -351,26 +351,40 @@ class FactorizedCounterPrivatizer:
     """Central continual counter with a factorized strategy (docs/counters.md): user k adds x_k in
     [-1, 1] (user 1: +1 in A, -1 in B; replace-one l2 sensitivity 2); the counter releases every
     prefix sum L (R x + z) with Gaussian noise, sigma = 2 ||column of R||_2 / mu(eps, delta).
+    ``strategy``: ``blt`` (with ``buffers``, (theta, omega) pairs) or ``sqrt-toeplitz``.
     Observation: R x + z = C A^(-1) release for a Toeplitz R = C (an invertible post-processing of
-    the K releases). ``bug``: None | "norm-too-small" (runs ``blt`` buffers (0.9, 1.0) but declares
-    (0.9, 0.05), whose column norm is too small) | "noise-reused" (draws z_1 once and adds it at
-    every step instead of a fresh z_t per step)."""
+    the K releases), C the strategy the counter is built with. ``bug``: None | "norm-too-small"
+    (runs ``blt`` buffers (theta, omega) but declares (theta, 0.05), whose column norm is too small)
+    | "noise-reused" (draws z_1 once and adds it at every step instead of a fresh z_t per step) |
+    "noise-path" (a ``blt`` counter built and declared with ``buffers`` whose noise recursion runs
+    with its Q coefficients halved, drawing the declared noise: in generating functions the executed
+    L(x) = P(x) / (Q_h(x) (1 - x)), so R_exec(x) = Q_h(x) / P(x) (docs/counters.md#ledger);
+    with the buffer (0.9, 0.2), Q_1 = omega - theta = -0.7 runs as -0.35 and the column norm of
+    R_exec at K = 8 is 1.49 for a declared 1.08)."""
 
     users: int = 8
     epsilon: float = 2.0
     delta: float = 1e-5
     bug: str | None = None
+    strategy: str = "blt"
+    buffers: tuple[tuple[float, float], ...] = ((0.9, 1.0),)
 
     @property
     def claim(self) -> Claim:
         return Claim(self.epsilon, self.delta)
 
+    def _structure(self, buffers) -> Structure:
+        if self.strategy == "sqrt-toeplitz":
+            return Structure.factorized("sqrt-toeplitz", self.users)
+        return Structure.factorized("blt", self.users, {"buffers": [{"theta": t, "omega": w} for t, w in buffers]})
+
     def declared_structure(self) -> Structure:
-        omega = 0.05 if self.bug == "norm-too-small" else 1.0
-        return Structure.factorized("blt", self.users, {"buffers": [{"theta": 0.9, "omega": omega}]})
+        if self.bug == "norm-too-small":
+            return self._structure(tuple((t, 0.05) for t, _ in self.buffers))
+        return self._structure(self.buffers)
 
     def run_structure(self) -> Structure:
-        return Structure.factorized("blt", self.users, {"buffers": [{"theta": 0.9, "omega": 1.0}]})
+        return self._structure(self.buffers)
 
     def code_scale(self) -> float:
         from privacct.accounting.formulas import gaussian_mu_for
@@ -382,8 +396,9 @@ class FactorizedCounterPrivatizer:
         group = ReleaseGroup("prefix-sums", "gaussian", self.code_scale(),
                              Sensitivity("l2", 2.0, "replace-one: x_1 in [-1, 1] moves by at most 2"),
                              self.declared_structure(), dimension=1,
-                             description="prefix sums of x_1..x_K released at every step through a BLT counter")
-        return MechanismLog(f"mutant-factorized-counter-{self.bug or 'correct'}", "joint", (group,),
+                             description=f"prefix sums of x_1..x_K released at every step through a {self.strategy} counter")
+        kind = "factorized" if self.strategy == "blt" else self.strategy
+        return MechanismLog(f"mutant-{kind}-counter-{self.bug or 'correct'}", "joint", (group,),
                             parameters={"K": self.users}, claim=self.claim,
                             source="privacct.audits.mutants.privatizers.FactorizedCounterPrivatizer")
 
@@ -395,10 +410,12 @@ class FactorizedCounterPrivatizer:
     def loss_structure(self, dataset: str, neighbour: str):
         """The observation is C x + z with z i.i.d. N(0, s^2) (C the run strategy's lower-triangular Toeplitz
         matrix, column 1 = its coefficients r_0..r_(K-1)): mu = ||C (x_A - x_B)|| / s (Dong, Roth, Su 2019,
-        Cor. 2.13). None for the reused-noise bug (rank-one noise: no finite eps)."""
+        Cor. 2.13). None for the reused-noise bug (rank-one noise: no finite eps) and for the noise-path bug (the
+        observation inverts the factorization the counter is built with while the noise ran through another
+        path: a structural bug, whose audit may fail or be inconclusive, never pass)."""
         from privacct.counters.strategies import column_coefficients
 
-        if self.bug == "noise-reused":
+        if self.bug in ("noise-reused", "noise-path"):
             return None
         K = self.users
         r = np.asarray(column_coefficients(self.run_structure()), dtype=float)[:K]
@@ -426,6 +443,8 @@ class FactorizedCounterPrivatizer:
         else:
             c = FactorizedCounter((size,), strategy=self.run_structure(), leaves=K, mechanism="gaussian", scale=s,
                                   rngs=[rng], ledger=ledger, group="prefix-sums")
+            if self.bug == "noise-path":
+                c._Q = [0.5 * q for q in c._Q]      # BUG: the noise recursion runs with halved Q (declared noise drawn)
             for t in range(K):
                 rel[t] = c.add(np.full((1, size), x[t]))[0]
         steps = np.diff(rel, axis=0, prepend=0.0)           # A^{-1} release = C^{-1} (C x + z)

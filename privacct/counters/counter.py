@@ -18,11 +18,18 @@ estimate of the prefix sum S_t = x_1 + ... + x_t. Every noise value is drawn thr
   :func:`privacct.counters.strategies.blt_polynomials`) and a running sum of u. Memory O(d).
 
 Ledger: each draw records the users of its node (trees, weight 1 each) or, for the Toeplitz
-strategies, the users of steps 1..t with the weights of row t of R (R[t, s] = r_(t-s)); the
-weights need the K coefficients of column 1, kept only when a ledger is given.
+strategies, the users of steps 1..t with the weights of row t of the EXECUTED encoder R_exec =
+L_exec^{-1} A (R[t, s] = r_(t-s); docs/counters.md#ledger), not the declared R: at the first draw
+the counter runs its own noise-mixing step (:meth:`FactorizedCounter._mix_noise`, the one ``add``
+calls) on a fresh scalar state fed a unit impulse (:meth:`FactorizedCounter.impulse_response`: no
+rng draw, no ledger record), gets l_0..l_(K-1) of the release noise L_exec z and solves
+l(x) r(x) = 1 / (1 - x) (:func:`privacct.counters.strategies.executed_encoder`). The K weights are kept
+only when a ledger is given; a change of the recursion's coefficients after that probe is refused.
 """
 
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -31,8 +38,10 @@ from ..ledger import Ledger
 from ..log import Structure
 from ..mechanisms import NOISE_KINDS, TreeCounter, _shape, draw
 from ..rng import as_generators
-from .strategies import (Strategy, _honaker_weight, blt_polynomials, column_coefficients, noise_unit_variance,
-                         prefix_variances)
+from .strategies import (Strategy, _honaker_weight, blt_polynomials, column_coefficients, executed_encoder,
+                         noise_unit_variance, prefix_variances)
+
+TOEPLITZ = ("sqrt-toeplitz", "blt")     # strategies whose release noise is L z, mixed by _mix_noise
 
 
 def _combine(coef: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -84,22 +93,23 @@ class FactorizedCounter:
             levels = self.leaves.bit_length()
             self._est = np.zeros((levels, B) + self.shape)     # noise part of the estimate of the last node per level
         else:
-            self._coef = column_coefficients(self.structure) if (ledger is not None or self.strategy == "sqrt-toeplitz") else None
             if self.strategy == "sqrt-toeplitz":
-                self._z = np.zeros((self.leaves, B) + self.shape)
+                self._coef = column_coefficients(self.structure)
             else:
                 P, Q = blt_polynomials(self.structure.buffers)
                 self._P, self._Q = [float(v) for v in P[1:]], [float(v) for v in Q[1:]]   # P_0 = Q_0 = 1
-                d = len(self._P)
-                self._zhist = np.zeros((d, B) + self.shape)       # ring buffers: slot (t - k) % d holds z_(t-k), u_(t-k)
-                self._uhist = np.zeros((d, B) + self.shape)
+            self._init_mixing_state(self, B, self.shape)
+            self._executed: np.ndarray | None = None     # r_0..r_(K-1) of R_exec, probed at the first draw
+            self._probed: tuple = ()                      # the recursion's coefficients at that probe
 
     @property
     def batch(self) -> int:
         return len(self.rngs)
 
     def _draw(self, users: tuple[int, int], weights=None) -> np.ndarray:
-        out = draw(self.mechanism, self.rngs, self.shape, self.scale)
+        # group and users reach the audit tap (privacct.tap): a draw over user 1 it cannot split is named there (and a
+        # billboard check's coupling cannot equalise it); the ledger record below carries the weights
+        out = draw(self.mechanism, self.rngs, self.shape, self.scale, group=self.group, users=users)
         if self.ledger is not None:
             self.ledger.record(group=self.group, users=users, mechanism=self.mechanism, scale=self.scale,
                                shape=self.shape, batch=self.batch, weights=weights)
@@ -111,8 +121,9 @@ class FactorizedCounter:
             raise PrivacctError(f"x must have shape {(self.batch,) + self.shape}, got {x.shape}")
         if self.steps >= self.leaves:
             raise PrivacctError(f"counter is full: it was built for leaves={self.leaves} additions")
-        self.steps += 1
-        t = self.steps
+        t = self.steps + 1
+        weights = self._row_weights(t) if self.strategy in TOEPLITZ else None   # may refuse: before any state moves
+        self.steps = t
         self._exact += x
         if self.strategy == "tree":
             return self._tree.add(x)
@@ -129,23 +140,84 @@ class FactorizedCounter:
                 self._noise -= self._est[i]
             self._est[nu] = est
             self._noise += est
-        elif self.strategy == "sqrt-toeplitz":
-            weights = None if self.ledger is None else self._coef[:t][::-1]
-            self._z[t - 1] = self._draw((u0 + 1, u0 + t), weights)
-            self._noise = _combine(self._coef[:t][::-1], self._z[:t])
         else:
-            weights = None if self.ledger is None else self._coef[:t][::-1]
             z = self._draw((u0 + 1, u0 + t), weights)
-            u = z.copy()
-            d = len(self._P)
-            for k in range(1, d + 1):                                 # in order k = 1..d: same bytes per seed
-                slot = (t - k) % d
-                u += self._P[k - 1] * self._zhist[slot]
-                u -= self._Q[k - 1] * self._uhist[slot]
-            slot = t % d
-            self._zhist[slot], self._uhist[slot] = z, u
-            self._noise += u
+            self._mix_noise(self, t, z)
         return self.noisy_sum()
+
+    # ------------------------------------------------------------------ the noise path (Toeplitz strategies)
+    def _init_mixing_state(self, st, batch: int, shape: tuple[int, ...]) -> None:
+        """Zeroed noise-mixing state on ``st`` (the counter itself, or the probe's scratch object), for
+        ``batch`` seeds of values of ``shape``: the release noise ``_noise`` and the past draws
+        (sqrt-toeplitz: every z_t; blt: ring buffers of the last d z and u)."""
+        st._noise = np.zeros((batch,) + shape)
+        if self.strategy == "sqrt-toeplitz":
+            st._z = np.zeros((self.leaves, batch) + shape)
+        else:
+            d = len(self._P)
+            st._zhist = np.zeros((d, batch) + shape)      # ring buffers: slot (t - k) % d holds z_(t-k), u_(t-k)
+            st._uhist = np.zeros((d, batch) + shape)
+
+    def _mix_noise(self, st, t: int, z: np.ndarray) -> None:
+        """The noise path: fold the fresh draw ``z`` = z_t of step ``t`` (1-based; shape (B, *shape)) into
+        the release noise ``st._noise`` (= (L z)_t). ``add`` and :meth:`impulse_response` both call it, so
+        the ledger's weights are those of the recursion that runs; it reads and writes state only through
+        ``st`` and draws nothing. sqrt-toeplitz: (C z)_t = sum_j c_j z_(t-j); blt: u_t = z_t + sum_k P_k
+        z_(t-k) - sum_k Q_k u_(t-k) and a running sum of u (docs/counters.md#blt)."""
+        if self.strategy == "sqrt-toeplitz":
+            st._z[t - 1] = z
+            st._noise = _combine(self._coef[:t][::-1], st._z[:t])
+            return
+        u = z.copy()
+        d = len(self._P)
+        for k in range(1, d + 1):                                 # in order k = 1..d: same bytes per seed
+            slot = (t - k) % d
+            u += self._P[k - 1] * st._zhist[slot]
+            u -= self._Q[k - 1] * st._uhist[slot]
+        slot = t % d
+        st._zhist[slot], st._uhist[slot] = z, u
+        st._noise += u
+
+    def impulse_response(self) -> np.ndarray:
+        """l_0..l_(K-1): column 1 of the executed L_exec, the release noise after steps 1..K of a fresh
+        scalar state fed z = (1, 0, ..., 0) through :meth:`_mix_noise` (no rng draw, no ledger record;
+        the counter's own state is untouched). Toeplitz strategies only."""
+        if self.strategy not in TOEPLITZ:
+            raise PrivacctError(f"strategy {self.strategy!r} has no Toeplitz noise path to probe")
+        st = SimpleNamespace()
+        self._init_mixing_state(st, 1, ())
+        out = np.empty(self.leaves)
+        for t in range(1, self.leaves + 1):
+            self._mix_noise(st, t, np.array([1.0 if t == 1 else 0.0]))
+            out[t - 1] = st._noise[0]
+        return out
+
+    def executed_coefficients(self) -> np.ndarray:
+        """r_0..r_(K-1) of the executed encoder R_exec = L_exec^{-1} A (column 1; raised to an upper bound
+        on the solve's rounding; :func:`privacct.counters.strategies.executed_encoder`). Refuses
+        (PrivacctError) a noise path with l_0 = 0 or a non-finite R_exec."""
+        return executed_encoder(self.impulse_response())
+
+    def _mixing_parameters(self) -> tuple[np.ndarray, ...]:
+        """The coefficients the recursion reads (sqrt-toeplitz: c; blt: P_1..P_d, Q_1..Q_d)."""
+        if self.strategy == "sqrt-toeplitz":
+            return (np.asarray(self._coef, dtype=float),)
+        return (np.asarray(self._P, dtype=float), np.asarray(self._Q, dtype=float))
+
+    def _row_weights(self, t: int) -> np.ndarray | None:
+        """Ledger weights of draw z_t: row t of R_exec (r_(t-1), ..., r_0), None without a ledger. The
+        probe runs at the first draw; coefficients changed after it are refused (the recorded weights
+        would no longer describe the recursion)."""
+        if self.ledger is None:
+            return None
+        if self._executed is None:
+            self._executed = self.executed_coefficients()
+            self._probed = tuple(p.copy() for p in self._mixing_parameters())
+        elif not all(a.shape == b.shape and np.array_equal(a, b)
+                     for a, b in zip(self._mixing_parameters(), self._probed, strict=True)):
+            raise PrivacctError("the counter's noise recursion changed after its first draw: the ledger's executed "
+                                "weights no longer describe what runs; refused")
+        return self._executed[:t][::-1]
 
     def noisy_sum(self) -> np.ndarray:
         if self.strategy == "tree":

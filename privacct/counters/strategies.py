@@ -31,6 +31,10 @@ sub-multiset of column 1's, and accountants are monotone in added releases.
 Sensitivity multipliers are upper bounds (rounded outward, with the margins of docs/counters.md);
 variances are the exact derived figures (per unit node variance: sigma^2, or 2 b^2 for Laplace).
 Independent checks against explicit matrices are in tests/privacct/counters/test_strategies.py.
+
+What a counter RUNS is measured, not assumed: :func:`executed_encoder` turns the impulse response
+l of a counter's executed release noise L_exec z into R_exec = L_exec^{-1} A, the encoder whose
+rows the ledger records (docs/counters.md#ledger).
 """
 
 from __future__ import annotations
@@ -87,6 +91,12 @@ class Strategy:
     @property
     def uniform(self) -> bool:
         return self.name in UNIFORM
+
+    @property
+    def step_cost_growth(self) -> int:
+        """How a release's cost grows with its step t: 0 (constant or log t: the trees, BLT's d-buffer recursion) or
+        1 (sqrt-toeplitz keeps every z and sums t of them at step t: a run of K steps costs O(K^2); docs/counters.md)."""
+        return 1 if self.name == "sqrt-toeplitz" else 0
 
     def structure(self, leaves: int, *, norm: str = "l2") -> Structure:
         """The factorized structure of this strategy over ``leaves`` steps (blt: buffers optimised
@@ -159,6 +169,66 @@ def blt_polynomials(buffers) -> tuple[np.ndarray, np.ndarray]:
                 Pi = np.convolve(Pi, [1.0, -t])
         Q[1:1 + Pi.size] += w * Pi
     return P, Q[:P.size]
+
+
+# --------------------------------------------------------------------------- the executed encoder
+def executed_encoder(impulse) -> np.ndarray:
+    """Column 1 (r_0..r_{K-1}) of R_exec = L_exec^{-1} A, raised to an upper bound on its rounding.
+
+    ``impulse``: l_0..l_{K-1}, column 1 of the lower-triangular Toeplitz L_exec of the release noise a
+    counter runs (its response to a unit draw at step 1; :meth:`FactorizedCounter.impulse_response`);
+    A is the prefix-sum matrix, so r(x) = (1 / (1 - x)) / l(x) (docs/counters.md#ledger): the solution of
+    sum_{k<=n} l_k r_(n-k) = 1, n = 0..K-1, by forward substitution (O(K^2)). The result is multiplied by
+    1 + m + 2u (rounded up), m the relative bound of :func:`_solve_margin` (p = 1 and 2; 2u for the
+    product's own rounding), so its l1 and l2 norms do not understate those of the exact R_exec column. l_0 = 0 (step 1's release holds no z_1: no finite R)
+    and non-finite values are refused (PrivacctError)."""
+    l = np.asarray(impulse, dtype=float)
+    if l.ndim != 1 or l.size == 0 or not np.all(np.isfinite(l)):
+        raise PrivacctError(f"the executed release-noise impulse response must be K >= 1 finite numbers, got {l!r}")
+    if l[0] == 0.0:
+        raise PrivacctError("the executed noise path leaves step 1's release without its own draw (l_0 = 0): "
+                            "R_exec = L_exec^{-1} A does not exist, the release has no finite privacy; refused")
+    with np.errstate(all="ignore"):
+        r = _solve_encoder(l)
+        m = _solve_margin(l, r) if np.all(np.isfinite(r)) else math.inf
+        out = r * _up(1.0, m + 2.0 * U)
+    if not (math.isfinite(m) and np.all(np.isfinite(out))):
+        raise PrivacctError("the executed noise path is numerically singular: R_exec = L_exec^{-1} A overflows "
+                            f"(l_0 = {l[0]!r}); refused")
+    return out
+
+
+def _solve_encoder(l: np.ndarray) -> np.ndarray:
+    """r with sum_{k<=n} l_k r_(n-k) = 1 for n < K (forward substitution; one dot product per n)."""
+    K = l.size
+    r = np.empty(K)
+    r[0] = 1.0 / l[0]
+    for n in range(1, K):
+        r[n] = (1.0 - np.dot(l[1:n + 1], r[n - 1::-1])) / l[0]
+    return r
+
+
+def _solve_margin(l: np.ndarray, r: np.ndarray) -> float:
+    """m >= ||r* - r||_p / ||r||_p for p = 1, 2, r* the exact solution (a posteriori, first order).
+
+    r* - r = L^{-1} e with e = 1 - l * r (the residual of the first K terms); the convolution
+    inequality ||g * e||_p <= ||g||_1 ||e||_p (Grafakos 2014, "Classical Fourier Analysis", 3rd ed.,
+    Sec. 1.2.3; truncation only drops terms) gives ||L^{-1} e||_p <= ||g||_1 ||e||_p, g = (1 - x) r*
+    the coefficients of 1/l, taken as (1 - x) r (first order: the neglected term is a product of two
+    rounding-sized quantities). The residual is recomputed by np.convolve; its rounding is at most
+    gamma_K (|l| * |r|) per term (Higham 2002, "Accuracy and stability of numerical algorithms",
+    eq. (3.5), gamma_n = n u / (1 - n u); gamma_(K+1) is used), whose p-norm is at most
+    ||l||_1 ||r||_p (the same inequality), plus u |e| for the subtraction from 1 (the factor 1 + 2u).
+    The float evaluation of m itself is covered by the final relative raise of 8 K u."""
+    K = l.size
+    e = 1.0 - np.convolve(l, r)[:K]
+    g1 = float(np.abs(np.diff(r, prepend=0.0)).sum())
+    gamma = (K + 1) * U / (1.0 - (K + 1) * U)
+    l1 = float(np.abs(l).sum())
+    m = 0.0
+    for p in (1, 2):
+        m = max(m, g1 * ((1.0 + 2.0 * U) * float(np.linalg.norm(e, p)) / float(np.linalg.norm(r, p)) + gamma * l1))
+    return _up(m, 8.0 * K * U)
 
 
 # --------------------------------------------------------------------------- sensitivity multipliers

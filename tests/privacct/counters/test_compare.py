@@ -66,7 +66,7 @@ def test_cli_calibrate_counter_lists_every_strategy(cli, cli_contract):
     r = cli(["calibrate", "--mechanism", "gaussian", "--sensitivity", "1", "--counter-leaves", "300", "--strategy", "tree",
              "--epsilon", "1", "--delta", "1e-5"])
     cli_contract(r, codes=(0,))
-    assert "with strategy tree" in r.out and "<- least noise" in r.out
+    assert "with strategy tree" in r.out and "<- least worst-prefix error" in r.out
 
 
 @pytest.mark.parametrize("argv,match", [
@@ -96,4 +96,4 @@ def test_cli_verify_counters(cli, cli_contract):
     assert d["counters"][0]["current"] == "tree" and len(d["counters"][0]["strategies"]) == 4
     r = cli(["verify", "--counters", str(EXAMPLES / "gaussian-factorized.json")])
     cli_contract(r, codes=(0, 1))
-    assert "now sqrt-toeplitz" in r.out and "now blt" in r.out and "<- least noise" in r.out
+    assert "now sqrt-toeplitz" in r.out and "now blt" in r.out and "<- least worst-prefix error" in r.out

@@ -127,3 +127,63 @@ def test_blt_parameters_are_deterministic_and_stable():
     blt_parameters.cache_clear()
     assert blt_parameters(500) == a
     assert all(0 < t < 1 and w > 0 for t, w in a)
+
+
+# --------------------------------------------------------------------------- executed_encoder: R = L^{-1} A
+def _exact_encoder(l):
+    """Column 1 of L^{-1} A in exact rational arithmetic (l's floats taken exactly)."""
+    from fractions import Fraction
+
+    lf = [Fraction(float(v)) for v in l]
+    r = []
+    for n in range(len(lf)):
+        r.append((1 - sum(lf[k] * r[n - k] for k in range(1, n + 1))) / lf[0])
+    return r
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_executed_encoder_is_the_column_of_L_inverse_A_and_never_below_it(seed):
+    from fractions import Fraction
+
+    from privacct.counters.strategies import executed_encoder
+
+    K = 24
+    rng = np.random.default_rng(seed)
+    l = np.cumsum(rng.uniform(-0.3, 1.0, size=K)) / np.arange(1, K + 1) + np.eye(1, K)[0]   # a generic, l_0 != 0
+    L = _lower_toeplitz(l)
+    R = solve_triangular(L, np.tril(np.ones((K, K))), lower=True)              # L R = A (independent solver)
+    r = executed_encoder(l)
+    np.testing.assert_allclose(r, R[:, 0], rtol=1e-9, atol=1e-12 * np.linalg.norm(R[:, 0]))
+    assert np.allclose(R, _lower_toeplitz(R[:, 0]))                            # R is Toeplitz: column 1 is all of it
+    exact = _exact_encoder(l)
+    l1 = sum(abs(v) for v in exact)
+    l2sq = sum(v * v for v in exact)
+    assert Fraction(float(np.abs(r).sum())) >= l1 and Fraction(float(np.sum(r * r))) >= l2sq   # upper bounds
+    assert float(np.abs(r).sum()) <= float(l1) * (1 + 1e-9)
+
+
+def test_executed_encoder_of_the_declared_noise_is_the_declared_encoder():
+    from privacct.counters.strategies import executed_encoder
+
+    K = 50
+    c = toeplitz_coefficients(K)                            # sqrt-toeplitz: L = C, so L^{-1} A = C again
+    np.testing.assert_allclose(executed_encoder(c), c, rtol=1e-12)
+    buffers = ((0.9, 0.3), (0.5, 0.1))
+    P, Q = blt_polynomials(buffers)
+    from scipy.signal import lfilter
+    l = np.cumsum(lfilter(P, Q, np.eye(1, K)[0]))           # blt: L = A C^{-1}, so L^{-1} A = C
+    s = Structure.factorized("blt", K, {"buffers": [list(b) for b in buffers]})
+    np.testing.assert_allclose(executed_encoder(l), column_coefficients(s), rtol=1e-11)
+
+
+def test_executed_encoder_refuses_what_has_no_finite_privacy():
+    from privacct.counters.strategies import executed_encoder
+
+    with pytest.raises(PrivacctError, match="l_0 = 0"):
+        executed_encoder([0.0, 1.0, 0.5])
+    with pytest.raises(PrivacctError, match="finite numbers"):
+        executed_encoder([1.0, float("nan")])
+    with pytest.raises(PrivacctError, match="finite numbers"):
+        executed_encoder([])
+    with pytest.raises(PrivacctError, match="overflows"):
+        executed_encoder([1e-310, 1.0, 1.0])
