@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Callable
 
-from privacct.errors import PrivacctError
 
 from .gym import GymAdapter
 from .riverswim import riverswim
@@ -22,7 +21,9 @@ ENVS: dict[str, Callable[..., TabularMDP]] = {
 def make_env(name: str, horizon: int | None = None) -> TabularMDP:
     """Build the environment ``name`` (one of :data:`ENVS`) with horizon H (None: its default)."""
     if name not in ENVS:
-        raise PrivacctError(f"env must be one of {', '.join(sorted(ENVS))}, got {name!r}")
+        from .registry import unknown_environment
+
+        raise unknown_environment(name, "tabular")
     return ENVS[name](horizon)
 
 

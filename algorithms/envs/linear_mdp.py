@@ -232,7 +232,9 @@ LINEAR_ENVS: dict[str, Callable[..., LinearMDP]] = {
 def make_linear_env(name: str, horizon: int | None = None) -> LinearMDP:
     """Build the linear MDP ``name`` (one of :data:`LINEAR_ENVS`) with horizon H (None: default)."""
     if name not in LINEAR_ENVS:
-        raise PrivacctError(f"env must be one of {', '.join(sorted(LINEAR_ENVS))}, got {name!r}")
+        from .registry import unknown_environment
+
+        raise unknown_environment(name, "linear-mdp")
     if horizon is not None:
         check_count("horizon", horizon)
     return LINEAR_ENVS[name](horizon)

@@ -324,7 +324,7 @@ def hard_to_learn(d: int = 5, horizon: int = 6, episodes: int = 10_000, *, insta
         initial_state=0, assumptions=assumptions)
 
 
-LM_ENVS = ("riverswim", "riverswim-inhomogeneous", "hard-to-learn")
+LM_ENVS = ("riverswim-lm", "riverswim-lm-inhomogeneous", "hard-to-learn")
 
 
 def make_linear_mixture_env(name: str, *, horizon: int | None = None, episodes: int = 10_000,
@@ -335,12 +335,14 @@ def make_linear_mixture_env(name: str, *, horizon: int | None = None, episodes: 
     RiverSwim: ``n_states`` S (default 3), H = 2S unless ``horizon`` is given. HardToLearn:
     ``d`` (default 5), ``horizon`` (default 6), Delta from ``episodes``.
     """
-    if name in ("riverswim", "riverswim-inhomogeneous"):
+    if name in ("riverswim-lm", "riverswim-lm-inhomogeneous"):
         S = 3 if n_states is None else n_states
-        return riverswim_lm(S, homogeneous=(name == "riverswim"), horizon=horizon, instance_seed=instance_seed)
+        return riverswim_lm(S, homogeneous=(name == "riverswim-lm"), horizon=horizon, instance_seed=instance_seed)
     if name == "hard-to-learn":
         if n_states is not None:
             raise PrivacctError("n_states is fixed to H + 2 for hard-to-learn; do not pass it")
         return hard_to_learn(5 if d is None else d, 6 if horizon is None else horizon, episodes,
                              instance_seed=instance_seed)
-    raise PrivacctError(f"env must be one of {', '.join(LM_ENVS)}, got {name!r}")
+    from .registry import unknown_environment
+
+    raise unknown_environment(name, "linear-mixture")

@@ -12,6 +12,9 @@ Sigma_{k,h} = lambda I + G_{k,h} + shift_k I:
   seed 003 Cor. 6).
 * :class:`TreeNoise` (JDP): one privacct ``TreeCounter`` per release group with K-1 leaves (the prefix
   after user K is never used); G_h, u_h are the noisy prefix sums (seed 000 Sec. 6.1, seed 003 Cor. 5).
+  A group whose log structure is ``factorized`` (option ``counter``, docs/counters.md) runs a
+  :class:`privacct.counters.counter.FactorizedCounter` of that structure instead, with the same noise
+  scale and mechanism.
 
 Laplace groups (the pure-DP variants of seed 003, Rem. 1 / App. C.4): a Gram statistic is released as
 its upper triangle (d(d+1)/2 values, each with its own Laplace noise) and mirrored by the server
@@ -27,6 +30,7 @@ from typing import Callable
 
 import numpy as np
 
+from privacct.counters.counter import FactorizedCounter
 from privacct.errors import PrivacctError
 from privacct.ledger import Ledger
 from privacct.mechanisms import TreeCounter, add_noise, symmetric_from_upper, upper_triangle
@@ -163,8 +167,12 @@ class LocalNoise(Aggregator):
 
 
 class TreeNoise(Aggregator):
+    """One continual counter per release group over K - 1 leaves: the printed tree (``TreeCounter``), or, for a group
+    whose declared structure (``structures``: group -> the log's Structure) is ``factorized``, a ``FactorizedCounter``
+    of exactly that structure (blt: the declared buffers), so the counter runs what the log accounts."""
+
     def __init__(self, B: int, H: int, dim: int, lam: float, shift, groups: list[GroupSpec], scales: dict,
-                 rngs, ledger: Ledger, K: int, mechs: dict | None = None) -> None:
+                 rngs, ledger: Ledger, K: int, mechs: dict | None = None, structures: dict | None = None) -> None:
         super().__init__(B, H, dim, lam, shift)
         self.groups, self.K, self.dim = groups, K, dim
         self.counters = {}
@@ -179,8 +187,13 @@ class TreeNoise(Aggregator):
             else:
                 shape = (dim, dim) if g.kind == "gram" else (dim,)
                 mech = "symmetric-gaussian-matrix" if g.kind == "gram" else "gaussian"
-            self.counters[g.name] = TreeCounter(shape, leaves=K - 1, mechanism=mech, scale=scales[g.name],
-                                                rngs=rngs, ledger=ledger, group=g.name)
+            st = (structures or {}).get(g.name)
+            if st is None or st.kind == "tree":
+                self.counters[g.name] = TreeCounter(shape, leaves=K - 1, mechanism=mech, scale=scales[g.name],
+                                                    rngs=rngs, ledger=ledger, group=g.name)
+            else:
+                self.counters[g.name] = FactorizedCounter(shape, strategy=st, leaves=K - 1, mechanism=mech,
+                                                          scale=scales[g.name], rngs=rngs, ledger=ledger, group=g.name)
 
     def update(self, k: int, X: np.ndarray, Y: np.ndarray) -> None:
         if k > self.K - 1:

@@ -38,6 +38,7 @@ noise there; their sigma still assumes the printed 2H-way budget split, which we
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Callable
@@ -45,7 +46,7 @@ from typing import Callable
 import numpy as np
 
 from privacct.errors import PrivacctError
-from privacct.log import Claim, MechanismLog, PaperStatement, ReleaseGroup, Sensitivity, Structure
+from privacct.log import FACTORIZED_STRATEGIES, Claim, MechanismLog, PaperStatement, ReleaseGroup, Sensitivity, Structure
 from privacct.log_readings import GroupOverride, Reading
 
 from ..envs.linear_mixture import LinearMixtureMDP
@@ -116,6 +117,9 @@ class Design:
     shift_q: Callable[[int], float] = lambda k: 0.0
     radius_check: Callable[[int], float] | None = None
     radius_q: Callable[[int], float] | None = None
+    #: The continual counter of every ``tree`` release group (option ``counter``, :class:`CounterChoice`); None: the
+    #: printed tree.
+    counter: "CounterChoice | None" = None
 
     @property
     def H(self) -> int:
@@ -152,7 +156,13 @@ class Design:
             else:
                 mech = "symmetric-gaussian-matrix" if g.kind == "gram" else "gaussian"
                 norm = "frobenius-upper" if g.kind == "gram" else "l2"
-            struct = Structure.single() if self.mechanism == "local" else Structure.tree(self.K - 1)
+            if self.mechanism == "local":
+                struct = Structure.single()
+            elif self.counter is not None and not self.counter.printed:
+                # factorized: the accountants charge its column norm (docs/counters.md#accounting)
+                struct = self.counter.structure
+            else:
+                struct = Structure.tree(self.K - 1)
             rgs.append(ReleaseGroup(
                 g.name, mech, g.paper_sigma, Sensitivity(norm, g.sensitivity, g.derivation), struct,
                 dimension=g.dim * (g.dim + 1) // 2 if g.kind == "gram" else g.dim,
@@ -164,6 +174,8 @@ class Design:
                   "phi_l1_bound": self.env.phi_l1_bound, "learner": self.learner, "q_cap": self.cap, "noise": self.noise}
         if self.reward_regression:
             params["d2"] = self.env.reward_dim
+        if self.counter is not None and self.counter.name is not None:
+            params["counter"] = self.counter.name
         return MechanismLog(name, "local" if self.mechanism == "local" else "joint", tuple(rgs),
                             "replace-one-user", params, claim, self.paper)
 
@@ -284,6 +296,111 @@ def _check_claim(eps: float, delta: float, what: str) -> None:
         raise PrivacctError(f"delta must be in (0, 1) for {what} (Gaussian noise), got {delta!r}")
 
 
+# ---- the continual counter of the JDP release groups (option ``counter``; docs/counters.md#learners) ----------
+#: The strategies of option ``counter`` (privacct.counters.strategies.STRATEGIES).
+COUNTERS = FACTORIZED_STRATEGIES
+
+
+@dataclass(frozen=True)
+class CounterChoice:
+    """The continual counter every JDP release group runs (option ``counter``; docs/counters.md).
+
+    ``name`` None (option not given) or ``tree``: the printed binary tree, ``Structure.tree(K - 1)`` (``structure``
+    None), and every constant as printed: the tree's node count (seed 000's m, seed 003's K0) stays in the shifts.
+
+    Otherwise the factorized strategy ``name`` over the K - 1 read prefixes (``structure``; blt buffers optimised
+    for the noise's norm, docs/counters.md#blt), and the figure each paper derives from the tree's prefix error
+    comes from this counter instead:
+
+    * ``variance`` (Gaussian noise): V, the counter's worst prefix variance in node variances
+      (:func:`privacct.counters.strategies.worst_prefix_variance`, docs/counters.md#strategies). A release's noise
+      is sum_i w_i Z_i over i.i.d. draws Z_i (symmetric Gaussian matrices / Gaussian vectors, entry std sigma), so
+      every entry is N(0, sigma^2 sum_i w_i^2) with sum_i w_i^2 <= V. The papers' prefix std is this with m (seed
+      000, Lemmas B.4 / B.5 "with the prefix variance m sigma^2", docs/seed-000-linear-mixture-jdp.md#constants-as-printed)
+      or K0 (seed 003 Cor. 5 / Cor. 10) nodes of weight 1: sqrt(V) replaces sqrt(m) and sqrt(K0) wherever they
+      enter a shift, an eigenvalue bound or a radius.
+    * ``l1`` (Laplace noise, seed 003's pure-DP variant): max over prefixes t of sum_i |w_i|, the worst row l1 norm of
+      the release-noise matrix L. There the paper's Upsilon is Claim 29 per node and the triangle inequality over the
+      K0 nodes of a prefix (App. C.4 with App. E.3's argument; docs/seed-003-linear-representation.md#pure-dp-variants):
+      ||sum_i w_i Y_i|| <= (sum_i |w_i|) max_i ||Y_i||, the tree's K0 being that sum with K0 weights of 1. A variance has
+      no such form (the printed bound is not a variance bound), so the Laplace Upsilon takes the row l1 norm
+      (:func:`prefix_l1`), and ``draws`` (the counter's draws per group over the tree's K - 1) widens the union bound of
+      Claim 29 over the nodes: L = log(6 K H d draws / p).
+    """
+
+    name: str | None
+    structure: Structure | None = None
+    variance: float | None = None
+    l1: float | None = None
+    draws: float = 1.0
+
+    @property
+    def printed(self) -> bool:
+        """True for the printed tree (option absent or ``tree``): every constant as the paper prints it."""
+        return self.structure is None
+
+
+@functools.lru_cache(maxsize=32)
+def counter_choice(counter: str | None, K: int, noise: str = "gaussian") -> CounterChoice:
+    """The :class:`CounterChoice` of option ``counter`` for K episodes (K - 1 read prefixes) and ``noise``."""
+    if counter is not None and counter not in COUNTERS:
+        raise PrivacctError(f"option counter must be one of {', '.join(COUNTERS)}, got {counter!r}")
+    if counter is None or counter == "tree":
+        return CounterChoice(counter)
+    if K < 2:
+        raise PrivacctError("episodes must be an integer >= 2 for tree-based (JDP) learners")
+    from privacct.counters.strategies import Strategy, worst_prefix_variance
+
+    structure = Strategy(counter).structure(K - 1, norm="l1" if noise == "laplace" else "l2")
+    if noise == "laplace":
+        return CounterChoice(counter, structure, l1=prefix_l1(structure),
+                             draws=2.0 if counter == "tree-honaker" else 1.0)
+    return CounterChoice(counter, structure, variance=worst_prefix_variance(structure))
+
+
+def _honaker_l1(i: int) -> float:
+    """Sum of the (positive) weights of the bottom-up least-squares estimate of a complete level-i subtree's root
+    over its nodes (privacct.counters.counter: est_i = v_i y_i + (1 - v_i)(est_left + est_right), v_i = 2^i/(2^(i+1) - 1),
+    docs/counters.md#tree-honaker): a_0 = 1, a_i = v_i + 2 (1 - v_i) a_(i-1) = (i + 1) 2^i / (2^(i+1) - 1) (by induction)."""
+    return (i + 1) * 2.0**i / (2.0 ** (i + 1) - 1.0)
+
+
+def _max_over_prefixes(T: int, weight: Callable[[int], float]) -> float:
+    """max over 1 <= t <= T of the sum of ``weight(i)`` (>= 0) over the set bits i of t: attained at T or at T with
+    one set bit i cleared and every lower bit set, because the set bits of every t < T are a subset of one of these
+    (the argument of privacct.counters.strategies.worst_prefix_variance for the trees, docs/counters.md#tree)."""
+    def w(t: int) -> float:
+        return math.fsum(weight(i) for i in range(t.bit_length()) if (t >> i) & 1)
+
+    best = w(T)
+    for i in range(T.bit_length()):
+        if (T >> i) & 1:
+            cand = (T & ~((1 << (i + 1)) - 1)) | ((1 << i) - 1)
+            if cand >= 1:
+                best = max(best, w(cand))
+    return best
+
+
+def prefix_l1(structure: Structure) -> float:
+    """Worst row l1 norm of a counter's release-noise matrix L, max_t sum_i |L[t, i]| (:class:`CounterChoice`).
+
+    Trees: one unit weight per set bit of t (``tree``; the max popcount) or the weight a_i of :func:`_honaker_l1`
+    (``tree-honaker``). Toeplitz strategies (``sqrt-toeplitz``, ``blt``): row t of L is (l_(t-1), ..., l_0), l the
+    impulse response of the noise path the counter RUNS (:meth:`privacct.counters.counter.FactorizedCounter.impulse_response`,
+    docs/counters.md#ledger), so the worst row is the last, sum_(k<K) |l_k| (math.fsum)."""
+    T = int(structure.leaves)  # type: ignore[arg-type]
+    strategy = "tree" if structure.kind == "tree" else structure.strategy
+    if strategy == "tree":
+        return _max_over_prefixes(T, lambda i: 1.0)
+    if strategy == "tree-honaker":
+        return _max_over_prefixes(T, _honaker_l1)
+    from privacct.counters.counter import FactorizedCounter
+
+    probe = FactorizedCounter((1,), strategy=structure, leaves=T, mechanism="laplace", scale=1.0,
+                              rngs=[np.random.default_rng(0)])   # no draw: the impulse response is deterministic
+    return math.fsum(np.abs(probe.impulse_response()).tolist())
+
+
 # ---- seed 001: LDP-UCRL-VTR ------------------------------------------------------------------------
 def ldp_ucrl_vtr(env: LinearMixtureMDP, K: int, eps: float, delta: float, alpha: float, shift_scale: float,
                  radius: str, noise_factor: float = 1.0) -> Design:
@@ -375,18 +492,23 @@ def laplace_matrix_width(d: int, log_term: float) -> float:
 
 
 def printed_alg1(K: int, H: int, d: int, eps: float, delta: float, p: float, privacy: str, noise: str,
-                 vs: float | None = None) -> dict[str, float]:
+                 vs: float | None = None, *, counter: CounterChoice | None = None) -> dict[str, float]:
     """Seed 003 Alg. 1's printed noise scale and Upsilon (:func:`pp_ucrl_vtr`; vs = r_max H, default H).
 
     Gaussian: Cor. 5 (JDP) / Cor. 6 (LDP). Laplace: the pure-DP reading of Rem. 1 / App. C.4
-    (docs/seed-003-linear-representation.md#pure-dp-variants)."""
+    (docs/seed-003-linear-representation.md#pure-dp-variants). ``counter`` (JDP, a factorized strategy; the
+    printed tree otherwise): sigma as printed, and in Upsilon the counter's prefix factor replaces the tree's
+    (:class:`CounterChoice`): sqrt(V) for sqrt(K0) (Gaussian), the worst row l1 norm of L for K0 and the union
+    bound of Claim 29 over the counter's draws (Laplace)."""
     vs = float(H) if vs is None else vs
     K0 = math.ceil(math.log2(K) + 1)
+    factorized = privacy == "jdp" and counter is not None and not counter.printed
     if noise == "gaussian":
         if privacy == "jdp":
             sigma = (32 * vs**2 / eps) * math.sqrt(2 * H * K0 * math.log(8 * H / delta) * math.log(4 / delta)
                                                    * math.log(16 * H * K0 / delta))
-            ups = sigma * math.sqrt(K0) * (4 * math.sqrt(d) + 2 * math.log(6 * K * H / p))
+            root = math.sqrt(counter.variance) if factorized else math.sqrt(K0)   # type: ignore[union-attr, arg-type]
+            ups = sigma * root * (4 * math.sqrt(d) + 2 * math.log(6 * K * H / p))
         else:
             sigma = (4 * H * vs**2 / eps) * math.sqrt(2 * math.log(4 * H / delta))
             ups = sigma * math.sqrt(K) * (4 * math.sqrt(d) + 2 * math.log(6 * K * H / p))
@@ -394,7 +516,11 @@ def printed_alg1(K: int, H: int, d: int, eps: float, delta: float, p: float, pri
         width = laplace_matrix_width(d, math.log(6 * K * H * d / p))
         if privacy == "jdp":
             sigma = 2 * vs**2 * 2 * H * K0 / eps
-            ups = sigma * K0 * width
+            if factorized:
+                width = laplace_matrix_width(d, math.log(6 * K * H * d * counter.draws / p))   # type: ignore[union-attr]
+                ups = sigma * counter.l1 * width   # type: ignore[union-attr, operator]
+            else:
+                ups = sigma * K0 * width
         else:
             sigma = 2 * vs**2 * 2 * H / eps
             ups = sigma * math.sqrt(K) * width
@@ -402,13 +528,16 @@ def printed_alg1(K: int, H: int, d: int, eps: float, delta: float, p: float, pri
 
 
 def printed_alg3(K: int, H: int, d: int, eps: float, delta: float, p: float, privacy: str,
-                 vs: float | None = None) -> dict[str, float]:
-    """Seed 003 Alg. 3's printed noise scales and Upsilons (Cor. 10 JDP / Cor. 11 LDP; :func:`pp_ucrl_vtr_plus`)."""
+                 vs: float | None = None, *, counter: CounterChoice | None = None) -> dict[str, float]:
+    """Seed 003 Alg. 3's printed noise scales and Upsilons (Cor. 10 JDP / Cor. 11 LDP; :func:`pp_ucrl_vtr_plus`).
+    ``counter`` (JDP, a factorized strategy): sigmas as printed, sqrt(V) in place of sqrt(K0) in the Upsilons
+    (:class:`CounterChoice`)."""
     vs = float(H) if vs is None else vs
     K0 = math.ceil(math.log2(K) + 1)
     if privacy == "jdp":
         c = math.sqrt(2 * H * K0 * math.log(16 * H / delta) * math.log(8 / delta) * math.log(32 * H * K0 / delta))
-        sig1, sig2, root = 64 * d / eps * c, 64 * vs**4 / eps * c, math.sqrt(K0)
+        root = math.sqrt(K0) if counter is None or counter.printed else math.sqrt(counter.variance)  # type: ignore[arg-type]
+        sig1, sig2 = 64 * d / eps * c, 64 * vs**4 / eps * c
     else:
         g = math.sqrt(2 * math.log(8 * H / delta))
         sig1, sig2, root = 8 * d * H / eps * g, 8 * H * vs**4 / eps * g, math.sqrt(K)
@@ -417,9 +546,15 @@ def printed_alg3(K: int, H: int, d: int, eps: float, delta: float, p: float, pri
 
 
 def pp_ucrl_vtr(env: LinearMixtureMDP, K: int, eps: float, delta: float, alpha: float, privacy: str,
-                shift_scale: float, noise_factor: float = 1.0, noise: str = "gaussian") -> Design:
+                shift_scale: float, noise_factor: float = 1.0, noise: str = "gaussian",
+                counter: CounterChoice | None = None) -> Design:
     """Seed 003 Alg. 1. lambda = vs^2 (printed H^2, Alg. 1 Initialize). Paper per-leaf Delta = 2 vs^2
     (App. C.2/C.3). Q~ = min{H, ...} (Alg. 1 user side; the ``horizon`` cap, with privacct's lower clip at 0).
+
+    ``counter`` (JDP; :class:`CounterChoice`, docs/counters.md): every tree becomes a factorized counter of that
+    strategy; sigma as printed (``paper``) or calibrated with the counter's column norm (``tight``), and Upsilon^J
+    (hence the shift 2 Upsilon^J and beta_k) from the counter's prefix error: sigma_B sqrt(V) (4 sqrt d +
+    2 log(6KH/p)) (Gaussian), b l1 W with L = log(6 K H d draws / p) (Laplace; :func:`printed_alg1`).
 
     ``privacy="none"``: B = g = 0 (seed 003 Sec. 3, "setting B_{k,h} = 0 and g_{k,h} = 0 yields the non-private
     UCRL-VTR", footnote 6): no shift, beta_k with Upsilon = 0.
@@ -467,7 +602,7 @@ def pp_ucrl_vtr(env: LinearMixtureMDP, K: int, eps: float, delta: float, alpha: 
         _check_claim(eps, delta, name)
     else:
         _check_pure(eps, delta, name)
-    pc = printed_alg1(K, H, d, eps, delta, alpha, privacy, noise, vs)
+    pc = printed_alg1(K, H, d, eps, delta, alpha, privacy, noise, vs, counter=counter)
     K0, sigma = pc["K0"], pc["sigma"]
     ups = noise_factor * pc["upsilon"]   # Upsilon follows the sigma that runs (tight: calibrated)
     if noise == "gaussian":
@@ -485,7 +620,8 @@ def pp_ucrl_vtr(env: LinearMixtureMDP, K: int, eps: float, delta: float, alpha: 
             count, mech = 1.0, "local"
             eq = ("seed 003 Rem. 1 / App. C.4 with Cor. 6's chain (2H messages, simple composition) and the Laplace "
                   "mechanism (F.2): Lap(2H^2 * 2H / eps) per message, Delta_1 = 2H^2 as printed (App. C.3)")
-    des = Design(name, SOURCES["003"], privacy, mech, env, K, lam, False, "greedy", cap="horizon", noise=noise)
+    des = Design(name, SOURCES["003"], privacy, mech, env, K, lam, False, "greedy", cap="horizon", noise=noise,
+                 counter=counter if privacy == "jdp" else None)
     groups = []
     for h in range(H - 1):
         for kind in ("gram", "target"):
@@ -501,13 +637,33 @@ def pp_ucrl_vtr(env: LinearMixtureMDP, K: int, eps: float, delta: float, alpha: 
     des.record = {"sigma_paper": sigma, "sigma_run": noise_factor * sigma, "upsilon": ups, "K0": K0,
                   "shift": f"{shift_scale:g} x 2 Upsilon", "lambda": lam, "alpha": alpha, "noise": noise,
                   "q_cap": "min{H, .} (Alg. 1)"}
+    _record_counter(des)
     return des
+
+
+def _record_counter(des: Design) -> None:
+    """The counter's figures in ``des.record`` (only for a factorized counter: the printed tree records nothing new)."""
+    c = des.counter
+    if c is None or c.printed:
+        return
+    des.record["counter"] = c.name
+    if c.variance is not None:
+        des.record["counter_prefix_variance"] = c.variance
+        des.record["prefix_factor"] = "sqrt(V) (counter's worst prefix variance) in place of the tree's sqrt(node count)"
+    if c.l1 is not None:
+        des.record["counter_prefix_l1"] = c.l1
+        des.record["prefix_factor"] = ("worst row l1 norm of L in place of the tree's node count K0 (triangle inequality), "
+                                       f"Claim 29's union bound over {c.draws:g} x the tree's draws")
 
 
 # ---- seed 003: Privacy-Preserving UCRL-VTR+ (Alg. 3), JDP (Cor. 10) and LDP (Cor. 11) -----------------
 def pp_ucrl_vtr_plus(env: LinearMixtureMDP, K: int, eps: float, delta: float, alpha: float, privacy: str,
-                     shift_scale: float, noise_factor: float = 1.0) -> Design:
+                     shift_scale: float, noise_factor: float = 1.0, counter: CounterChoice | None = None) -> Design:
     """Seed 003 Alg. 3 (App. D), variance-aware (Bernstein-type) UCRL-VTR+; docs/seed-003-linear-representation.md#algorithm-3-variance-aware.
+
+    ``counter`` (JDP; :class:`CounterChoice`, docs/counters.md): the 4H trees become factorized counters of that
+    strategy, and sqrt(V) replaces sqrt(K0) in Upsilon^{J,1}, Upsilon^{J,2} (:func:`printed_alg3`), hence in both
+    shifts and in beta-hat, beta-check, beta-tilde.
 
     Two regressions per stage h (H - 1 released stages: phi_{V_{H+1}} = 0): family ``p`` (hat), the
     weighted one, x = phi_V(s_h, a_h) / sigma_bar, y = V_{h+1}(s_{h+1}) / sigma_bar, so the released Gram is
@@ -549,7 +705,7 @@ def pp_ucrl_vtr_plus(env: LinearMixtureMDP, K: int, eps: float, delta: float, al
         mech, sig1, sig2, count, eq = "none", 0.0, 0.0, 0.0, ""
     else:
         _check_claim(eps, delta, name)
-        pc = printed_alg3(K, H, d, eps, delta, alpha, privacy, vs)
+        pc = printed_alg3(K, H, d, eps, delta, alpha, privacy, vs, counter=counter)
         sig1, sig2 = pc["sigma1"], pc["sigma2"]
         if privacy == "jdp":
             count, eq, mech = float(pc["K0"]), "seed 003 Cor. 10 / App. D.3 (privacy analysis)", "tree"
@@ -558,7 +714,7 @@ def pp_ucrl_vtr_plus(env: LinearMixtureMDP, K: int, eps: float, delta: float, al
         ups1 = noise_factor * pc["upsilon1"]   # the Upsilons follow the sigmas that run (tight: calibrated)
         ups2 = noise_factor * pc["upsilon2"]
     des = Design(name, SOURCES["003"], privacy, mech, env, K, lam, False, "greedy", cap="horizon",
-                 variance_aware=True)
+                 variance_aware=True, counter=counter if privacy == "jdp" else None)
     if privacy != "none":
         b2, b1 = env.phi_norm_bound, env.phi_l1_bound
         groups = []
@@ -605,12 +761,14 @@ def pp_ucrl_vtr_plus(env: LinearMixtureMDP, K: int, eps: float, delta: float, al
                   "upsilon_2": ups2, "lambda": lam, "alpha": alpha, "weight_floor": vs**2 / d,
                   "shift": f"{shift_scale:g} x 2 Upsilon^1 (hat), {shift_scale:g} x 2 Upsilon^2 (tilde)",
                   "q_cap": "min{H, .} (Alg. 3)", "E_term": "second term read as phi_{V-hat^2} (Zhou et al. 2021)"}
+    _record_counter(des)
     return des
 
 
 # ---- seed 000: Private-LinOpt-VI / -PO --------------------------------------------------------------
 def private_linopt(env: LinearMixtureMDP, K: int, eps: float, delta: float, alpha: float, policy: str,
-                   shift_scale: float, private: bool, noise_factor: float = 1.0) -> Design:
+                   shift_scale: float, private: bool, noise_factor: float = 1.0,
+                   counter: CounterChoice | None = None) -> Design:
     """Seed 000 Algs. 1-2 with the Sec. 6.1 PRIVATIZER (docs/seed-000-linear-mixture-jdp.md#constants-as-printed; symbols as there).
 
     m = ceil(log2 K), L = ln(4H/delta); printed (add/remove) Delta_{p,1} = d1 vs^2, Delta_{p,2} = sqrt(d1) vs^2,
@@ -623,6 +781,12 @@ def private_linopt(env: LinearMixtureMDP, K: int, eps: float, delta: float, alph
     beta_r = (r_max/2) sqrt(2 ln(H/alpha) + d2 ln(1 + K/(d2 lambda_min,r))) + sqrt(d2 lambda_max,r) + nu_r.
     Non-private instance (``private=False``): Z = lambda I with lambda = 1, z = 0 (UCRL-VTR / OPPO).
     PO: eta = sqrt(2 log A/(H^2 K)) / r_max (Cai et al. 2020 eq. C.2; / r_max keeps eta Q unit-free).
+
+    ``counter`` (:class:`CounterChoice`, docs/counters.md): the 4H trees become factorized counters of that strategy;
+    the sigmas keep the printed m (``paper``; privacy is then what the accountant says of the counter's column norm)
+    or are calibrated with it (``tight``), and the prefix variance m sigma^2 of Lemmas B.4 / B.5 becomes V sigma^2,
+    V the counter's worst prefix variance: m -> V in Upsilon_p, Upsilon_r (sqrt(m)) and nu_p, nu_r (sqrt(m/Upsilon)),
+    hence in the shifts, lambda_min, lambda_max and beta_p, beta_r.
     """
     H, d1, d2 = env.horizon, env.dim, env.reward_dim
     vs, rm = env.reward_max * H, env.reward_max
@@ -636,10 +800,12 @@ def private_linopt(env: LinearMixtureMDP, K: int, eps: float, delta: float, alph
         pd = {("p", "gram"): d1 * vs**2, ("p", "target"): math.sqrt(d1) * vs**2, ("r", "gram"): 1.0, ("r", "target"): 1.0}
         sig = {c: (H * D / eps) * math.sqrt(32 * m * L) for c, D in pd.items()}
         run = {c: noise_factor * v for c, v in sig.items()}  # the sigmas that run (tight: calibrated)
-        ups_p = run[("p", "gram")] * math.sqrt(m) * (4 * math.sqrt(d1) + math.sqrt(8 * math.log(8 * K * H / alpha)))
-        ups_r = run[("r", "gram")] * math.sqrt(m) * (4 * math.sqrt(d2) + math.sqrt(8 * math.log(8 * K * H / alpha)))
-        nu_p = run[("p", "target")] * math.sqrt(m / ups_p) * (math.sqrt(d1) + math.sqrt(2 * math.log(4 * K * H / alpha)))
-        nu_r = run[("r", "target")] * math.sqrt(m / ups_r) * (math.sqrt(d2) + math.sqrt(2 * math.log(4 * K * H / alpha)))
+        # the prefix variance in node variances: the tree's m as printed, or the counter's worst prefix variance V
+        mv = m if counter is None or counter.printed else counter.variance
+        ups_p = run[("p", "gram")] * math.sqrt(mv) * (4 * math.sqrt(d1) + math.sqrt(8 * math.log(8 * K * H / alpha)))
+        ups_r = run[("r", "gram")] * math.sqrt(mv) * (4 * math.sqrt(d2) + math.sqrt(8 * math.log(8 * K * H / alpha)))
+        nu_p = run[("p", "target")] * math.sqrt(mv / ups_p) * (math.sqrt(d1) + math.sqrt(2 * math.log(4 * K * H / alpha)))
+        nu_r = run[("r", "target")] * math.sqrt(mv / ups_r) * (math.sqrt(d2) + math.sqrt(2 * math.log(4 * K * H / alpha)))
         lmin_p, lmax_p, lmin_r, lmax_r = ups_p, 3 * ups_p, ups_r, 3 * ups_r
         lam = 0.0
         for h in range(H):
@@ -671,10 +837,12 @@ def private_linopt(env: LinearMixtureMDP, K: int, eps: float, delta: float, alph
     name = "private-linopt-vi" if policy == "greedy" else "private-linopt-po"
     des = Design(name, SOURCES["000"], "jdp" if private else "none", "tree" if private else "none", env, K, lam,
                  True, policy, eta=eta, groups=groups, shift_p=shift_p, shift_r=shift_r,
-                 radius_p=lambda k, logdet=None: np.full(H, beta_p), radius_r=lambda k: np.full(H, beta_r))
+                 radius_p=lambda k, logdet=None: np.full(H, beta_p), radius_r=lambda k: np.full(H, beta_r),
+                 counter=counter if private else None)
     record.update({"beta_p": beta_p, "beta_r": beta_r, "lambda": lam, "alpha": alpha, "eta": eta,
                    "shift": f"{shift_scale:g} x 2 Upsilon" if private else "none"})
     des.record = record
+    _record_counter(des)
     return des
 
 
@@ -684,18 +852,20 @@ def linopt_readings(log: MechanismLog, K: int) -> tuple[Reading, ...]:
     proportional to sqrt(m), shrinks by sqrt(ceil(ln K) / ceil(log2 K)) while the tree keeps its depth)."""
     m2, me = max(1, math.ceil(math.log2(K))), max(1, math.ceil(math.log(K)))
     shrink = math.sqrt(me / m2)
+    st = log.release_groups[0].structure
+    keeps = (f"the tree still puts a user in {m2} nodes" if st.kind != "factorized" else
+             f"the {st.strategy} counter keeps its column norm (docs/counters.md#accounting)")
     return (
         Reading("m = ceil(log2 K)", f"m = ceil(log2 K) = {m2} in every printed sigma (Sec. 6.1-6.2, proof of Thm 6.4)",
                 supported_by="Lemma 6.1(i): 'each episode appears only in at most m P-sums' holds for m = ceil(log2 K), "
                              "the depth of the tree over the K - 1 read prefixes; ceil(ln K) undercounts it"),
-        Reading("m = ceil(ln K)", f"m = ceil(ln K) = {me} in every printed sigma (sigma x sqrt({me}/{m2})); the tree still "
-                                  f"puts a user in {m2} nodes",
+        Reading("m = ceil(ln K)", f"m = ceil(ln K) = {me} in every printed sigma (sigma x sqrt({me}/{m2})); {keeps}",
                 overrides=tuple(GroupOverride(g.name, noise_scale=g.noise_scale * shrink,
                                               paper=PaperStatement(g.paper.sensitivity, float(me), g.paper.equation + "; m read as ceil(ln K)"))
                                 for g in log.release_groups)),
     )
 
 
-__all__ = ["Design", "GroupSpec", "RELATIONS", "SHARED_START", "laplace_matrix_width", "ldp_ucrl_vtr", "linopt_readings",
-           "mixture_neighbours", "pair_bound", "pp_ucrl_vtr", "pp_ucrl_vtr_plus", "printed_alg1", "printed_alg3",
-           "private_linopt", "ucrl_vtr"]
+__all__ = ["COUNTERS", "CounterChoice", "Design", "GroupSpec", "RELATIONS", "SHARED_START", "counter_choice",
+           "laplace_matrix_width", "ldp_ucrl_vtr", "linopt_readings", "mixture_neighbours", "pair_bound", "pp_ucrl_vtr",
+           "pp_ucrl_vtr_plus", "prefix_l1", "printed_alg1", "printed_alg3", "private_linopt", "ucrl_vtr"]

@@ -15,7 +15,8 @@ One episode k (= one user), for all B seeds at once:
 5. roll out; x_h = phi_{V_{h+1}}(s_h,a_h) (episode k's own V, docs/seed-000-linear-mixture-jdp.md#departures), y_h = V_{h+1}(s_{h+1});
 6. privatise and aggregate through :mod:`.aggregators`: ``none`` (Sherman-Morrison), ``local``
    (each user adds fresh privacct noise, users=(k,k)), ``tree`` (one privacct TreeCounter per
-   release group, K-1 leaves).
+   release group, K-1 leaves; a FactorizedCounter where the log declares a factorized structure,
+   option ``counter``).
 
 Seed 003 Alg. 3 (``Design.variance_aware``): a second family ``q`` (x = phi_{V^2}(s_h, a_h), y = V_{h+1}^2)
 with its own shift, and the ``p`` family weighted by 1/sigma_bar_{k,h} (Alg. 3 user side; :func:`_weights`)
@@ -76,6 +77,7 @@ def run_design(des: Design, log: MechanismLog | None, seeds: list[np.random.Seed
     ledger = Ledger() if private else None
     scales = {g.name: g.noise_scale for g in log.release_groups} if (private and log is not None) else {}
     mechs = {g.name: g.mechanism for g in log.release_groups} if (private and log is not None) else {}
+    structures = {g.name: g.structure for g in log.release_groups} if (private and log is not None) else {}
     groups = [g for g in des.groups if g.name in scales]
     if private and len(groups) != len(des.groups):
         raise PrivacctError("the mechanism log does not declare every release group of this learner")
@@ -104,7 +106,7 @@ def run_design(des: Design, log: MechanismLog | None, seeds: list[np.random.Seed
         if des.mechanism == "local":
             return LocalNoise(B, H, dim, des.lam, shift, fam_groups, scales, rng_noise, ledger, audit is not None, mechs,
                               ahead)
-        return TreeNoise(B, H, dim, des.lam, shift, fam_groups, scales, rng_noise, ledger, K, mechs)
+        return TreeNoise(B, H, dim, des.lam, shift, fam_groups, scales, rng_noise, ledger, K, mechs, structures)
 
     agg_p = make("p", d, des.shift_p)
     agg_r = make("r", d2, des.shift_r) if rr else None

@@ -11,7 +11,15 @@ Options (``RunConfig.options``), all optional:
 * ``alpha`` in (0, 1): failure probability in shifts and radii (default 0.01, as seed 001 §6);
 * ``on_non_pd``: ``floor`` (default: eigenvalues floored, counted in info["non_pd_events"]) or ``error``;
 * ``eta`` > 0: the mirror-descent step of private-linopt-po (default: the theory value of design.private_linopt);
-  a tunable, not a privacy parameter.
+  a tunable, not a privacy parameter;
+* ``counter`` (JDP only; ``privacct run --counter STRATEGY``): the continual counter of every tree release group,
+  one of ``tree``, ``tree-honaker``, ``sqrt-toeplitz``, ``blt`` (docs/counters.md). The log's groups then
+  declare ``Structure.factorized`` (the accountants charge the strategy's column norm), the aggregator runs a
+  FactorizedCounter with the same noise scale and mechanism, and the shifts and radii take the counter's prefix
+  error in place of the tree's (:class:`.design.CounterChoice`). Default (and ``tree``): the printed tree, under
+  ``paper`` and ``tight`` alike (benchmarks/linear_mixture.md#counters-pp-ucrl-vtr-jdp-tight measures the
+  strategies). Audited runs keep the tree: an explicit non-tree counter is refused there, since the audit observes
+  the tree's nodes [1, 2^j] and a factorized counter's draws over user 1 are unobserved (privacct.tap).
 
 The audit hook is the contract's :class:`privacct.algorithms.base.AuditHook` (canaries: :mod:`.canary`;
 valid pair and distances: :func:`.design.mixture_neighbours`).
@@ -38,7 +46,8 @@ from . import design as D
 from . import memory as M
 from .engine import run_design
 
-OPTIONS = ("n_states", "d", "instance_seed", "instance_episodes", "shift_scale", "radius", "alpha", "on_non_pd", "eta")
+OPTIONS = ("n_states", "d", "instance_seed", "instance_episodes", "shift_scale", "radius", "alpha", "on_non_pd", "eta",
+           "counter")
 
 
 def _opts(config: RunConfig) -> dict[str, Any]:
@@ -58,7 +67,9 @@ def make_env(config: RunConfig, default_env: str) -> LinearMixtureMDP:
     o = _opts(config)
     name = config.env or default_env
     if name not in LM_ENVS:
-        raise PrivacctError(f"env must be one of {', '.join(LM_ENVS)} for linear-mixture learners, got {name!r}")
+        from ..envs.registry import unknown_environment
+
+        raise unknown_environment(name, "linear-mixture", config.algorithm)
     n_states = None if o.get("n_states") is None else check_count("option n_states", o["n_states"], minimum=3)
     d = None if o.get("d") is None else check_count("option d", o["d"], minimum=2)
     seed = check_count("option instance_seed", o.get("instance_seed", 0), minimum=0)
@@ -74,7 +85,6 @@ def _validate(config: RunConfig, spec_privacy: tuple[str, ...]) -> dict[str, Any
     if config.calibration not in CALIBRATIONS:
         raise PrivacctError(f"calibration must be one of {', '.join(CALIBRATIONS)}, got {config.calibration!r}")
     check_count("episodes", config.episodes)
-    check_positive("bonus_scale", config.bonus_scale)
     if config.privacy != "none":
         check_positive("epsilon", config.epsilon)
         check_delta("delta", config.delta, allow_zero=config.algorithm in PURE)
@@ -91,7 +101,24 @@ def _validate(config: RunConfig, spec_privacy: tuple[str, ...]) -> dict[str, Any
         raise PrivacctError(f"option radius must be 'theory' or 'paper-experiment', got {out['radius']!r}")
     if out["on_non_pd"] not in ("floor", "error"):
         raise PrivacctError(f"option on_non_pd must be 'floor' or 'error', got {out['on_non_pd']!r}")
+    counter = o.get("counter")
+    if counter is not None and (not isinstance(counter, str) or counter not in D.COUNTERS):
+        raise PrivacctError(f"option counter must be one of {', '.join(D.COUNTERS)}, got {counter!r}")
+    if counter is not None and config.privacy != "jdp":
+        raise PrivacctError(f"option counter applies to JDP (central) learners, got privacy {config.privacy!r}")
+    out["counter"] = counter
     return out
+
+
+def refuse_audited_counter(counter: str | None) -> None:
+    """An audited run with an explicit non-tree counter is refused (one line): the audit observes the tree's nodes
+    [1, 2^j] (privacct.tap records a TreeCounter's nodes over user 1), while a FactorizedCounter's draws over user 1
+    are noise drawn without her share of the value, which the tap lists as unobserved: such an audit would observe
+    no release at all. Without the option (or with ``tree``) the audited run runs the printed tree."""
+    if counter not in (None, "tree"):
+        raise PrivacctError(f"option counter={counter!r} cannot be audited: the audit observes the tree's nodes [1, 2^j], "
+                            f"and every {counter} draw over user 1 is unobserved (privacct.tap: noise drawn without her "
+                            "share); audit without the option or with counter=tree")
 
 
 def design_for(name: str, config: RunConfig, default_env: str, noise_factor: float = 1.0) -> D.Design:
@@ -106,14 +133,17 @@ def design_for(name: str, config: RunConfig, default_env: str, noise_factor: flo
         return D.ldp_ucrl_vtr(env, K, eps, delta, o["alpha"], o["shift_scale"], o["radius"], noise_factor)
     if o["radius"] != "theory":
         raise PrivacctError(f"option radius='paper-experiment' exists only for ldp-ucrl-vtr, not {name}")
+    noise = "laplace" if name.endswith("laplace") else "gaussian"
+    counter = None if o["counter"] is None else D.counter_choice(o["counter"], K, noise)
     if name in ("pp-ucrl-vtr", "pp-ucrl-vtr-laplace"):
         return D.pp_ucrl_vtr(env, K, eps, delta, o["alpha"], config.privacy, o["shift_scale"], noise_factor,
-                             noise="laplace" if name.endswith("laplace") else "gaussian")
+                             noise=noise, counter=counter)
     if name == "pp-ucrl-vtr-plus":
-        return D.pp_ucrl_vtr_plus(env, K, eps, delta, o["alpha"], config.privacy, o["shift_scale"], noise_factor)
+        return D.pp_ucrl_vtr_plus(env, K, eps, delta, o["alpha"], config.privacy, o["shift_scale"], noise_factor,
+                                  counter=counter)
     if name in ("private-linopt-vi", "private-linopt-po"):
         des = D.private_linopt(env, K, eps, delta, o["alpha"], "greedy" if name.endswith("vi") else "mirror-descent",
-                               o["shift_scale"], config.privacy == "jdp", noise_factor)
+                               o["shift_scale"], config.privacy == "jdp", noise_factor, counter=counter)
         if o["eta"] is not None:
             des.eta = o["eta"]
             des.record["eta"] = o["eta"]
@@ -143,7 +173,7 @@ def _log_cached(name: str, config: RunConfig, default_env: str) -> tuple[Mechani
         return calibrate_log(log, epsilon=config.epsilon, delta=config.delta, return_accountant=True)
 
 
-_LOG_OPTIONS = ("n_states", "d", "instance_seed", "instance_episodes", "shift_scale", "alpha")
+_LOG_OPTIONS = ("n_states", "d", "instance_seed", "instance_episodes", "shift_scale", "alpha", "counter")
 
 
 def _log_key(config: RunConfig) -> RunConfig:
@@ -173,6 +203,8 @@ def make_spec(name: str, *, paper: str, privacy_models: tuple[str, ...], default
         if not seeds or not all(isinstance(s, np.random.SeedSequence) for s in seeds):
             raise PrivacctError("seeds must be a non-empty list of numpy SeedSequence")
         o = _validate(config, privacy_models)
+        if audit is not None:
+            refuse_audited_counter(o["counter"])
         log, acc = _log_cached(name, _log_key(config), default_env)
         des = design_for(name, config, default_env, noise_factor(design_for(name, config, default_env), log))
         t0 = time.perf_counter()
@@ -185,6 +217,7 @@ def make_spec(name: str, *, paper: str, privacy_models: tuple[str, ...], default
             "bonus_scale": config.bonus_scale, "shift_scale": o["shift_scale"], "radius": o["radius"],
             "calibration": config.calibration, "calibration_accountant": acc,
             "noise_scales": {g.name: g.noise_scale for g in log.release_groups} if log is not None else {},
+            "counter": (log.params.get("counter", "tree") if des.mechanism == "tree" and log is not None else None),
             "tie_breaking": "uniformly random among maximisers (policy stream)" if des.policy == "greedy" else "sampled from pi_k",
             "non_pd_fallback": f"eigenvalues floored at {des.lam if des.lam > 0 else 1.0:g} (post-processing)",
             "value_clip": f"Q clipped to [0, {cap}] on the user side before forming phi_V and y",
@@ -202,7 +235,7 @@ def make_spec(name: str, *, paper: str, privacy_models: tuple[str, ...], default
 
     return LearnerSpec(name, "linear-mixture", paper, privacy_models, default_env, description, build_log, run,
                        neighbours=neighbours, paper_settings=PAPER_SETTINGS.get(name, ()),
-                       test_settings=(("episodes", 4), ("horizon", 3), ("env", "riverswim"), ("bonus_scale", 1e6),
+                       test_settings=(("episodes", 4), ("horizon", 3), ("env", "riverswim-lm"), ("bonus_scale", 1e6),
                                       ("delta", 0.0 if name in PURE else 1e-5)),
                        constants=CONSTANTS[name], default_constants="tuned", uniform_regret=uniform_regret,
                        audit_setting=AUDIT_SETTINGS.get(name),
@@ -223,7 +256,7 @@ PURE = ("pp-ucrl-vtr-laplace",)
 _RIVERSWIM_WHY = ("RiverSwim linear mixture (S = 3, one-hot features, d = 18), H = 3, K = 2 (one tree node), bonus scale "
                   "1e6 so the data-free first episode's value function sits at its cap and the canaries' features have the "
                   "largest norm the clip allows; trials per side fit the 2-minute budget")
-_RIVERSWIM_AUDIT = dict(episodes=2, horizon=3, env="riverswim", bonus_scale=1e6)
+_RIVERSWIM_AUDIT = dict(episodes=2, horizon=3, env="riverswim-lm", bonus_scale=1e6)
 AUDIT_SETTINGS: dict[str, AuditSetting] = {
     "ldp-ucrl-vtr": AuditSetting(**_RIVERSWIM_AUDIT, trials=120_000, why=_RIVERSWIM_WHY),
     "private-linopt-vi": AuditSetting(**_RIVERSWIM_AUDIT, trials=150_000, why=_RIVERSWIM_WHY),
@@ -356,7 +389,7 @@ SPECS_PRIVACY = {
 #: (tests/algorithms/test_constants.py); HardToLearn (the default of seeds 000 / 003 before) is a minimax
 #: lower-bound instance whose gap shrinks with K (Delta = sqrt(1/(HK))/(4 sqrt 2)), so no learner gets well
 #: below the uniform policy on it at any K. The report's paper settings keep HardToLearn (``env`` above).
-_ENV = "riverswim"
+_ENV = "riverswim-lm"
 LEARNERS: dict[str, LearnerSpec] = {
     "ucrl-vtr": make_spec("ucrl-vtr", paper=D.SOURCES["001"], privacy_models=SPECS_PRIVACY["ucrl-vtr"],
                           default_env=_ENV,

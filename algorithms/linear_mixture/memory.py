@@ -5,7 +5,9 @@ With feature dimension d (RiverSwim with S states: d = 2 S^2, H = 2S by default;
 the option, 2^(d-1) actions, H = 6 by default): the features (S, A, S, d), per seed the Gram matrices
 and their inverses (H, d, d) with the tree counters' 2L + 2 copies, the planning features (H, S A, d);
 audits: the actions (int64) and every observed tree node of every statistic. Generous (x 2 on the
-learner state): the point is to refuse what cannot fit.
+learner state): the point is to refuse what cannot fit. A ``sqrt-toeplitz`` counter (option ``counter``,
+docs/counters.md#sqrt-toeplitz) keeps every draw: K - 1 more copies of each statistic; the other strategies
+keep O(log K) (``tree-honaker``) or O(d) (``blt``, 4 buffers) copies, within the tree's.
 """
 
 from __future__ import annotations
@@ -26,6 +28,11 @@ def sizes(config, default_env: str) -> tuple[int, int, int, int]:
     return S, 2, 2 * S * S, positive_int(horizon, 2 * S)
 
 
+def opts_counter(config) -> str | None:
+    """The option ``counter`` of ``config`` (None when absent)."""
+    return dict(getattr(config, "options", ()) or ()).get("counter")
+
+
 def memory(config, batch: int, audit: bool, *, default_env: str) -> dict[str, int]:
     """Bytes of the learner's own state for one batched run of ``batch`` seeds (module docstring)."""
     K, B = episodes_of(config), max(1, int(batch))
@@ -35,6 +42,8 @@ def memory(config, batch: int, audit: bool, *, default_env: str) -> dict[str, in
     terms = {"features": FLOAT * S * A * S * d + FLOAT * H * S * A,
              "gram matrices": 2 * FLOAT * B * H * (d * d + d) * ((2 * L + 6) if private else 6),
              "planning": 2 * FLOAT * B * H * (S * A * d + 3 * S * A + S)}
+    if private and opts_counter(config) == "sqrt-toeplitz":
+        terms["sqrt-toeplitz draws"] = 2 * FLOAT * B * H * (d * d + d) * max(K - 1, 1)
     if audit:
         terms["audit actions"] = FLOAT * B * K * H
         terms["observed nodes"] = FLOAT * B * L * H * (d * d + d)

@@ -188,7 +188,7 @@ def reproduce(out_dir, *, full: bool = False, seeds: int | None = None, episodes
                      "fig2": {}, "own": {}}
     # ---- Part 1: seed 001 Figure 2 settings --------------------------------------------------------
     panels: dict[str, list[dict]] = {}
-    for env in ("riverswim", "riverswim-inhomogeneous", "hard-to-learn"):
+    for env in ("riverswim-lm", "riverswim-lm-inhomogeneous", "hard-to-learn"):
         def mk_u(c, k, env=env):
             return RunConfig("ucrl-vtr", episodes=k, env=env, bonus_scale=c,
                              options=(("instance_episodes", K),) if env == "hard-to-learn" else ())
@@ -212,7 +212,7 @@ def reproduce(out_dir, *, full: bool = False, seeds: int | None = None, episodes
                                     f"delta={DELTA} (labels: claimed eps and the eps certified for what ran)")
     # ---- Part 2: our own experiment for seeds 000 / 003 ---------------------------------------------
     own: dict[str, list[dict]] = {}
-    env = "riverswim"
+    env = "riverswim-lm"
     refs = [_run(RunConfig("ucrl-vtr", episodes=K, env=env, bonus_scale=OWN_BONUS), seed_seqs, progress, "own ucrl-vtr"),
             _run(RunConfig("private-linopt-vi", privacy="none", episodes=K, env=env, bonus_scale=OWN_BONUS), seed_seqs,
                  progress, "own linopt-vi (non-private)")]

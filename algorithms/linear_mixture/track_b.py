@@ -43,7 +43,7 @@ C_001 = 0.005
 BONUS_000 = 0.05
 DELTA_001 = 0.1
 DELTA_000 = 1e-5
-ENVS_001 = ("riverswim", "riverswim-inhomogeneous")
+ENVS_001 = ("riverswim-lm", "riverswim-lm-inhomogeneous")
 
 
 @dataclass(frozen=True)
@@ -68,11 +68,11 @@ def seed_001_curves(env: str, K: int, figure_eps: tuple[float, ...] = FIGURE_EPS
 
 def seed_000_curves(K: int, figure_eps: tuple[float, ...] = FIGURE_EPS) -> list[Curve]:
     """Non-private LinOpt-VI and Private-LinOpt-VI (JDP) at each figure eps, noise / DIVISOR_000."""
-    curves = [Curve(RunConfig("private-linopt-vi", "none", episodes=K, env="riverswim", bonus_scale=BONUS_000),
+    curves = [Curve(RunConfig("private-linopt-vi", "none", episodes=K, env="riverswim-lm", bonus_scale=BONUS_000),
                     None, 1.0)]
     for eps in figure_eps:
         curves.append(Curve(RunConfig("private-linopt-vi", "jdp", epsilon=eps * DIVISOR_000, delta=DELTA_000,
-                                      calibration="paper", episodes=K, env="riverswim", bonus_scale=BONUS_000,
+                                      calibration="paper", episodes=K, env="riverswim-lm", bonus_scale=BONUS_000,
                                       options=(("shift_scale", SHIFT_SCALE),)), eps, DIVISOR_000))
     return curves
 

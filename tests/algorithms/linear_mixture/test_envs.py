@@ -69,7 +69,7 @@ def test_hard_to_learn_structure():
 
 @pytest.mark.parametrize("kwargs, match", [
     (dict(name="nope"), "env must be one of"),
-    (dict(name="riverswim", n_states=2), "n_states"),
+    (dict(name="riverswim-lm", n_states=2), "n_states"),
     (dict(name="hard-to-learn", n_states=5), "n_states"),
     (dict(name="hard-to-learn", d=20), "d must be"),
     (dict(name="hard-to-learn", episodes=0), "episodes"),

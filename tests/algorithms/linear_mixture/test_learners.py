@@ -35,7 +35,7 @@ def test_registry_names_and_contract():
 
 def test_ucrl_vtr_learns_riverswim():
     K = 1000
-    r = LEARNERS["ucrl-vtr"].run(cfg("ucrl-vtr", env="riverswim", episodes=K, bonus_scale=0.1), spawn_sequences(0, 3))
+    r = LEARNERS["ucrl-vtr"].run(cfg("ucrl-vtr", env="riverswim-lm", episodes=K, bonus_scale=0.1), spawn_sequences(0, 3))
     vstar = riverswim_lm(3).optimal_value()
     first, last = r.regret[:, : K // 4].mean(), r.regret[:, -K // 4:].mean()
     assert last < 0.25 * vstar and last < 0.5 * first
@@ -78,7 +78,7 @@ def test_paper_log_records_printed_sensitivity(name, privacy):
 
 def test_ldp_sensitivity_derivation_uses_real_features():
     env = riverswim_lm(3)
-    log = LEARNERS["ldp-ucrl-vtr"].build_log(cfg("ldp-ucrl-vtr", "ldp", env="riverswim", episodes=10))
+    log = LEARNERS["ldp-ucrl-vtr"].build_log(cfg("ldp-ucrl-vtr", "ldp", env="riverswim-lm", episodes=10))
     g = log.group("target[h=1]")
     vbar = env.reward_max * (env.horizon - 1)
     assert g.sensitivity.value == pytest.approx(2 * math.sqrt(3) * vbar * vbar)
@@ -136,7 +136,7 @@ def test_ldp_canary_trajectories_are_valid():
 def test_jdp_canaries_share_stage_one_under_seed_000_not_under_seed_003():
     # seed 000 fixes s_1 (Sec. 2): same x_1, so the stage-1 Gram means coincide; seed 003's user owns s_1
     for name, shared in (("private-linopt-vi", True), ("pp-ucrl-vtr", False)):
-        c = cfg(name, "jdp", env="riverswim", episodes=2, horizon=3, bonus_scale=1e6, delta=1e-5)
+        c = cfg(name, "jdp", env="riverswim-lm", episodes=2, horizon=3, bonus_scale=1e6, delta=1e-5)
         obs = LEARNERS[name].run_observed(c, spawn_sequences(0, 2), audit=AuditHook("A")).observation
         b = next(x for x in obs.blocks if x.group.endswith("gram[h=1]") and x.group.startswith(("p-", "gram")))
         assert np.array_equal(b.mean_a, b.mean_b) is shared
@@ -153,31 +153,34 @@ def test_many_seeds_audit_batch_is_cheap():
     assert time.perf_counter() - t < 30
 
 
-@pytest.mark.parametrize("config, match", [
-    (cfg("ucrl-vtr", "ldp"), "privacy must be one of"),
-    (cfg("ldp-ucrl-vtr", "ldp", delta=0.0), "delta"),
-    (cfg("ldp-ucrl-vtr", "ldp", epsilon=-1.0), "epsilon"),
-    (cfg("ldp-ucrl-vtr", "ldp", calibration="loose"), "calibration"),
-    (cfg("ldp-ucrl-vtr", "ldp", env="cartpole"), "env must be one of"),
-    (cfg("ldp-ucrl-vtr", "ldp", options=(("frobnicate", 1),)), "unknown option"),
-    (cfg("ldp-ucrl-vtr", "ldp", options=(("canary", "A"),)), "unknown option"),
-    (cfg("ldp-ucrl-vtr", "ldp", options=(("shift_scale", 0),)), "shift_scale"),
-    (cfg("ldp-ucrl-vtr", "ldp", bonus_scale=0.0), "bonus_scale"),
-    (cfg("pp-ucrl-vtr", "jdp", options=(("radius", "paper-experiment"),)), "radius"),
-    (cfg("private-linopt-vi", "jdp", episodes=1), "episodes"),
+@pytest.mark.parametrize("make, match", [
+    (lambda: cfg("ucrl-vtr", "ldp"), "privacy must be one of"),
+    (lambda: cfg("ldp-ucrl-vtr", "ldp", delta=0.0), "delta"),
+    (lambda: cfg("ldp-ucrl-vtr", "ldp", epsilon=-1.0), "epsilon"),
+    (lambda: cfg("ldp-ucrl-vtr", "ldp", calibration="loose"), "calibration"),
+    (lambda: cfg("ldp-ucrl-vtr", "ldp", env="cartpole"), "env must be one of"),
+    (lambda: cfg("ldp-ucrl-vtr", "ldp", options=(("frobnicate", 1),)), "unknown option"),
+    (lambda: cfg("ldp-ucrl-vtr", "ldp", options=(("canary", "A"),)), "unknown option"),
+    (lambda: cfg("ldp-ucrl-vtr", "ldp", options=(("shift_scale", 0),)), "shift_scale"),
+    (lambda: cfg("ldp-ucrl-vtr", "ldp", bonus_scale=-1.0), "bonus_scale"),
+    (lambda: cfg("pp-ucrl-vtr", "jdp", options=(("radius", "paper-experiment"),)), "radius"),
+    (lambda: cfg("private-linopt-vi", "jdp", episodes=1), "episodes"),
 ])
-def test_bad_arguments_give_clear_errors(config, match):
+def test_bad_arguments_give_clear_errors(make, match):
+    """Each bad argument is refused in one line naming it: by RunConfig (the fields it holds) or by the family
+    (its options, environments and what a learner needs of K)."""
     with pytest.raises(PrivacctError, match=match):
+        config = make()
         LEARNERS[config.algorithm].run(config, spawn_sequences(0, 1))
 
 
-@pytest.mark.parametrize("env_name", ["riverswim", "hard-to-learn"])
+@pytest.mark.parametrize("env_name", ["riverswim-lm", "hard-to-learn"])
 def test_declared_sensitivity_bounds_canary_statistics(env_name):
     """Canary A vs B statistics at clipped values (worst case V = cap) stay within the declared sensitivity."""
     c = cfg("ldp-ucrl-vtr", "ldp", env=env_name, episodes=50)
     log = LEARNERS["ldp-ucrl-vtr"].build_log(c)
     from privacct.algorithms.linear_mixture import make_env
-    env = make_env(c, "riverswim")
+    env = make_env(c, "riverswim-lm")
     rng = np.random.default_rng(0)
     (sa, aa, na), (sb, ab, nb) = ldp_trajectory(env, "A"), ldp_trajectory(env, "B")
     iu = np.triu_indices(env.dim)

@@ -20,7 +20,7 @@ def _broadcast(rng, B, H, d, spread):
     return theta, Sinv, beta
 
 
-@pytest.mark.parametrize("name, d", [("riverswim", None), ("hard-to-learn", 3), ("hard-to-learn", 9),
+@pytest.mark.parametrize("name, d", [("riverswim-lm", None), ("hard-to-learn", 3), ("hard-to-learn", 9),
                                      ("hard-to-learn", 11)])
 @pytest.mark.parametrize("B", [1, 3])
 def test_compiled_equals_numpy_bytes(name, d, B):
@@ -37,7 +37,7 @@ def test_compiled_equals_numpy_bytes(name, d, B):
 
 
 def test_nan_broadcast_refused_by_both():
-    env = make_linear_mixture_env("riverswim", horizon=None, episodes=100, n_states=None, d=None, instance_seed=0)
+    env = make_linear_mixture_env("riverswim-lm", horizon=None, episodes=100, n_states=None, d=None, instance_seed=0)
     theta, Sinv, beta = _broadcast(np.random.default_rng(1), 2, env.horizon, env.dim, 1.0)
     theta[1, 0, 0] = np.nan
     for fn in (plan, plan_numpy):

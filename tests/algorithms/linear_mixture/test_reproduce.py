@@ -21,7 +21,7 @@ def test_reproduce_writes_outputs(tmp_path):
     assert summary["episodes"] == 6 and summary["seeds"] == 1
     panels = summary["fig2"]
     check_results([r for rows in list(panels.values()) + list(summary["own"].values()) for r in rows])
-    assert {p.split(" [")[0] for p in panels} == {"riverswim", "riverswim-inhomogeneous", "hard-to-learn"}
+    assert {p.split(" [")[0] for p in panels} == {"riverswim-lm", "riverswim-lm-inhomogeneous", "hard-to-learn"}
     tight = [r for p, rows in panels.items() if "tight" in p for r in rows if r["privacy"] == "ldp"]
     # tight calibration certifies exactly the claim (up to the calibrator's rounding toward privacy)
     assert all(abs(r["accounted_epsilon"] - r["claimed_epsilon"]) <= 1e-6 * r["claimed_epsilon"] for r in tight)

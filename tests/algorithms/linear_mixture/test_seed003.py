@@ -65,36 +65,36 @@ def test_laplace_variant_printed_constants_fail_in_l1_on_riverswim():
     # one-hot RiverSwim features: ||phi_V||_1 = 3 while ||phi_V||_2 = sqrt(3), so ||upper(x x^T)||_1 reaches 6 H^2 against
     # the printed (Frobenius) 2H^2: the printed Laplace scale delivers more than the claim (docs, pure-DP variants)
     spec = LEARNERS["pp-ucrl-vtr-laplace"]
-    log = spec.build_log(_cfg("pp-ucrl-vtr-laplace", "jdp", env="riverswim", episodes=10**4, calibration="paper"))
+    log = spec.build_log(_cfg("pp-ucrl-vtr-laplace", "jdp", env="riverswim-lm", episodes=10**4, calibration="paper"))
     eps = account(log, delta=0.0, accountant="basic")
     assert eps > 0.5 * 2.5
-    tight = spec.build_log(_cfg("pp-ucrl-vtr-laplace", "jdp", env="riverswim", episodes=10**4, calibration="tight"))
+    tight = spec.build_log(_cfg("pp-ucrl-vtr-laplace", "jdp", env="riverswim-lm", episodes=10**4, calibration="tight"))
     assert account(tight, delta=0.0, accountant="basic") == pytest.approx(0.5, rel=1e-9)
 
 
 def test_alg1_truncates_q_at_h_and_its_sensitivity_follows():
     # Alg. 1: Q~ = min{H, ...}. With a huge bonus every V_{h+1} below the last stage sits at vs = r_max H
-    cfg = RunConfig("pp-ucrl-vtr", "none", episodes=3, env="riverswim", horizon=4, bonus_scale=1e6)
+    cfg = RunConfig("pp-ucrl-vtr", "none", episodes=3, env="riverswim-lm", horizon=4, bonus_scale=1e6)
     res = LEARNERS["pp-ucrl-vtr"].run(cfg, spawn_sequences(0, 1))
-    des = design_for("pp-ucrl-vtr", cfg, "riverswim")
+    des = design_for("pp-ucrl-vtr", cfg, "riverswim-lm")
     assert des.cap == "horizon" and np.allclose(des.qcaps(), des.vs)
     assert [des.vbar(h) for h in range(3)] == pytest.approx([des.vs, des.vs, des.env.reward_max])
     assert res.log is None and res.info["design"]["shift"].startswith("none")
     # seed 001 keeps its own H - h + 1 truncation
-    des1 = design_for("ucrl-vtr", RunConfig("ucrl-vtr", episodes=3, env="riverswim", horizon=4), "riverswim")
+    des1 = design_for("ucrl-vtr", RunConfig("ucrl-vtr", episodes=3, env="riverswim-lm", horizon=4), "riverswim-lm")
     assert des1.qcaps()[1] == pytest.approx(des1.env.reward_max * 3)
     # the declared Gram sensitivity at stage 1 is sqrt(2) (b vs)^2 (the clip at H), not sqrt(2) (b r_max (H - 1))^2
-    log = LEARNERS["pp-ucrl-vtr"].build_log(_cfg("pp-ucrl-vtr", "jdp", env="riverswim", horizon=4))
+    log = LEARNERS["pp-ucrl-vtr"].build_log(_cfg("pp-ucrl-vtr", "jdp", env="riverswim-lm", horizon=4))
     b = des.env.phi_norm_bound
     assert log.group("gram[h=1]").sensitivity.value == pytest.approx(math.sqrt(2) * (b * des.vs) ** 2)
 
 
 def test_alg3_weights_respect_the_floor_and_bound_the_weighted_statistics():
-    cfg = _cfg("pp-ucrl-vtr-plus", "ldp", env="riverswim", horizon=3, episodes=2, epsilon=1.0, calibration="tight",
+    cfg = _cfg("pp-ucrl-vtr-plus", "ldp", env="riverswim-lm", horizon=3, episodes=2, epsilon=1.0, calibration="tight",
                bonus_scale=1e6)
     spec = LEARNERS["pp-ucrl-vtr-plus"]
     obs = spec.run_observed(cfg, spawn_sequences(3, 8), audit=AuditHook("B", noise_multiplier=1e-9)).observation
-    des = design_for("pp-ucrl-vtr-plus", cfg, "riverswim")
+    des = design_for("pp-ucrl-vtr-plus", cfg, "riverswim-lm")
     d, vs = des.env.dim, des.vs
     for b in obs.blocks:
         if b.group.startswith("target[h=1]"):

@@ -24,7 +24,7 @@ def test_order_holds_needs_the_reference_lowest_and_regret_falling_with_eps():
 @pytest.mark.slow
 def test_seed_001_track_b_separates_by_eps_in_the_papers_order(tmp_path):
     K = 1000
-    res = track_b(tmp_path, K, spawn_sequences(2024, 2), False, envs=("riverswim",), seed_000=False)
+    res = track_b(tmp_path, K, spawn_sequences(2024, 2), False, envs=("riverswim-lm",), seed_000=False)
     (panel,) = res.values()
     rows = panel["rows"]
     assert [r["figure_epsilon"] for r in rows] == [None, *TB.FIGURE_EPS]
