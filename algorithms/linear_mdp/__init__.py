@@ -64,8 +64,9 @@ def neighbours(config: RunConfig) -> NeighbourSpec:
     dists = [GroupDistance(g.name, "frobenius-upper", math.sqrt(2.0), True,
                            "||upper(phi phi^T - psi psi^T)||_2 <= sqrt(2) for unit features (Lemma 14 / App. E.2.1)")
              for g in log.release_groups if g.name.startswith("gram_h")]
-    dists.append(GroupDistance(resp, "l2", 2.0 * (H + 1), False,
-                               "||phi t - phi' t'||_2 <= 2 max t, t = r + V_{h+1} in [0, H+1] (Lemma 14 / App. E.2.1)"))
+    if any(g.name == resp for g in log.release_groups):   # seed 004 with the cap ceil(N_max) - 1 = 0 has no y release
+        dists.append(GroupDistance(resp, "l2", 2.0 * (H + 1), False,
+                                   "||phi t - phi' t'||_2 <= 2 max t, t = r + V_{h+1} in [0, H+1] (Lemma 14 / App. E.2.1)"))
     return NeighbourSpec(rel, "JDP response functions A (start in 0, stay) and B (start in 1, stay) (.canary)", tuple(dists))
 
 def _uniform_regret(config: RunConfig) -> float:
@@ -120,17 +121,24 @@ PRIVATE_LSVI_SETTINGS = (PaperSetting(
 
 #: Audit configurations (docs/auditing.md#audit-configurations): ``linear-two-state``, H = 2, beta = 10^6 (Q at its
 #: cap H, so the value function in the responses is data-free and the means of the y / u releases are constant per
-#: trial); seed 003: K = 2 with 2 batches (one release); seed 004: K = 5 and update rate C = 1 + 10^-6 (an update as
-#: soon as the noisy log-determinant grows; the hard cap still holds). Trials per side: the 2-minute budget of
-#: benchmarks/bench_learner_audits.py.
+#: trial); seed 003: K = 2 with 2 batches (one release); seed 004: K = 5, update rate C = 1 + 10^-6 (an update as
+#: soon as the noisy log-determinant grows) and update_cap = 1: a configuration the paper would not run (its cap
+#: ceil(N_max) - 1 is 0 at K = 5, so Alg. 1 makes no update and no response release there; ``departures`` says so and
+#: the report prints it). Trials per side: the 2-minute budget of benchmarks/bench_learner_audits.py.
 _WHY = ("linear-two-state, H = 2, beta = 1e6: Q at its cap H, so the value function in the responses is data-free and "
         "the means of the response releases are constant per trial")
 BATCHED_AUDIT = AuditSetting(episodes=2, horizon=2, options=(("beta", 1e6), ("batches", 2)), trials=200_000,
                              why=_WHY + "; K = 2 with 2 batches (one release); trials per side fit the 2-minute budget")
-PRIVATE_LSVI_AUDIT = AuditSetting(episodes=5, horizon=2, options=(("beta", 1e6), ("C", 1.000001)), trials=160_000,
-                                  why=_WHY + "; K = 5 and update rate C = 1 + 1e-6 (an update as soon as the noisy "
-                                             "log-determinant grows; the hard cap still holds); trials per side fit the "
-                                             "2-minute budget")
+PRIVATE_LSVI_AUDIT = AuditSetting(
+    episodes=5, horizon=2, options=(("beta", 1e6), ("C", 1.000001), ("update_cap", 1)), trials=160_000,
+    why=_WHY + "; K = 5 and update rate C = 1 + 1e-6 (an update as soon as the noisy log-determinant grows) with "
+               "update_cap = 1 (one update, so one response release per step h); trials per side fit the 2-minute budget",
+    departures="update_cap = 1: the paper's algorithm makes no policy update at K = 5 (N_count starts at 1 and must stay "
+               "below N_max = 0.056, the printed constants' at eps = 1 (0.036 tight), so its cap ceil(N_max) - 1 is 0; "
+               "Alg. 1 lines 3, 6, 8); the audit raises the cap to 1 "
+               "so that the response release it tests (y~_h at one update, for each step h) exists; the log accounts "
+               "that release (H = 2 y releases of user 1), so the accounted eps is of the configuration that runs "
+               "(docs/seed-004-private-lsvi-ucb.md#the-update-cap)")
 #: Memory model, flat-sample width, report scale and figure reproduction: the same for every learner of the family.
 _COMMON = dict(memory=partial(memory.memory, default_env="linear-two-state"),
                observation_width=partial(memory.observation_width, default_env="linear-two-state"),
@@ -174,10 +182,19 @@ LEARNERS: dict[str, LearnerSpec] = {
         privacy_models=("jdp",), default_env="linear-two-state",
         description="Private LSVI-UCB: H tree counters on the Gram matrices, updates when a noisy log-determinant doubles (hard cap), fresh noise on y at each update",
         build_log=private_lsvi_ucb.build_log, run_batch=private_lsvi_ucb.run, neighbours=neighbours,
-        test_settings=(("episodes", 4), ("horizon", 2), ("delta", 1e-5), ("options", (("beta", 5.0), ("C", 1.000001)))),
+        # update_cap = 1: at K = 4 the paper's cap ceil(N_max) - 1 is 0 (no update, no y release), and the contract,
+        # observation and pin tests need the response release to exist; the faithful cap 0 is tested on its own
+        # (tests/algorithms/linear_mdp/test_update_cap.py)
+        test_settings=(("episodes", 4), ("horizon", 2), ("delta", 1e-5),
+                       ("options", (("beta", 5.0), ("C", 1.000001), ("update_cap", 1)))),
         paper_settings=PRIVATE_LSVI_SETTINGS,
         constants=_constants("seed 004 Theorem 16: beta from the printed constants"), default_constants="tuned",
-        uniform_regret=_uniform_regret, audit_setting=PRIVATE_LSVI_AUDIT, **_COMMON,
+        uniform_regret=_uniform_regret, audit_setting=PRIVATE_LSVI_AUDIT,
+        mutants=(("switch-on-exact-gram", "PLANTED: the switching test (Alg. 1 line 5) reads the log-determinant of the "
+                  "EXACT Gram matrices (plus the shift), not of the released ones; the policy itself is still computed "
+                  "from the releases. A policy leak no log, ledger or released statistic shows "
+                  "(docs/auditing.md#planted-bugs)"),),
+        **_COMMON,
     ),
 }
 

@@ -57,6 +57,15 @@ Audit hook (the contract's AuditHook; canaries: :mod:`.canary`): the observation
 nodes [1, 2^j] of every tree (leaf 1 is the first batch, which holds user 1) and every u release
 (all H (B - 1) of them contain user 1), each minus the exact contribution of the other users, with
 both canaries' contributions as means (u: under the release's V, per trial).
+
+One-run audits (``audit.plan``; docs/auditing.md#one-run-audits-of-learners): each canary answers by her bit
+under the current policy and reports her Gram terms under both bits (:func:`.canary.report_gram`); the tree
+records a node only when its leaves are one-user batches and it holds exactly one canary (a leaf of several
+users holds a canary's share the primitive cannot split off; every u release sums all users and is noised
+without a canary's share). With batches of many users (B - 1 leaves for K users, the paper setting's 1667
+users per batch) no release is a single canary's, and the run is refused up front saying so
+(:func:`_check_one_run`); ``options batches = K`` gives one user per batch, and then the tree is the one
+Private LSVI-UCB's one-run audit observes.
 """
 
 from __future__ import annotations
@@ -270,11 +279,14 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
     trees = [TreeCounter((d * (d + 1) // 2,) if lap else (d, d), leaves=n_rel,
                          mechanism="laplace" if lap else "symmetric-gaussian-matrix", scale=sig_lam, rngs=noise_rngs,
                          ledger=ledger, group=f"gram_h{h + 1}", leaf_users=leaf_users) for h in range(H)]
+    if audit is not None and audit.plan is not None:
+        _check_one_run(config.algorithm, audit.plan, leaf_users, K, c["B"])
     hist = C.History(env, Bs)
     pol = C.data_free_policy(env, Bs, lam, beta)
-    # an audited run: user 1's trajectory under each canary (the data-free first policy), to report her
-    # contributions to the releases that hold her with other users (privacct.tap.user_contribution)
-    user1 = {w: CAN.rollout(env, w, pol) for w in CAN.CANARIES} if audit is not None else None
+    # a classic audited run: user 1's trajectory under each canary (the data-free first policy), to report her
+    # contributions to the releases that hold her with other users (privacct.tap.user_contribution). A one-run
+    # audit's canaries report their Gram terms under both bits (C.user_episode); module docstring
+    user1 = {w: CAN.rollout(env, w, pol) for w in CAN.CANARIES} if audit is not None and audit.plan is None else None
     cur_regret = env.regret(pol)
     regret = np.zeros((Bs, K))
     batch_gram = np.zeros((Bs, H, d, d))
@@ -285,7 +297,7 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
     rel = 0
     for k in range(1, K + 1):
         regret[:, k - 1] = cur_regret
-        states, actions = C.user_episode(k, audit, env, pol, env_rngs)
+        states, actions = C.user_episode(k, audit, env, pol, env_rngs, gram_upper=lap)
         phi = hist.add(states, actions)
         prescribed(k, actions)   # the actions sent to user k (an audit's JDP output M_-1; a no-op otherwise)
         batch_gram += phi[..., :, None] * phi[..., None, :]
@@ -319,6 +331,20 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
                             "final_release": np.concatenate([C.upper(last_lam).reshape(Bs, -1), last_u.reshape(Bs, -1)], axis=1)}
     # no observation code: an audit derives it from what the primitives recorded (privacct.tap)
     return RunResult(config=config, regret=regret, log=log, ledger=ledger, info=info)
+
+
+def _check_one_run(name: str, plan, leaf_users: list[tuple[int, int]], K: int, batches: int) -> None:
+    """Refuse a one-run audit that would observe no canary (module docstring): a release is a canary's only when it
+    holds no other canary and the primitive can split her share off, i.e. a tree node built from one-user leaves;
+    at least one canary must sit alone in a one-user leaf (a batch of one user)."""
+    if any(a == b and plan.bit(a) is not None for a, b in leaf_users):
+        return
+    sizes = sorted({b - a + 1 for a, b in leaf_users})
+    raise PrivacctError(
+        f"{name}: a one-run audit would observe no canary at K = {K} with {batches} batches: every Gram tree leaf "
+        f"holds a whole batch ({sizes[0]}{'' if len(sizes) == 1 else f' to {sizes[-1]}'} users) noised together, and "
+        "every u release noises the sum over all users, so no release holds one canary whose share the primitives can "
+        "split off; only a canary alone in a one-user batch is observed (options batches = K: one user per batch)")
 
 
 def _gram_value(phi: np.ndarray, lap: bool) -> np.ndarray:

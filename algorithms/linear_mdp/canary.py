@@ -17,6 +17,13 @@ index), so A and B have orthogonal unit features at every step: the Gram change 
 ||phi_A (r_A + V(0)) - phi_B (r_B + V(1))||_2 = sqrt((1 + V(0))^2 + V(1)^2) stays below the declared
 2(H + 1) (Lemma 14's triangle bound; non-negative features cannot point in opposite directions) and
 depends on the value function V of the release (per trial: the blocks' means travel with them).
+
+ONE-RUN audits (docs/auditing.md#one-run-audits-of-learners; ``AuditHook.plan``): each canary user plays the
+response function of her bit (A or B above) under the CURRENT policy, and before her episode enters a Gram
+tree the learner reports her Gram terms phi_h phi_h^T under both bits given that same policy
+(:func:`report_gram`, :func:`privacct.tap.canary_contribution`); every other user is the environment's. The
+response releases (y, u) aggregate many users and are noised without a canary's share: the primitives list
+them as unobserved.
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ from __future__ import annotations
 import numpy as np
 
 from privacct.errors import PrivacctError
+from privacct.mechanisms import upper_triangle
+from privacct.tap import canary_contribution
 
 CANARIES = ("A", "B")
 
@@ -51,3 +60,22 @@ def contribution(env, states: np.ndarray, actions: np.ndarray, h: int, V: np.nda
     s, a, s2 = states[:, h], actions[:, h], states[:, h + 1]
     phi = env.phi[s, a]
     return phi * (env.tabular.R[h, s, a] + V[b, s2])[:, None]
+
+
+def gram_terms(env, states: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    """phi_h phi_h^T (B, H, d, d) of trajectories, as a user's episode enters the Gram trees (the same arithmetic as
+    :meth:`.common.History.add`)."""
+    phi = env.phi[states[:, :env.horizon], actions]
+    return phi[..., :, None] * phi[..., None, :]
+
+
+def report_gram(user: int, env, both: dict, *, upper: bool = False) -> None:
+    """One-run audits: canary ``user``'s Gram terms under bit A and bit B (``both``: bit -> (states, actions), her
+    two responses to the same policy) reported for every group ``gram_h{h}`` (:func:`privacct.tap.canary_contribution`);
+    ``upper``: the trees hold upper triangles (the Laplace variant of seed 003)."""
+    terms = {w: gram_terms(env, *both[w]) for w in CANARIES}
+    for h in range(env.horizon):
+        a, b = terms["A"][:, h], terms["B"][:, h]
+        if upper:
+            a, b = upper_triangle(a), upper_triangle(b)
+        canary_contribution(user, f"gram_h{h + 1}", a=a, b=b)

@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from privacct.errors import NumericalError, PrivacctError, check_count, check_delta, check_positive
+from privacct.errors import NumericalError, PrivacctError, check_delta, check_positive
 from privacct.mechanisms import symmetric_from_upper, upper_triangle
 
 from ..base import RunConfig, child_sequence
@@ -64,15 +64,14 @@ def check_config(config: RunConfig, *, privacy_models: tuple[str, ...], default_
         raise PrivacctError(f"config must be a RunConfig, got {type(config).__name__}")
     if config.privacy not in privacy_models:
         raise PrivacctError(f"privacy must be one of {', '.join(privacy_models)} for {config.algorithm}, got {config.privacy!r}")
-    if config.calibration not in ("paper", "tight"):
-        raise PrivacctError(f"calibration must be 'paper' or 'tight', got {config.calibration!r}")
-    K = check_count("episodes", config.episodes)
-    check_positive("bonus_scale", config.bonus_scale)
+    # calibration, episodes, bonus_scale (finite >= 0), epsilon: RunConfig validated them (algorithms/base.py)
+    K = int(config.episodes)
     name = config.env or default_env
     if name not in LINEAR_ENVS:
-        raise PrivacctError(f"env must be one of {', '.join(sorted(LINEAR_ENVS))} for {config.algorithm}, got {name!r}")
+        from ..envs.registry import unknown_environment
+
+        raise unknown_environment(name, "linear-mdp", config.algorithm)
     if config.privacy != "none":
-        check_positive("epsilon", config.epsilon)
         check_delta("delta", config.delta, allow_zero=allow_zero_delta)
     return make_linear_env(name, config.horizon), K
 
@@ -238,9 +237,10 @@ def env_names() -> tuple[str, ...]:
 
 def cached_plan(plan_fn: Callable[[RunConfig], Any]) -> Callable[[RunConfig], Any]:
     """``plan_fn`` cached per (hashable) config, since calibration can take seconds under PLD;
-    a config with an unhashable option value is planned without the cache. The wrapper keeps
-    ``cache_clear``."""
-    cached = functools.lru_cache(maxsize=32)(plan_fn)
+    a config with an unhashable option value is planned without the cache. The key holds the option values' types:
+    equal values of other types (True == 1 == 1.0) are checked apart (``update_cap=True`` is refused, not served the
+    plan of ``update_cap=1``). The wrapper keeps ``cache_clear``."""
+    cached = functools.lru_cache(maxsize=32)(lambda config, _types: plan_fn(config))
 
     @functools.wraps(plan_fn)
     def plan(config: RunConfig):
@@ -248,20 +248,25 @@ def cached_plan(plan_fn: Callable[[RunConfig], Any]) -> Callable[[RunConfig], An
             hash(config)
         except TypeError:
             return plan_fn(config)
-        return cached(config)
+        return cached(config, tuple(type(v) for _, v in config.options))
 
     plan.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
     return plan
 
 
-def user_episode(k: int, audit, env, pol, env_rngs):
-    """(states, actions) of user k for every seed: in an audited run (the contract's AuditHook) user 1
-    is the canary's response function and, with fixed users, users 2..K canary A's (:mod:`.canary`);
-    otherwise one episode of ``pol`` in ``env``."""
+def user_episode(k: int, audit, env, pol, env_rngs, *, gram_upper: bool = False):
+    """(states, actions) of user k for every seed. User k gives the response of ``audit.role(k)``: in a classic
+    audited run (the contract's AuditHook) user 1 is the canary's response function and, with fixed users, users
+    2..K canary A's (:mod:`.canary`); in a ONE-RUN audit (``audit.plan``) canary k answers by her bit, after her
+    Gram terms under both bits given the same policy are reported (:func:`.canary.report_gram`; ``gram_upper``:
+    the trees hold upper triangles); a user without a role plays one episode of ``pol`` in ``env``."""
     from . import canary as CAN
 
-    if audit is not None and k == 1:
-        return CAN.rollout(env, audit.canary, pol)
-    if audit is not None and audit.fixed_users:
-        return CAN.rollout(env, "A", pol)
-    return play_episode(env, pol, env_rngs)
+    role = None if audit is None else audit.role(k)
+    if role is None:
+        return play_episode(env, pol, env_rngs)
+    if audit.plan is None:
+        return CAN.rollout(env, role, pol)
+    both = {w: CAN.rollout(env, w, pol) for w in CAN.CANARIES}
+    CAN.report_gram(k, env, both, upper=gram_upper)
+    return both[role]

@@ -9,8 +9,12 @@ Mechanisms (docs/seed-004-private-lsvi-ucb.md#algorithm-and-releases):
 * Switch rule (Alg. 1 line 8): update at episode k iff some h has
   logdet Lam~_h^k - logdet Lam~_h^{k~} >= log C, computed from the noisy released matrices only
   (log-determinants by Cholesky), and the number of updates so far is below the hard cap
-  N_cap = ceil(N_max) - 1 (N_count starts at 1, test strict: docs/seed-004-private-lsvi-ucb.md#algorithm-and-releases). The cap is enforced on
-  every run, so it holds surely (docs/seed-004-private-lsvi-ucb.md#per-user-release-count).
+  N_cap = ceil(N_max) - 1 (N_count starts at 1, test strict: docs/seed-004-private-lsvi-ucb.md#algorithm-and-releases;
+  :func:`paper_cap`), which is 0 when N_max <= 1: the run then never updates and keeps the data-free policy,
+  and the log declares no y group (there is no y release). The cap is enforced on every run, so it holds surely
+  (docs/seed-004-private-lsvi-ucb.md#per-user-release-count). Option ``update_cap`` (an integer >= 0) replaces
+  the paper's cap: a configuration the paper would not run when it exceeds ceil(N_max) - 1, used by the audit
+  setting (docs/seed-004-private-lsvi-ucb.md#the-update-cap); the log accounts its H * update_cap y releases.
 * Responses: at every update, for h = H..1, y_h is recomputed from the whole history with the
   current V and released with fresh Gaussian noise (Alg. 1 lines 10-11); y_h uses only the released
   y~_{h+1}. Between updates the policy (w and the bonus matrix) is frozen (docs/seed-004-private-lsvi-ucb.md#algorithm-and-releases).
@@ -35,8 +39,9 @@ that sum over rho/2, line 11's 6 H^2 N_max / rho), so that by the paper's own ru
 the claimed rho/2, and as derived (zCDP adds the squares, with Lemma 14's 2H + 2) (H+1)^2 rho / (3H)
 (times N_cap / N_max under the hard cap; docs/seed-004-private-lsvi-ucb.md#lemma-15-sums-sensitivities). The Gram part costs about
 2H rho instead of rho/2 (docs/seed-004-private-lsvi-ucb.md#eq-6-node-noise). ``privacct verify`` shows the claim fails and names both.
-The log's parameters record rho, rho_claimed_gram = rho_claimed_y = rho/2 and
-rho_y_printed_constants = (H+1)^2 rho / (3H). Departure: Q is
+The log's parameters record rho, rho_claimed_gram = rho_claimed_y = rho/2 and (when the cap allows a y release)
+rho_y_printed_constants = (H+1)^2 rho / (3H). Option ``update_cap`` keeps line 11's printed y variance (it is a
+constant of the paper) and declares H * update_cap releases. Departure: Q is
 clipped to [0, H], not only from above, in both modes -- without the lower clip the response has
 no finite sensitivity at all (docs/seed-004-private-lsvi-ucb.md#sensitivity), and nothing could be verified.
 
@@ -49,7 +54,14 @@ sqrt(L) sigma_node (4 sqrt(d) + 2 ln(3KH/p)) (Claim 32 / Tao with the actual pre
 Thm 11's formula with that lam~, y std sqrt(N_cap H (2H+2)^2 / rho) (rho/2 each); then
 :func:`privacct.calibrate.calibrate_log` rescales all noise for the claimed (eps, delta) under
 the tightest accountant, and lam~ is recomputed from the calibrated node std (lam~ is proportional
-to it). The cap N_cap is fixed before calibration (it is part of the declared structure).
+to it). The cap is part of the declared structure, so each calibration runs with a fixed cap; it is then
+checked against Thm 11's N_max of the calibrated lam~ (the noise that runs) and, if the paper's rule
+ceil(N_max) - 1 gives another cap, the log is rebuilt with that cap and calibrated again (:func:`_tight_fixed_point`,
+:func:`cap_fixed_point`), so the recorded ``N_max_thm11`` (of the lam~ that runs) and ``N_cap`` agree:
+N_cap = ceil(N_max_thm11) - 1 (docs/seed-004-private-lsvi-ucb.md#tight-calibration). ``N_cap_rule`` in the log's
+parameters says which rule set the cap, ``N_cap_paper`` is the paper's cap ceil(N_max_thm11) - 1 (the same unless
+option ``update_cap`` is set).
+With no y releases (cap 0) the Gram part alone is calibrated to the claim.
 
 Positive definiteness: every noisy matrix the learner uses is eigenvalue-floored at lam~ when its
 smallest eigenvalue is below lam~ (post-processing; docs/seed-004-private-lsvi-ucb.md#departures); the number of floored
@@ -59,7 +71,8 @@ not positive definite raises :class:`privacct.errors.NumericalError` instead.
 Bonus: beta = bonus_scale * (5 H^2 sqrt(d lam~ log chi) + 6 d H sqrt(log chi)), chi =
 25^4 162 K^4 d U_K H / p, U_K = max{1, 2H sqrt(dK/lam~) + lam~_y/lam~} (Thm 16, Lemma 20), with
 lam~_y = H N_max sqrt(log(3KH/p)/rho) (Eq. 16) in paper mode and sigma_y (sqrt(d) + 2 sqrt(log(3KH/p)))
-(Laurent-Massart) in tight mode; option ``beta`` sets beta directly (data-independent: privacy unchanged).
+(Laurent-Massart) in tight mode (0 there when the cap is 0: no y noise enters any policy); option ``beta`` sets beta
+directly (data-independent: privacy unchanged).
 
 Counter (option ``counter`` / ``privacct run --counter STRATEGY``; docs/counters.md): the H Gram
 counters may run any factorized strategy over the K - 1 leaves. Its column norm replaces the tree
@@ -73,18 +86,22 @@ calibrating the whole log to the claim; ``paper`` keeps the tree. Audited
 runs without an explicit counter keep the tree (the audit observes the tree's nodes [1, 2^j]).
 
 Options: ``p`` (default 0.05), ``C`` (update rate > 1, default 2), ``beta``, ``eig_floor``
-(default True), ``counter``. Audit hook: the contract's AuditHook (canaries and observation: :mod:`.canary`, the
-package docstring).
+(default True), ``counter``, ``update_cap`` (default: the paper's ceil(N_max) - 1). Audit hook: the contract's
+AuditHook (canaries and observation: :mod:`.canary`, the package docstring). A one-run audit (``audit.plan``):
+each canary user k <= K - 1 answers by her bit to the current policy and reports her Gram leaves phi_h phi_h^T
+under both bits (:func:`.common.user_episode`). One user per leaf: every node the tree draws over her that holds no
+other canary (those starting at her leaf, below the canary spacing) is recorded by the tree; the y releases (users
+1..k - 1 at once) are not observed (docs/auditing.md#one-run-audits-of-learners).
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
-from privacct.errors import PrivacctError, check_positive
+from privacct.errors import PrivacctError, check_count, check_positive
 from privacct.ledger import Ledger
 from privacct.log import Claim, MechanismLog, PaperStatement, ReleaseGroup, Sensitivity, Structure, tree_depth
 from privacct.log_readings import GroupOverride, Reading
@@ -96,7 +113,7 @@ from . import canary as CAN
 from . import common as C
 
 NAME = "private-lsvi-ucb"
-OPTIONS = C.COMMON_OPTIONS + ("C", "counter")
+OPTIONS = C.COMMON_OPTIONS + ("C", "counter", "update_cap")
 COUNTERS = ("tree", "tree-honaker", "sqrt-toeplitz", "blt")  # privacct.counters.strategies.STRATEGIES
 SOURCE = "Ngo, Vietri, Wu (ICML 2022), Improved Regret for Differentially Private Exploration in Linear MDP, Alg. 1 [seed 004]"
 SQRT2 = math.sqrt(2.0)
@@ -116,17 +133,28 @@ def printed_constants(K: int, H: int, d: int, rho: float, p: float) -> dict[str,
     }
 
 
-def sound_constants(K: int, H: int, d: int, rho: float, p: float, structure: Structure | None = None) -> dict[str, float]:
+def paper_cap(n_max: float) -> int:
+    """The number of policy updates Alg. 1 can make: N_count starts at 1 (line 6), an update needs N_count < N_max
+    (line 8) and adds 1 (line 22), so the updates are those with N_count = 1, 2, ..., i.e. the integers in [1, N_max):
+    ceil(N_max) - 1, which is 0 for N_max <= 1 (docs/seed-004-private-lsvi-ucb.md#algorithm-and-releases)."""
+    if not n_max > 0:
+        raise PrivacctError(f"N_max must be > 0 (Thm 11's bound with lam~ > 0), got {n_max!r}")
+    return math.ceil(n_max) - 1
+
+
+def sound_constants(K: int, H: int, d: int, rho: float, p: float, structure: Structure | None = None,
+                    cap: int | None = None) -> dict[str, Any]:
     """Sound constants (docs/seed-004-private-lsvi-ucb.md#tight-calibration), before calibration (rho/2 Gram + rho/2 y); for a
     factorized counter the tree depth L becomes its squared column norm (cost) and its worst prefix
-    variance (lam~), module docstring."""
+    variance (lam~), module docstring. ``cap`` None: the paper's cap ceil(N_max) - 1 of this N_max (:func:`paper_cap`);
+    ``sigma_y`` is None when the cap is 0 (no y release; the calibration then gives the Gram part the whole claim)."""
     L, V = counter_figures(K, structure)
     sigma_node = math.sqrt(H * L * 2.0 / (2 * (rho / 2)))
     lam = math.sqrt(V) * sigma_node * (4 * math.sqrt(d) + 2 * math.log(3 * K * H / p))
-    n_max = d * H / math.log(2) * math.log(1 + K / (lam * d))
-    cap = max(1, math.ceil(n_max) - 1)
-    sigma_y = math.sqrt(cap * H * (2 * H + 2) ** 2 / (2 * (rho / 2)))
-    return {"lam_tilde": lam, "N_max": n_max, "sigma_y": sigma_y, "sigma_node": sigma_node}
+    n_max = switching_bound(K, H, d, lam)
+    n_cap = paper_cap(n_max) if cap is None else cap
+    sigma_y = None if n_cap == 0 else math.sqrt(n_cap * H * (2 * H + 2) ** 2 / (2 * (rho / 2)))
+    return {"lam_tilde": lam, "N_max": n_max, "N_cap": n_cap, "sigma_y": sigma_y, "sigma_node": sigma_node}
 
 
 def counter_figures(K: int, structure: Structure | None) -> tuple[float, float]:
@@ -169,13 +197,16 @@ def _check(config: RunConfig):
         raise PrivacctError(f"options.C (policy update rate) must be > 1, got {c!r}")
     if opts.get("counter") is not None and opts["counter"] not in COUNTERS:
         raise PrivacctError(f"options.counter must be one of {', '.join(COUNTERS)}, got {opts['counter']!r}")
+    if opts.get("update_cap") is not None:
+        opts["update_cap"] = check_count("options.update_cap (policy updates allowed)", opts["update_cap"], minimum=0)
     return env, K, opts
 
 
-def _groups(H: int, d: int, K: int, sigma_node: float, sigma_y: float, cap: int, n_max_paper: float | None,
+def _groups(H: int, d: int, K: int, sigma_node: float, sigma_y: float | None, cap: int, n_max_paper: float | None,
             structure: Structure | None = None) -> list[ReleaseGroup]:
     """The 2 kinds of release groups; ``n_max_paper`` None (tight mode) omits the PaperStatements,
-    which describe the printed calibration only; ``structure``: the Gram counters' (default the tree)."""
+    which describe the printed calibration only; ``structure``: the Gram counters' (default the tree). With
+    ``cap`` 0 there is no y group: no update, so no y release (a group of 0 releases is not declared)."""
     groups = []
     structure = Structure.tree(leaves=K - 1) if structure is None else structure
     for h in range(1, H + 1):
@@ -190,6 +221,8 @@ def _groups(H: int, d: int, K: int, sigma_node: float, sigma_y: float, cap: int,
                 sensitivity=2.0, per_user_count=math.log(K),
                 equation="Lemma 14 (operator norm 2); Eq. (6) (a point in at most log K nodes)"),
         ))
+    if cap == 0:
+        return groups
     groups.append(ReleaseGroup(
         name="y", mechanism="gaussian", noise_scale=sigma_y,
         sensitivity=Sensitivity("l2", 2.0 * (H + 1),
@@ -232,6 +265,68 @@ def node_readings(K: int, H: int, rho: float) -> tuple[Reading, ...]:
     )
 
 
+#: Rounds of the tight calibration's cap fixed point (:func:`cap_fixed_point`). Among caps >= 1 it settles in 1 or 2
+#: rounds: the base log's y part costs rho / 2 whatever the cap, so the calibration factor does not depend on it.
+CAP_ROUNDS = 8
+
+
+def cap_fixed_point(start: int, paper_cap_of: Callable[[int], int]) -> tuple[int, bool]:
+    """(cap, settled): the cap c with c = ``paper_cap_of(c)``, iterating from ``start``, where ``paper_cap_of(c)`` is
+    the paper's cap ceil(N_max) - 1 of Thm 11's N_max under the noise of the log calibrated with cap c
+    (:func:`_tight_fixed_point`). ``settled`` False: a cycle, or no fixed point within :data:`CAP_ROUNDS` rounds; the
+    cap is then the largest cap tried that is at most the paper's cap of its own calibrated N_max (Alg. 1 would make at
+    least that many updates with that noise), else 0. The cycle that occurs is 0 <-> 1 near N_max = 1: with no y release
+    the Gram part gets the whole claim, so its calibrated noise, lam~, is smaller and N_max larger than with one (K = 50,
+    H = 2, eps = 20, the tree: N_max 1.35 at cap 0, 0.96 at cap 1); cap 0 is kept, the paper's rule for its own noise
+    would allow 1 (docs/seed-004-private-lsvi-ucb.md#tight-calibration)."""
+    seen: dict[int, int] = {}
+    cap = start
+    while cap not in seen and len(seen) < CAP_ROUNDS:
+        seen[cap] = nxt = paper_cap_of(cap)
+        if nxt == cap:
+            return cap, True
+        cap = nxt
+    ok = [c for c, n in seen.items() if c <= n]
+    return (max(ok) if ok else 0), False
+
+
+def _tight_fixed_point(K: int, H: int, d: int, rho: float, p: float, claim: Claim, structure: Structure | None,
+                       forced: int | None) -> dict[str, Any]:
+    """The tight log of one Gram counter with its cap (docs/seed-004-private-lsvi-ucb.md#tight-calibration).
+
+    The cap is part of the declared structure (the y group's max_count), so each calibration runs with a fixed cap;
+    calibrating rescales the noise, and lam~ (Claim 32 with the calibrated prefix std, :func:`lam_from_node`) with it,
+    so Thm 11's N_max of the noise that runs differs from the N_max of :func:`sound_constants` (before calibration).
+    The paper's rule (Alg. 1 lines 3, 6, 8: N_cap = ceil(N_max) - 1, :func:`paper_cap`) is applied to the calibrated
+    N_max; if it gives another cap, the log is rebuilt with that cap and calibrated again (:func:`cap_fixed_point`),
+    so that the cap is the paper's cap of the lam~ that runs. ``forced`` (option ``update_cap``): that cap, calibrated once."""
+    from privacct.calibrate import calibrate_log
+
+    done: dict[int, dict[str, Any]] = {}
+
+    def calibrated(cap: int) -> dict[str, Any]:
+        if cap not in done:
+            sc = sound_constants(K, H, d, rho, p, structure, cap=cap)
+            base = MechanismLog(f"{NAME}/tight", "joint",
+                                tuple(_groups(H, d, K, sc["sigma_node"], sc["sigma_y"], cap, None, structure)),
+                                claim=claim, source=SOURCE, parameters={})
+            log, acc = calibrate_log(base, epsilon=claim.epsilon, delta=claim.delta, return_accountant=True)
+            lam = lam_from_node(log.release_groups[0].noise_scale, K, H, d, p, structure)
+            done[cap] = {"log": log, "accountant": acc, "base": base, "cap": cap, "lam_tilde": lam,
+                         "N_max": switching_bound(K, H, d, lam)}
+        return done[cap]
+
+    if forced is not None:
+        return {**calibrated(forced), "rule": f"option update_cap = {forced}"}
+    cap, settled = cap_fixed_point(sound_constants(K, H, d, rho, p, structure)["N_cap"],
+                                   lambda c: paper_cap(calibrated(c)["N_max"]))
+    rule = ("paper: ceil(N_max) - 1 of the calibrated lam~ (Alg. 1 lines 3, 6, 8; Thm 11)" if settled else
+            f"no fixed point of ceil(N_max) - 1 over the caps {sorted(done)}: the largest cap at most the paper's cap of "
+            f"its own calibrated N_max, ceil(N_max_thm11) - 1 = {paper_cap(calibrated(cap)['N_max'])} (privacy "
+            f"unaffected: the log declares the cap that runs)")
+    return {**calibrated(cap), "rule": rule}
+
+
 def _plan(config: RunConfig) -> tuple[MechanismLog, dict[str, Any]]:
     """The declared log and the constants the run uses (scales from the log). Cached per config
     (calibration can take seconds under the PLD accountant); the returned dict must not be mutated."""
@@ -240,6 +335,7 @@ def _plan(config: RunConfig) -> tuple[MechanismLog, dict[str, Any]]:
     eps, delta = float(config.epsilon), float(config.delta)
     rho = C.zcdp_rho(eps, delta)
     p = float(opts.get("p", 0.05))
+    forced = opts.get("update_cap")
     params: dict[str, Any] = {
         "K": K, "H": H, "d": d, "S": env.n_states, "A": env.n_actions, "env": env.name,
         "calibration": config.calibration, "rho": rho, "p": p, "C": float(opts.get("C", 2.0)),
@@ -249,7 +345,8 @@ def _plan(config: RunConfig) -> tuple[MechanismLog, dict[str, Any]]:
     }
     if config.calibration == "paper":
         pc = printed_constants(K, H, d, rho, p)
-        cap = max(1, math.ceil(pc["N_max"]) - 1)
+        cap = paper_cap(pc["N_max"]) if forced is None else forced
+        rule = "paper: ceil(N_max) - 1 (Alg. 1 lines 3, 6, 8)" if forced is None else f"option update_cap = {forced}"
         structure = _counter_structure(opts.get("counter"), K)
         log = MechanismLog(f"{NAME}/paper", "joint",
                            tuple(_groups(H, d, K, pc["sigma_node"], pc["sigma_y"], cap, pc["N_max"], structure)),
@@ -257,22 +354,14 @@ def _plan(config: RunConfig) -> tuple[MechanismLog, dict[str, Any]]:
         if structure is not None:
             params["counter"] = opts["counter"]
         lam, n_max, lam_y = pc["lam_tilde"], pc["N_max"], pc["lam_y"]
-        # What the printed y variance delivers (docs/seed-004-private-lsvi-ucb.md#lemma-15-sums-sensitivities): N_max H (2H+2)^2 / (2 * 6 H^2 N_max / rho).
-        params["rho_y_printed_constants"] = (H + 1) ** 2 * rho / (3 * H)
-        params["rho_y_note"] = ("printed y variance 6 H^2 N_max / rho gives (H+1)^2 rho / (3H) zCDP for the y part, "
-                                "not rho/2 (Lemma 15 sums sensitivities, not their squares)")
+        if cap > 0:
+            # What the printed y variance delivers (docs/seed-004-private-lsvi-ucb.md#lemma-15-sums-sensitivities):
+            # N_max H (2H+2)^2 / (2 * 6 H^2 N_max / rho).
+            params["rho_y_printed_constants"] = (H + 1) ** 2 * rho / (3 * H)
+            params["rho_y_note"] = ("printed y variance 6 H^2 N_max / rho gives (H+1)^2 rho / (3H) zCDP for the y part, "
+                                    "not rho/2 (Lemma 15 sums sensitivities, not their squares)")
     else:
-        from privacct.calibrate import calibrate_log
-
-        def tight_log(structure):
-            sc = sound_constants(K, H, d, rho, p, structure)
-            cap = max(1, math.ceil(sc["N_max"]) - 1)
-            base = MechanismLog(f"{NAME}/tight", "joint",
-                                tuple(_groups(H, d, K, sc["sigma_node"], sc["sigma_y"], cap, None, structure)),
-                                claim=Claim(eps, delta), source=SOURCE, parameters={})
-            log, acc = calibrate_log(base, epsilon=eps, delta=delta, return_accountant=True)
-            return log, acc, base, cap
-
+        claim = Claim(eps, delta)
         structure = _counter_structure(opts.get("counter"), K)
         if structure is None:                       # tight picks the least Gram prefix error at the claim
             best = None
@@ -280,28 +369,26 @@ def _plan(config: RunConfig) -> tuple[MechanismLog, dict[str, Any]]:
 
             for name in candidates_for("symmetric-gaussian-matrix"):
                 st = _counter_structure(name, K)
-                cand = tight_log(st)
-                err = cand[0].release_groups[0].noise_scale ** 2 * counter_figures(K, st)[1]
+                cand = _tight_fixed_point(K, H, d, rho, p, claim, st, forced)
+                err = cand["log"].release_groups[0].noise_scale ** 2 * counter_figures(K, st)[1]
                 if best is None or err < best[0]:
                     best = (err, st, cand)
-            _, structure, (log, acc, base, cap) = best
+            _, structure, t = best
         else:
-            log, acc, base, cap = tight_log(structure)
+            t = _tight_fixed_point(K, H, d, rho, p, claim, structure, forced)
+        log, cap, lam, n_max, rule = t["log"], t["cap"], t["lam_tilde"], t["N_max"], t["rule"]
         params["counter"] = structure.strategy if structure.kind == "factorized" else "tree"
-        factor = log.release_groups[0].noise_scale / base.release_groups[0].noise_scale
-        sig_node = log.release_groups[0].noise_scale
-        sig_y = log.group("y").noise_scale
-        lam = lam_from_node(sig_node, K, H, d, p, structure)
-        n_max = switching_bound(K, H, d, lam)
-        lam_y = sig_y * (math.sqrt(d) + 2 * math.sqrt(math.log(3 * K * H / p)))
-        params["calibration_accountant"] = acc
-        params["calibration_factor"] = factor
+        # lam~_y: the y noise's norm bound (Laurent-Massart); 0 with no y release (the bonus then sees no y noise)
+        lam_y = 0.0 if cap == 0 else log.group("y").noise_scale * (math.sqrt(d) + 2 * math.sqrt(math.log(3 * K * H / p)))
+        params["calibration_accountant"] = t["accountant"]
+        params["calibration_factor"] = log.release_groups[0].noise_scale / t["base"].release_groups[0].noise_scale
     sig_node = log.release_groups[0].noise_scale
-    sig_y = log.group("y").noise_scale
+    sig_y = log.group("y").noise_scale if cap > 0 else None
     beta = float(opts["beta"]) if opts.get("beta") is not None else config.bonus_scale * theory_beta(K, H, d, lam, lam_y, p)
-    params.update({"lam_tilde": lam, "N_max_thm11": n_max, "N_cap": cap, "sigma_node": sig_node, "sigma_y": sig_y,
+    params.update({"lam_tilde": lam, "N_max_thm11": n_max, "N_cap": cap, "N_cap_rule": rule,
+                   "N_cap_paper": paper_cap(n_max), "sigma_node": sig_node, "sigma_y": sig_y,
                    "lam_y": lam_y, "beta": beta, "bonus_scale": config.bonus_scale})
-    params["rho_y_accounted"] = H * cap * (2 * H + 2) ** 2 / (2 * sig_y ** 2)
+    params["rho_y_accounted"] = 0.0 if cap == 0 else H * cap * (2 * H + 2) ** 2 / (2 * sig_y ** 2)
     params["rho_gram_accounted"] = H * counter_figures(K, log.release_groups[0].structure)[0] * 2.0 / (2 * sig_node ** 2)
     readings = node_readings(K, H, rho) if config.calibration == "paper" else ()
     log = MechanismLog(log.name, log.privacy_model, log.release_groups, log.neighbouring, params, log.claim, log.source,
@@ -364,14 +451,22 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
     floor_events = np.zeros(B, dtype=np.int64)
     update_eps: list[list[int]] = [[] for _ in range(B)]
     cap_hit = np.full(B, -1, dtype=np.int64)
-    # an audited run: user 1's trajectory under each canary (the data-free first policy), to report her share of
-    # each response release (privacct.tap.user_contribution; it depends on the release's value function)
-    user1 = {w: CAN.rollout(env, w, pol) for w in CAN.CANARIES} if audit is not None else None
+    # a classic audited run: user 1's trajectory under each canary (the data-free first policy), to report her share
+    # of each response release (privacct.tap.user_contribution; it depends on the release's value function). A
+    # one-run audit's canaries report their Gram leaves (C.user_episode); the y releases, aggregates of many users
+    # noised without a canary's share, stay unobserved (the primitives list them)
+    user1 = {w: CAN.rollout(env, w, pol) for w in CAN.CANARIES} if audit is not None and audit.plan is None else None
     regret = np.zeros((B, K))
     cur_regret = env.regret(pol)
+    # the PLANTED mutant switch-on-exact-gram: the switching test reads the exact Gram matrices (never released)
+    exact_switch = audit is not None and audit.mutant == "switch-on-exact-gram"
+    if exact_switch:
+        ref_logdet = np.linalg.slogdet(hist.gram + shift)[1]
     for k in range(1, K + 1):
         mats, logdet, low = C.floored_logdet(cur, lam, allow_floor=allow_floor, what=f"{NAME} episode {k}")
         floor_events += low.sum(axis=1)
+        if exact_switch:
+            logdet = np.linalg.slogdet(hist.gram + shift)[1]
         trig = np.any(logdet - ref_logdet >= log_C, axis=1)
         blocked = trig & (n_upd >= cap)
         cap_hit[(cap_hit < 0) & blocked] = k
