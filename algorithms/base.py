@@ -59,7 +59,7 @@ import numpy as np
 from privacct.errors import PrivacctError, check_count, check_positive
 from privacct.ledger import Ledger
 from privacct.log import MechanismLog
-from privacct.tap import AuditTap, tapping
+from privacct.tap import AuditTap, Coupling, tapping
 
 if TYPE_CHECKING:  # pragma: no cover
     from .neighbours import NeighbourSpec
@@ -97,6 +97,36 @@ class RunConfig:
     horizon: int | None = None
     bonus_scale: float = 1.0
     options: tuple[tuple[str, Any], ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        """Validates every field once, here (issue 22), with one line naming the field and its allowed range; the
+        family validates only its own option names and values."""
+        if not isinstance(self.algorithm, str) or not self.algorithm:
+            raise PrivacctError(f"algorithm must be a learner name, got {self.algorithm!r}")
+        if self.privacy not in PRIVACY_CHOICES:
+            raise PrivacctError(f"privacy must be one of {', '.join(PRIVACY_CHOICES)}, got {self.privacy!r}")
+        for name in ("epsilon", "delta", "bonus_scale"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not math.isfinite(v):
+                raise PrivacctError(f"{name} must be a finite number, got {v!r}")
+            object.__setattr__(self, name, float(v))
+        if not self.epsilon > 0:
+            raise PrivacctError(f"epsilon must be a finite number > 0, got {self.epsilon!r}")
+        if not 0.0 <= self.delta < 1.0:
+            raise PrivacctError(f"delta must be in [0, 1), got {self.delta!r}")
+        if self.bonus_scale < 0:
+            raise PrivacctError(f"bonus_scale must be a finite number >= 0, got {self.bonus_scale!r}")
+        if self.calibration not in CALIBRATIONS:
+            raise PrivacctError(f"calibration must be one of {', '.join(CALIBRATIONS)}, got {self.calibration!r}")
+        object.__setattr__(self, "episodes", check_count("episodes", self.episodes))
+        if self.horizon is not None:
+            object.__setattr__(self, "horizon", check_count("horizon", self.horizon))
+        if self.env is not None and (not isinstance(self.env, str) or not self.env):
+            raise PrivacctError(f"env must be an environment name or None, got {self.env!r}")
+        opts = self.options
+        if not isinstance(opts, tuple) or not all(isinstance(o, tuple) and len(o) == 2 and isinstance(o[0], str)
+                                                  for o in opts):
+            raise PrivacctError(f"options must be a tuple of (name, value) pairs, got {opts!r}")
 
     def option(self, name: str, default: Any = None) -> Any:
         return dict(self.options).get(name, default)
@@ -184,6 +214,10 @@ class AuditHook:
     #: A ONE-RUN audit's canaries (:class:`CanaryPlan`); then ``canary`` and ``fixed_users`` do not apply: the plan's
     #: users play their bits, every other user is the environment's.
     plan: CanaryPlan | None = None
+    #: The BILLBOARD CHECK's coupling of this run with another (:class:`privacct.tap.Coupling`;
+    #: docs/auditing.md#the-billboard-check): the primitives record (canary A) or replay (canary B) user 1's values.
+    #: None: not coupled.
+    coupling: Coupling | None = None
 
     def role(self, user: int) -> str | None:
         """Whose response user ``user`` (1-based) gives: "A" / "B" for a canary or a fixed user, None for the
@@ -195,6 +229,10 @@ class AuditHook:
         return "A" if self.fixed_users else None
 
     def __post_init__(self) -> None:
+        if self.coupling is not None and not isinstance(self.coupling, Coupling):
+            raise PrivacctError(f"audit.coupling must be a privacct.tap.Coupling or None, got {type(self.coupling).__name__}")
+        if self.coupling is not None and self.plan is not None:
+            raise PrivacctError("audit.coupling does not apply to a one-run audit (audit.plan)")
         if self.plan is not None and not isinstance(self.plan, CanaryPlan):
             raise PrivacctError(f"audit.plan must be a CanaryPlan or None, got {type(self.plan).__name__}")
         if self.mutant is not None and not (isinstance(self.mutant, str) and self.mutant):
@@ -545,7 +583,10 @@ class AuditSetting:
     """A learner's AUDIT CONFIGURATION: the small, non-privacy setting (K, H, environment, bonus scale,
     options) where its audit has the most power per second, and the trials per side that fit a 2-minute
     budget on the project machine (docs/auditing.md#audit-configurations). Every field is a non-privacy
-    knob; the log is accounted AT this configuration. ``why``: one sentence saying how it was chosen."""
+    knob; the log is accounted AT this configuration. ``why``: one sentence saying how it was chosen.
+    ``departures``: empty when the paper's algorithm would run this configuration as it is; otherwise what an
+    option here changes in the algorithm the paper prints and why the audit needs it (e.g. seed 004's
+    ``update_cap``); ``privacct report`` prints it with the audit."""
 
     DEFAULT_TRIALS = 20_000
     FIELDS = ("episodes", "horizon", "env", "bonus_scale", "options")
@@ -557,8 +598,11 @@ class AuditSetting:
     options: tuple[tuple[str, Any], ...] = ()
     trials: int = DEFAULT_TRIALS
     why: str = "the learner's test settings (it declares no audit setting)"
+    departures: str = ""
 
     def __post_init__(self) -> None:
+        if not isinstance(self.departures, str):
+            raise PrivacctError(f"audit_setting.departures must be a string, got {type(self.departures).__name__}")
         object.__setattr__(self, "episodes", check_count("audit_setting.episodes", self.episodes))
         if self.horizon is not None:
             object.__setattr__(self, "horizon", check_count("audit_setting.horizon", self.horizon))
@@ -569,7 +613,7 @@ class AuditSetting:
         object.__setattr__(self, "options", tuple((str(k), v) for k, v in self.options))
 
     def run_fields(self) -> dict[str, Any]:
-        """RunConfig keyword arguments of this setting (no trials, no why)."""
+        """RunConfig keyword arguments of this setting (no trials, no why, no departures)."""
         return {"episodes": self.episodes, "horizon": self.horizon, "env": self.env, "bonus_scale": self.bonus_scale,
                 "options": self.options}
 
@@ -700,7 +744,7 @@ class LearnerSpec:
             plan = None if audit.plan is None else frozenset(audit.plan.users)
             if plan is not None and max(plan) > config.episodes:
                 raise PrivacctError(f"audit.plan: canary users must be in 1..{config.episodes}, got {max(plan)}")
-            with tapping(AuditTap(plan=plan, canary=audit.canary)) as tap:   # what the primitives see of user 1
+            with tapping(AuditTap(plan=plan, canary=audit.canary, coupling=audit.coupling)) as tap:   # what the primitives see of user 1
                 result = self.run_batch(config, seeds, audit=audit, progress=progress)
             result.tap = tap
         regret = np.asarray(result.regret)
@@ -720,7 +764,7 @@ class LearnerSpec:
                                         "docs/extending.md#observations)")
             elif result.observation is not None:
                 check_observation(result.observation, result.log, len(seeds), audit)
-            else:
+            elif audit.coupling is None:   # a billboard check's coupled run compares actions, not observations
                 check_tap(result.tap, result.log, len(seeds), self.name)
         return result
 

@@ -20,7 +20,7 @@ import math
 import sys
 from typing import Any
 
-from privacct.cli import add_quiet, emit, emit_json, integer_arg, number_arg, write
+from privacct.cli import add_quiet, emit, emit_json, exit_help, integer_arg, number_arg, write
 from privacct.errors import PrivacctError, check_count, check_delta, check_positive, shown
 from privacct.outputs import Outputs
 
@@ -37,12 +37,6 @@ OPTION_HELP = ("VALUE is read as JSON (numbers, true/false, null), else as a str
 #: Largest ``--bonus-scale``: the shipped constant sets use 0.005 to 5; far beyond 1e6 the bonus of every
 #: learner dwarfs any cost (costs lie in [0, 1] per step) and the products overflow (1e308: RuntimeWarning).
 MAX_BONUS_SCALE = 1e6
-
-#: ``privacct run``'s exit statuses (its --help): a completed run is 0 whatever its claim's verdict.
-RUN_EXIT_HELP = ("exit status: 0 the run completed and wrote its files, whatever the claim's verdict (the verdict is "
-                 "printed, and written to privacy_report.json; `privacct verify DIR/mechanism_log.json` is the check "
-                 "that exits 1 when the claim FAILS), 2 bad input (one line naming the argument; nothing written), "
-                 "4 internal error, 130 interrupted (SIGINT)")
 
 
 def _option(text: str) -> tuple[str, Any]:
@@ -75,7 +69,7 @@ def register_run(subparsers) -> argparse.ArgumentParser:
                     "--json: the fields verdict and verdict_cause), the same verdict as privacy_report.json. A run "
                     "estimated to take more than a minute says its estimated time on stderr after a few seconds "
                     "(--quiet hides it).\n\nalgorithms:\n" + lines,
-        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=RUN_EXIT_HELP)
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=exit_help("run"))
     p.add_argument("algorithm", choices=names, metavar="ALGORITHM", help="one of: " + ", ".join(names))
     p.add_argument("--privacy", choices=PRIVACY_CHOICES, default="none", help="none | jdp | ldp (default none)")
     p.add_argument("--epsilon", type=number_arg("--epsilon"), default=None,
@@ -102,7 +96,9 @@ def register_run(subparsers) -> argparse.ArgumentParser:
                    help="learner option, repeatable, on top of the constant set's; " + OPTION_HELP)
     p.add_argument("--counter", choices=["tree", "tree-honaker", "sqrt-toeplitz", "blt"], default=None,
                    help="continual counter of a JDP learner's running sums (docs/counters.md; the same as --option "
-                        "counter=STRATEGY); default: the tree for paper, the least-noise strategy at the claim for tight")
+                        "counter=STRATEGY); default: the tree for paper; for tight each family's choice (docs/counters.md): the "
+                        "least worst-prefix error at the claim for ucb-vi, ucb-po and private-lsvi-ucb, the tree for the "
+                        "linear-mixture learners")
     p.add_argument("--out", required=True,
                    help="output directory: new, empty, or one `privacct run` wrote before (its files are replaced as a "
                         "complete set)")
@@ -186,7 +182,7 @@ def cmd_run(args) -> int:
         if verdict is not None:
             emit(verdict)
         emit(wrote_line(summary["out"], summary["written"]))
-    return 0   # a completed run, whatever the verdict (RUN_EXIT_HELP)
+    return 0   # a completed run, whatever the verdict (privacct.cli.EXIT_STATUS["run"])
 
 
 #: What ``privacct reproduce`` writes: only files its own manifest lists count as its own (the families

@@ -120,6 +120,21 @@ def observation_width(spec, config, observe: str) -> int:
     return max(1, (K - 1 if observe == "actions" else K) * GENERIC_OBSERVATION_FLOATS)
 
 
+def one_run_width(spec, config) -> int:
+    """Floats one canary's records of a one-run audit can hold at ``config`` (an upper bound): her releases under the
+    learner's log, per group its per-user release count times its dimension (a canary's share of a release is kept
+    only where the release holds no other canary, so never more), and never more than the classic audit's
+    :func:`observation_width` (which counts every release over user 1, e.g. every response release of a learner
+    that re-releases all users at each update)."""
+    classic = observation_width(spec, config, "released")
+    log = spec.build_log(config)
+    if log is None:
+        return classic
+    per_log = sum(int(g.structure.per_user_count()) * int(g.dimension or GENERIC_OBSERVATION_FLOATS)
+                  for g in log.release_groups)
+    return max(1, min(classic, per_log))
+
+
 def audit_estimate(spec, config, trials: int, observe: str, workers: int) -> MemoryEstimate:
     """Bytes of an audit of ``trials`` per side: both sides' samples (kept whole for the two halves, with
     a copy for the statistics), plus ``workers`` learner batches of :data:`AUDIT_CHUNK` trials at once."""
@@ -136,5 +151,5 @@ def samples_lower_bound(trials: int) -> int:
 
 
 __all__ = ["AUDIT_CHUNK", "FLOAT", "GENERIC_EPISODE_BYTES", "GENERIC_OBSERVATION_FLOATS", "GENERIC_SEED_BYTES",
-           "MemoryEstimate", "audit_estimate", "generic_memory", "levels", "observation_width", "positive_int",
+           "MemoryEstimate", "audit_estimate", "generic_memory", "levels", "observation_width", "one_run_width", "positive_int",
            "run_estimate", "samples_lower_bound"]

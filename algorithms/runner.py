@@ -80,6 +80,17 @@ def duration_text(seconds: float) -> str:
     return f"{s // 3600} h {(s % 3600) // 60:02d} min"
 
 
+def cost_growth(log) -> int:
+    """The largest per-step cost growth of the counters a declared log runs (:attr:`privacct.counters.strategies.
+    Strategy.step_cost_growth`; 0 for a log without factorized counters or None)."""
+    if log is None:
+        return 0
+    from privacct.counters.strategies import Strategy
+
+    return max((Strategy.of(g.structure).step_cost_growth for g in log.release_groups
+                if g.structure is not None and g.structure.kind == "factorized"), default=0)
+
+
 class RunEstimate:
     """The time estimate of one batched run (module docstring), fed with the number of episodes done.
 
@@ -90,8 +101,11 @@ class RunEstimate:
     but not once half the episodes are done (the progress line says what is left by then)."""
 
     def __init__(self, episodes: int, n_seeds: int, label: str, *, say: Callable[[str], None] | None = None,
-                 threshold: float | None = None, window: float | None = None, clock: Callable[[], float] = time.perf_counter):
+                 threshold: float | None = None, window: float | None = None, clock: Callable[[], float] = time.perf_counter,
+                 growth: int = 0):
         self.episodes, self.n_seeds, self.label = max(1, int(episodes)), int(n_seeds), label
+        #: the cost of episode k grows as k^growth (0: constant; 1: a sqrt-toeplitz counter summing every past draw)
+        self.growth = int(growth)
         self.threshold = ESTIMATE_THRESHOLD if threshold is None else threshold
         self.window = ESTIMATE_WINDOW if window is None else window
         self._clock = clock
@@ -107,7 +121,11 @@ class RunEstimate:
         d0, t0 = self._first
         if done <= d0 or now - t0 < self.window:
             return None
-        return (now - self.start) + (self.episodes - done) * (now - t0) / (done - d0)
+        if self.growth == 0:
+            return (now - self.start) + (self.episodes - done) * (now - t0) / (done - d0)
+        # episode k costs a k^g: episodes d0+1..done took a (done^(g+1) - d0^(g+1)) / (g+1), the rest the same way
+        p = self.growth + 1
+        return (now - self.start) + (now - t0) * (float(self.episodes) ** p - float(done) ** p) / (float(done) ** p - float(d0) ** p)
 
     def __call__(self, done: int) -> None:
         if self.said is not None or done >= self.episodes:
@@ -121,8 +139,9 @@ class RunEstimate:
             return
         d0 = self._first[0]
         seeds = f"{self.n_seeds} seed{'s' if self.n_seeds != 1 else ''}"
+        grows = "" if self.growth == 0 else f", each episode's cost growing as k^{self.growth}"
         self.said = (f"{self.label}: estimated {duration_text(total)} in all for {seeds} x K = {self.episodes:,} episodes "
-                     f"(extrapolated from the rate of episodes {d0 + 1:,}-{int(done):,}; an estimate)")
+                     f"(extrapolated from the rate of episodes {d0 + 1:,}-{int(done):,}{grows}; an estimate)")
         if self._say is not None:
             self._say(self.said)
 
@@ -284,7 +303,7 @@ def run_experiment(config: RunConfig, *, n_seeds: int, seed: int = 0, out_dir: s
     if out_dir is not None:
         check_out(out_dir, RUN_OUTPUTS)
     check_run_memory(config, n_seeds)
-    spec.build_log(config)  # validates the configuration before anything runs
+    declared = spec.build_log(config)  # validates the configuration before anything runs
     seeds = spawn_sequences(seed, n_seeds)
     with contextlib.ExitStack() as stack:
         outputs = stack.enter_context(OutputSet(out_dir, RUN_OUTPUTS)) if out_dir is not None else None
@@ -296,7 +315,7 @@ def run_experiment(config: RunConfig, *, n_seeds: int, seed: int = 0, out_dir: s
             label = f"run {config.algorithm}/{config.privacy}"
             bar = ProgressBar(config.episodes, label=label, unit_scale=n_seeds)
             stack.callback(bar.close)
-            estimate = RunEstimate(config.episodes, n_seeds, label, say=note)
+            estimate = RunEstimate(config.episodes, n_seeds, label, say=note, growth=cost_growth(declared))
 
             def cb(done: int) -> None:
                 estimate(done)

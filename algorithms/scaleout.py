@@ -34,8 +34,6 @@ import ipaddress
 import json
 import math
 import re
-import socket
-import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -200,30 +198,12 @@ def parse_scheduler(address: object, *, arg: str = "--scheduler") -> tuple[str, 
     return scheme, host, int(port)
 
 
-def _probe_tcp(host: str, port: int, handshake: bool, timeout: float) -> str | None:
-    """None when ``host:port`` accepts a TCP connection (and, with ``handshake``, sends its first bytes
-    within ``timeout``), else why not."""
-    try:
-        with socket.create_connection((host, port), timeout=timeout) as s:
-            if not handshake:
-                return None
-            s.settimeout(timeout)
-            try:
-                first = s.recv(1)
-            except TimeoutError:
-                return f"a server accepts connections there but sends nothing within {timeout:g} s: not a Dask scheduler"
-            return None if first else "a server there closed the connection at once: not a Dask scheduler"
-    except TimeoutError:
-        return f"no answer within {timeout:g} s"
-    except OSError as e:
-        return printable(e.strerror or e.__class__.__name__)
-
-
 def probe_scheduler(address: str, *, arg: str = "--scheduler", timeout: float | None = None) -> None:
     """One PrivacctError line unless a scheduler can answer at ``address`` (a valid address): tcp (or no
     scheme): a TCP connection and the first bytes of Dask's handshake; tls, ws, wss: a TCP connection
     (their handshakes need the client's security settings); inproc: a listener in this process; ucx: the
-    UCX package installed. Bounded by about 2 x ``timeout`` seconds (default :data:`PROBE_TIMEOUT`), name
+    UCX package installed (tcp, tls, ws, wss: :func:`privacct.executors.probe_scheduler`, the one probe every
+    command uses). Bounded by about 2 x ``timeout`` seconds (default :data:`PROBE_TIMEOUT`), name
     resolution included, instead of ``distributed.Client``'s 30 s."""
     timeout = PROBE_TIMEOUT if timeout is None else timeout
     scheme, host, port = parse_scheduler(address, arg=arg)
@@ -244,14 +224,9 @@ def probe_scheduler(address: str, *, arg: str = "--scheduler", timeout: float | 
             raise PrivacctError(f"{arg} {shown(address)}: ucx:// needs UCX support for Dask (ucx-py or "
                                 "distributed-ucxx), which is not installed; use tcp://HOST:PORT")
         return
-    result: list[str | None] = []
-    worker = threading.Thread(target=lambda: result.append(_probe_tcp(host, port, scheme == "tcp", timeout)),
-                              name="privacct-scheduler-probe", daemon=True)
-    worker.start()
-    worker.join(2 * timeout + 1.0)   # getaddrinfo has no timeout of its own: the thread bounds it
-    why = result[0] if result else f"no answer within {2 * timeout + 1.0:g} s (name resolution included)"
-    if why is not None:
-        raise PrivacctError(f"{arg} {shown(address)}: cannot reach a Dask scheduler ({why})")
+    from privacct.executors import probe_scheduler as probe_address   # tcp, tls, ws, wss: one probe for every command
+
+    probe_address(address, timeout=timeout, arg=arg)
 
 
 def check_scheduler(address: object, *, arg: str = "--scheduler", probe: bool = True) -> str:

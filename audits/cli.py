@@ -35,14 +35,13 @@ import dataclasses
 import os
 
 from privacct.algorithms.cli import OPTION_HELP, _option
-from privacct.cli import add_quiet, emit, emit_json, integer_arg, number_arg
+from privacct.cli import add_quiet, emit, emit_json, exit_help, integer_arg, number_arg
 from privacct.errors import PrivacctError, check_count, check_delta, check_positive
 
 EXIT_CODES = {"passes": 0, "fails": 1, "inconclusive": 3}
-AUDIT_EXIT_HELP = ("exit status: 0 passes (eps lower bound <= claim and the audit had the power to see a violation: "
-                   "it would certify more than the claim for a mechanism leaking twice the claim), 1 fails (eps lower "
-                   "bound > claim), 3 inconclusive (eps lower bound <= claim but too few trials to see a violation; "
-                   "the output gives the trials needed), 2 bad input")
+BILLBOARD_TRIALS = 32   # coupled pairs of runs of ``privacct audit --billboard`` (P[a leak unseen] <= 0.09 at 95%)
+#: One-run audits: canary users when --canaries is not given (at most K - 1).
+DEFAULT_CANARIES = 1000
 
 
 def register_audit(subparsers) -> argparse.ArgumentParser:
@@ -54,7 +53,7 @@ def register_audit(subparsers) -> argparse.ArgumentParser:
                                           "the options and TRIALS default to the learner's audit setting (the small "
                                           "configuration where its audit has the most power per second); each flag "
                                           "given overrides its field.",
-                              epilog=AUDIT_EXIT_HELP)
+                              epilog=exit_help("audit"))
     p.add_argument("algorithm", metavar="ALGORITHM", help="a learner name (see `privacct run --help`)")
     p.add_argument("--privacy", choices=["jdp", "ldp"], required=True, help="privacy model of the claim")
     p.add_argument("--epsilon", type=number_arg("--epsilon"), default=1.0, help="claimed epsilon > 0 (default 1, as `privacct run`)")
@@ -84,8 +83,13 @@ def register_audit(subparsers) -> argparse.ArgumentParser:
                         "for (default: the learner's paper setting's K, H, environment and constants) with --canaries "
                         "canary users, each A or B by a fair coin; the eps lower bound of Steinke, Nasr and Jagielski "
                         "2023 from the correct guesses (the f-DP bound beside it)")
+    p.add_argument("--billboard", action="store_true",
+                   help="the BILLBOARD CHECK of a JDP learner (docs/auditing.md#the-billboard-check): TRIALS coupled pairs "
+                        "of runs on the same seeds, every release of canary B's run made equal to canary A's; passes when "
+                        "the actions prescribed to users 2..K never differ (a policy that reads user 1 outside its "
+                        "releases fails). Default 32 trials")
     p.add_argument("--canaries", type=integer_arg("--canaries"), default=None,
-                   help="canary users of a one-run audit, an integer in [1, K - 1] (default 1000, at most K - 1)")
+                   help=f"canary users of a one-run audit, an integer in [1, K - 1] (default {DEFAULT_CANARIES}, at most K - 1)")
     p.add_argument("--confidence", type=number_arg("--confidence"), default=0.95, help="in (0, 1) (default 0.95)")
     p.add_argument("--seed", type=integer_arg("--seed"), default=0, help="root seed >= 0 (default 0)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
@@ -119,7 +123,20 @@ def audit_arguments(args):
                             f"{args.algorithm}, got {args.privacy!r}")
     check_positive("--epsilon", args.epsilon)
     if getattr(args, "one_run", False):
+        if getattr(args, "billboard", False):
+            raise PrivacctError("--billboard does not apply to a one-run audit (--one-run): give one of them")
         return _one_run_arguments(args, spec)
+    if getattr(args, "billboard", False):
+        if args.privacy != "jdp":
+            raise PrivacctError(f"--billboard needs --privacy jdp (under LDP the releases are the output), got {args.privacy}")
+        for flag, value in (("--observe actions", args.observe == "actions" or None), ("--scheduler", args.scheduler),
+                            ("--fresh-users", args.fresh_users or None)):
+            if value is not None:
+                raise PrivacctError(f"{flag} does not apply to a billboard check (--billboard): it compares the actions "
+                                    "of coupled runs, users 2..K drawn from the environment on each trial's seed")
+        if args.trials is None:
+            args.trials = BILLBOARD_TRIALS
+        check_count("--trials", args.trials)
     if getattr(args, "canaries", None) is not None:
         raise PrivacctError("--canaries applies to a one-run audit (--one-run)")
     setting = spec.audit_configuration()
@@ -148,6 +165,8 @@ def audit_arguments(args):
         from privacct.algorithms.scaleout import check_scheduler
 
         check_scheduler(args.scheduler)
+    if getattr(args, "billboard", False) and args.episodes < 2:
+        raise PrivacctError("--billboard needs --episodes >= 2 (the actions sent to users 2..K)")
     if args.observe == "actions" and args.episodes < 2:
         raise PrivacctError("--observe actions needs --episodes >= 2 (the actions sent to users 2..K)")
     calibration = args.calibration or DEFAULT_CALIBRATION
@@ -185,7 +204,7 @@ def _one_run_arguments(args, spec):
     options.update(getattr(args, "option", None) or ())
     bonus = setting.bonus_scale if setting is not None else 1.0
     room = max(1, args.episodes - 1)
-    args.canaries = min(1000, room) if args.canaries is None else args.canaries
+    args.canaries = min(DEFAULT_CANARIES, room) if args.canaries is None else args.canaries
     check_count("--canaries", args.canaries)
     if args.canaries > room:
         raise PrivacctError(f"--canaries must be an integer in [1, {room}] (K - 1 for K = {args.episodes}), "
@@ -202,7 +221,7 @@ def _one_run_arguments(args, spec):
 
 
 def _cmd_one_run(args, cfg) -> int:
-    from privacct.algorithms.memory import observation_width, run_estimate
+    from privacct.algorithms.memory import one_run_width, run_estimate
     from privacct.algorithms.registry import get_learner
     from privacct.progress import heartbeat
     from privacct.resources import check_memory
@@ -212,7 +231,7 @@ def _cmd_one_run(args, cfg) -> int:
     spec = get_learner(cfg.algorithm)
     est = run_estimate(spec, cfg, 1, audit=True, runner=False)
     # every canary's releases are kept with both bits' contributions: 3 floats per observed value
-    records = 3 * 8 * args.canaries * observation_width(spec, cfg, "released")
+    records = 3 * 8 * args.canaries * one_run_width(spec, cfg)
     check_memory(est.total + records, args=f"--canaries {args.canaries} x --episodes {cfg.episodes}",
                  what=f"{est.main_terms()}, the canaries' releases", lower="--canaries or --episodes")
     with heartbeat(f"one-run audit {args.algorithm}/{args.privacy}", quiet=args.quiet):
@@ -225,6 +244,30 @@ def _cmd_one_run(args, cfg) -> int:
     else:
         emit(r.summary())
     return EXIT_CODES[r.verdict] if r.sandwich_ok else EXIT_CODES["fails"]
+
+
+def _cmd_billboard(args, cfg) -> int:
+    from privacct.algorithms.memory import run_estimate
+    from privacct.algorithms.registry import get_learner
+    from privacct.progress import Progress
+    from privacct.resources import check_memory
+
+    from .billboard import BATCH, billboard_check
+
+    spec = get_learner(cfg.algorithm)
+    est = run_estimate(spec, cfg, min(BATCH, args.trials), audit=True, runner=False)
+    check_memory(2 * est.total, args=f"--episodes {cfg.episodes}", what=f"two coupled runs of {est.main_terms()}",
+                 lower="--episodes")
+    with Progress(args.trials, f"billboard check {args.algorithm}", unit="trials", quiet=args.quiet) as bar:
+        r = billboard_check(args.algorithm, privacy=args.privacy, epsilon=args.epsilon, delta=cfg.delta,
+                            calibration=cfg.calibration, episodes=cfg.episodes, horizon=cfg.horizon, env=cfg.env,
+                            options=cfg.options, bonus_scale=cfg.bonus_scale, trials=args.trials,
+                            confidence=args.confidence, seed=args.seed, progress=bar.update)
+    if args.json:
+        emit_json(r.to_dict())
+    else:
+        emit(r.summary())
+    return EXIT_CODES[r.verdict]
 
 
 def check_audit_memory(cfg, args) -> None:
@@ -250,6 +293,8 @@ def cmd_audit(args) -> int:
     cfg = audit_arguments(args)
     if args.one_run:
         return _cmd_one_run(args, cfg)
+    if args.billboard:
+        return _cmd_billboard(args, cfg)
     check_audit_memory(cfg, args)
     with heartbeat(f"audit {args.algorithm}/{args.privacy}", quiet=args.quiet):
         r = audit_learner(args.algorithm, privacy=args.privacy, epsilon=args.epsilon, delta=cfg.delta,

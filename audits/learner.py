@@ -368,6 +368,11 @@ class LearnerAuditResult:
         return getattr(self.audit, name)
 
     @property
+    def tests(self) -> str:
+        """Which claim this audit tests (:func:`claim_tested`)."""
+        return claim_tested(self.privacy, self.observe)
+
+    @property
     def sandwich_ok(self) -> bool:
         return bool(self.audit.epsilon_lower_bound <= self.accounted_epsilon * (1 + 1e-9))
 
@@ -382,7 +387,7 @@ class LearnerAuditResult:
             "calibration": self.calibration, "episodes": self.episodes, "horizon": self.horizon,
             "observe": self.observe, "fixed_users": self.fixed_users, "noise_multiplier": self.noise_multiplier,
             "accounted_epsilon": self.accounted_epsilon, "accountant": self.accountant,
-            "sandwich_ok": self.sandwich_ok,
+            "sandwich_ok": self.sandwich_ok, "tests": self.tests,
             "oracle": None if self.oracle is None else {
                 "epsilon": self.oracle.epsilon, "structure": self.oracle.structure, "exact": self.oracle.exact,
                 "mu": self.oracle.mu, "epsilon_gdp": self.oracle.epsilon_gdp},
@@ -398,12 +403,25 @@ class LearnerAuditResult:
         pw = (f"; power: {'yes' if self.power.has_power else 'NO'} "
                                             f"(2 x claim certifies {self.power.achievable_lower_bound:.3f}"
                                             + (f", {self.power.trials_needed} trials/side needed" if self.power.trials_needed else "") + ")")
-        rel = "<=" if self.sandwich_ok else "> (SANDWICH VIOLATED: the code leaks more than its log)"
-        return (f"learner audit {self.verdict.upper()}{' (' + a.name + ')' if a.name else ''}: eps lower bound "
+        rel = "<=" if self.sandwich_ok else (f"> (SANDWICH VIOLATED at confidence {a.confidence:g}: the code leaks more than "
+                                                 f"its log, unless this is the {1 - a.confidence:.2g}-probability miss of the bound "
+                                                 "that a correct learner allows; another --seed tells)")
+        return (f"learner audit {self.verdict.upper()}{' (' + a.name + ')' if a.name else ''}; tests {self.tests}: eps lower bound "
                 f"{a.epsilon_lower_bound:.4f} {rel} accounted {self.accounted_epsilon:.4f} ({self.accountant}, same "
                 f"configuration: K={self.episodes}, H={self.horizon}, {self.calibration}) vs claimed "
                 f"{a.claimed_epsilon:g} (delta {a.delta:g}); {a.trials} trials per side, confidence {a.confidence:g}; "
                 f"test: {a.test}; GDP mu >= {a.mu_lower_bound:.4f}{orc}{pw}")
+
+
+def claim_tested(privacy: str, observe: str) -> str:
+    """The claim an audit of ``privacy`` observing ``observe`` tests (docs/auditing.md#what-each-audit-tests): under JDP
+    the released statistics' DP is a LEMMA of the proof (the billboard lemma turns it into JDP), the actions sent to
+    users 2..K are JDP's own output; under LDP a user's reports are the output."""
+    if privacy == "ldp":
+        return "LDP itself (user 1's reports are the output)"
+    if observe == "actions":
+        return "JDP itself (the actions sent to users 2..K)"
+    return "the DP of the released statistics (the lemma the JDP proof turns into JDP by the billboard lemma)"
 
 
 def no_power_criterion(n_eval: int, alpha: float, delta: float, claim: float) -> PowerCheck:
@@ -532,6 +550,6 @@ def strongest_observation(algorithm: str, privacy: str) -> tuple[str, bool]:
     return "released", True
 
 
-__all__ = ["BlockLayout", "Layout", "LearnerAuditResult", "LearnerMechanism", "OracleFigure", "SandwichViolation",
+__all__ = ["BlockLayout", "claim_tested", "Layout", "LearnerAuditResult", "LearnerMechanism", "OracleFigure", "SandwichViolation",
            "StatisticTester", "accounted_epsilon", "audit_learner", "learner_config", "loss_structure",
            "noise_factor_for", "np_statistic", "strongest_observation"]

@@ -130,7 +130,9 @@ class OneRunLearnerResult:
 
     def summary(self) -> str:
         b = self.bound
-        rel = "<=" if self.sandwich_ok else "> (SANDWICH VIOLATED: the code leaks more than its log)"
+        rel = "<=" if self.sandwich_ok else (f"> (SANDWICH VIOLATED at confidence {b.confidence:g}: the code leaks more than "
+                                                 f"its log, unless this is the {1 - b.confidence:.2g}-probability miss of the bound "
+                                                 "that a correct learner allows; another --seed tells)")
         return (f"one-run audit {b.verdict.upper()} ({self.algorithm} {self.privacy} {self.calibration} K={self.episodes}"
                 f"{'' if self.horizon is None else f' H={self.horizon}'}): {self.canaries} canaries (spacing {self.spacing}, "
                 f"{self.releases_per_canary:.2f} releases each), {b.guesses} guesses, {b.correct} correct; eps lower bound "
@@ -143,11 +145,13 @@ def one_run_audit_learner(algorithm: str, *, privacy: str = "jdp", canaries: int
                           delta: float = 0.0, calibration: str = "tight", episodes: int | None = None,
                           horizon: int | None = None, env: str | None = None, options: tuple = (),
                           bonus_scale: float | None = None, confidence: float = 0.95, seed: int = 0,
-                          coins_seed: int = 0, mutant: str | None = None) -> OneRunLearnerResult:
+                          coins_seed: int = 0, mutant: str | None = None,
+                          noise_multiplier: float = 1.0) -> OneRunLearnerResult:
     """One learner run with ``canaries`` canary users and the one-run bound (module docstring).
 
     ``episodes`` None: the learner's first paper setting for ``privacy`` (its K, H, environment and constants),
-    else its test settings. Every other argument as :func:`privacct.audits.learner.audit_learner`.
+    else its test settings. ``noise_multiplier`` < 1: the planted learner-level noise bug
+    (:class:`privacct.algorithms.base.AuditHook`). Every other argument as :func:`privacct.audits.learner.audit_learner`.
     """
     from privacct.algorithms.base import AuditHook, CanaryPlan
     from privacct.algorithms.registry import get_learner
@@ -173,7 +177,8 @@ def one_run_audit_learner(algorithm: str, *, privacy: str = "jdp", canaries: int
     signs = draw_bits(seed, len(users))                       # +1: bit A, -1: bit B (privacct.audits.one_run)
     bits = tuple("A" if v > 0 else "B" for v in signs)
     t0 = time.perf_counter()
-    hook = AuditHook("A", fixed_users=False, coins_seed=coins_seed, mutant=mutant, plan=CanaryPlan(users, bits))
+    hook = AuditHook("A", fixed_users=False, coins_seed=coins_seed, noise_multiplier=noise_multiplier, mutant=mutant,
+                     plan=CanaryPlan(users, bits))
     res = spec.run(cfg, [np.random.SeedSequence([seed, 1])], audit=hook)
     score, count = canary_scores(res.tap.canary_records, users)
     structure = median_structure(res.tap.canary_records, users)

@@ -211,9 +211,44 @@ class Auditor:
         s, allow = self._settings(kwargs, trials=DEFAULT_LEARNER_TRIALS if "episodes" in kwargs else None)
         return self.check(audit_learner(algorithm, **s), allow_inconclusive=allow)
 
+    def one_run(self, algorithm: str, **kwargs) -> Any:
+        """A ONE-RUN audit of a learner (:func:`privacct.audits.one_run_learner.one_run_audit_learner`;
+        docs/auditing.md#one-run-audits): one run with ``canaries`` canary users (default 1000, at most K - 1); fails on a bound above
+        the claim or above the learner's own accounted eps (the code leaks more than its log)."""
+        from privacct.audits.one_run_learner import one_run_audit_learner
+        s, allow = self._settings(kwargs, trials=None)
+        s.pop("trials", None)
+        r = one_run_audit_learner(algorithm, **s)
+        if not r.sandwich_ok:
+            pytest.fail(f"privacy audit FAILED (one-run audit): {r.summary()}", pytrace=False)
+        return self.check(r, allow_inconclusive=allow)
+
+    def billboard(self, algorithm: str, **kwargs) -> Any:
+        """The billboard check of a JDP learner (:func:`privacct.audits.billboard.billboard_check`;
+        docs/auditing.md#the-billboard-check): fails when coupled runs with equal releases prescribe users 2..K
+        different actions."""
+        from privacct.audits.billboard import billboard_check
+        s, allow = self._settings(kwargs, trials=None)
+        if s.get("trials") is None:
+            s.pop("trials", None)
+        return self.check(billboard_check(algorithm, **s), allow_inconclusive=allow)
+
+
+def _kind(result) -> str:
+    """"billboard", "one-run" or "audit" (a many-trial audit): how a result is reported."""
+    from privacct.audits.one_run_learner import OneRunLearnerResult
+
+    if getattr(result, "check", "") == "billboard":
+        return "billboard"
+    return "one-run" if isinstance(result, OneRunLearnerResult) else "audit"
+
 
 def _message(result) -> str:
     head = {"fails": "FAILED", "inconclusive": "INCONCLUSIVE", "passes": "passed"}[result.verdict]
+    if _kind(result) == "billboard":
+        return f"privacy audit {head} (billboard check): {result.summary()}"
+    if _kind(result) == "one-run":
+        return f"privacy audit {head} (one-run audit): {result.summary()}"
     lines = [
         f"privacy audit {head}{': ' + result.name if getattr(result, 'name', '') else ''}",
         f"  claimed epsilon      : {result.claimed_epsilon:g} (delta = {result.delta:g})",
@@ -256,6 +291,17 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
     terminalreporter.section("privacy audits")
     for nodeid, r, allowed, defaults in results:
         verdict = {"passes": "passes", "fails": "FAILS", "inconclusive": "INCONCLUSIVE"}[r.verdict]
+        if _kind(r) == "one-run":
+            terminalreporter.write_line(f"{verdict:12} one-run audit: eps_lb={r.epsilon_lower_bound:.4f} "
+                                        f"claimed={r.bound.claimed_epsilon:g} canaries={r.canaries} "
+                                        f"accounted={r.accounted_epsilon:.4f} {r.seconds:.2f}s  {nodeid}"
+                                        + (f" ({defaults})" if defaults else ""))
+            continue
+        if _kind(r) == "billboard":
+            terminalreporter.write_line(f"{verdict:12} billboard check: {r.differing} of {r.trials} coupled trials "
+                                        f"differ (P <= {r.p_upper:.3g}){' (allowed)' if allowed and r.verdict == 'inconclusive' else ''}"
+                                        f"  {nodeid}")
+            continue
         extra = ""
         if r.verdict == "inconclusive":
             extra = (f" needs~{r.power.trials_needed}" if r.power.trials_needed is not None

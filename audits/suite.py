@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 
 from privacct.errors import PrivacctError
 
+from .checks import run_checks
 from .learner import LearnerAuditResult, audit_learner, learner_config
 
 #: The learner-level planted bug: every privacy draw at this multiple of the declared scale.
@@ -139,7 +140,12 @@ def policy_leaks() -> list[LearnerAudit]:
     certifies 0 (inconclusive); the planted one about 7 at 2 x 10^4 trials (benchmarks/learner_audits.md)."""
     base = replace(audit_setting("ucb-vi", "jdp"), episodes=4, horizon=2, bonus_scale=1e6,
                    options=(("e_scale", 1e-9),), observe="actions", trials=20_000)
-    return [replace(base, mutant="bonus-on-exact-counts")]
+    # switch-on-exact-gram (private-lsvi-ucb JDP): the switching test reads the exact Gram matrices. Observed at a
+    # configuration where the switching test fires within K (eps 50: shift lam~ 254, one update near k = 500); at the
+    # audit setting (C = 1 + 1e-6) it fires at every episode whatever it reads, so nothing could leak there.
+    lsvi = replace(audit_setting("private-lsvi-ucb", "jdp"), epsilon=50.0, episodes=1000, options=(("beta", 5.0),),
+                   observe="actions", trials=400)
+    return [replace(base, mutant="bonus-on-exact-counts"), replace(lsvi, mutant="switch-on-exact-gram")]
 
 
 def suggest_trials(audit: LearnerAudit, *, low: int, high: int, confidence: float = 0.95) -> int:
@@ -156,20 +162,20 @@ def suggest_trials(audit: LearnerAudit, *, low: int, high: int, confidence: floa
 
 
 def check_learner(audit: LearnerAudit, *, trials: int | None = None, seed: int = 0,
-                  checks: tuple[str, ...] = ("accountant", "ledger", "audit"), **audit_kwargs):
-    """The three checks of :mod:`privacct.audits.mutants` on a real learner configuration.
+                  checks: tuple[str, ...] = ("accountant", "ledger", "audit", "billboard"), **audit_kwargs):
+    """The checks of :mod:`privacct.audits.mutants` on a real learner configuration.
 
     accountant: tightest eps of ``spec.build_log(config)`` vs the claim; ledger: one seed run (with the
     same audit hook, so a planted noise bug runs too) and :func:`privacct.ledger.check_ledger` plus the
-    draw-shape check; audit: :meth:`LearnerAudit.run`. ``checks`` selects which run (a planted learner
+    draw-shape check; audit: :meth:`LearnerAudit.run`; billboard (JDP only): :func:`privacct.audits.billboard.
+    billboard_check` at the same configuration with :data:`BILLBOARD_TRIALS` coupled trials, caught on ``fails``
+    and named ``billboard check`` in ``caught_by``. ``checks`` selects which run (a planted learner
     bug is tested with the audit alone). Returns a :class:`privacct.audits.mutants.MutantReport`.
     """
     import numpy as np
 
     from privacct.algorithms.base import AuditHook
     from privacct.algorithms.registry import get_learner
-
-    from .mutants.registry import run_checks
 
     spec = get_learner(audit.algorithm)
     cfg = audit.config()
@@ -182,9 +188,24 @@ def check_learner(audit: LearnerAudit, *, trials: int | None = None, seed: int =
                    + ("" if audit.noise_multiplier == 1 else f", privacy noise x{audit.noise_multiplier:g} "
                       "(planted; the log and the ledger see the declared scale)")
                    + ("" if audit.mutant is None else f", planted policy bug {audit.mutant} (observed: {audit.observe})"))
-    return run_checks(audit.name, description, spec.build_log(cfg), epsilon=audit.epsilon, delta=audit.delta,
-                      checks=checks, ledger=one_seed_ledger,
-                      audit=lambda: audit.run(trials=trials, seed=seed, **audit_kwargs))
+    rep = run_checks(audit.name, description, spec.build_log(cfg), epsilon=audit.epsilon, delta=audit.delta,
+                     checks=checks, ledger=one_seed_ledger,
+                     audit=lambda: audit.run(trials=trials, seed=seed, **audit_kwargs))
+    if "billboard" in checks and audit.privacy == "jdp" and audit.episodes >= 2 and audit.noise_multiplier == 1:
+        from .billboard import billboard_check
+
+        bb = billboard_check(audit.algorithm, privacy=audit.privacy, epsilon=audit.epsilon, delta=audit.delta,
+                             calibration=audit.calibration, episodes=audit.episodes, horizon=audit.horizon,
+                             env=audit.env, options=audit.options, bonus_scale=audit.bonus_scale,
+                             trials=BILLBOARD_TRIALS, seed=seed, mutant=audit.mutant)
+        rep.notes["billboard"] = bb.summary()
+        if bb.verdict == "fails":
+            rep.caught_by.append("billboard check")
+    return rep
+
+
+#: Coupled trials of the billboard check in :func:`check_learner` (P[a leak changing an action in 9% of runs unseen] <= 5%)
+BILLBOARD_TRIALS = 32
 
 
 def paper_constants() -> list[LearnerAudit]:

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .statistics import LR_DECIMALS, Statistic
+from .statistic import LR_DECIMALS, Statistic
 
 MAX_COORDINATES = 32
 MAX_JOINT = 512

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 
 from .accounting import ACCOUNTANT_NAMES, get_accountant, releases
 from .accounting.base import is_gaussian, is_pure
@@ -37,6 +38,10 @@ from .log import MechanismLog, ReleaseGroup, Sensitivity, Structure
 _NUDGE = 2.0**-40
 _LATTICE_STEP = 2**14  # first bracketing step on the lattice: 2^(2^14 / 2^20) - 1 = 1.1 %
 _MAX_FLOAT = 1.7976931348623157e308
+#: Noise scales a calibration can return: [MIN_NOISE_SCALE, MAX_NOISE_SCALE] (room to rescale a log stays
+#: within normal floats; below 1e-300 a scale is near the subnormal range, above max/2 one doubling overflows).
+MIN_NOISE_SCALE = 1e-300
+MAX_NOISE_SCALE = _MAX_FLOAT / 2
 
 
 def _eps_or_inf(acc, log: MechanismLog, delta: float) -> float:
@@ -119,11 +124,11 @@ def calibration_factor(log: MechanismLog, *, epsilon: float, delta: float, accou
 
     # every scaled noise scale c * b, and the factor c itself, must stay a positive finite (normal)
     # float; the bounds are taken in log2 so that a tiny or huge b cannot overflow them
-    log2_max = math.log2(_MAX_FLOAT) - 1.0
+    log2_max = math.log2(MAX_NOISE_SCALE)
     b_max = max(g.noise_scale for g in log.release_groups)
     b_min = min(g.noise_scale for g in log.release_groups)
     log2_hi = min(log2_max - math.log2(b_max), log2_max)
-    log2_lo = max(math.log2(1e-300) - math.log2(b_min), -1000.0)
+    log2_lo = max(math.log2(MIN_NOISE_SCALE) - math.log2(b_min), -1000.0)
     c_hi, c_lo = 2.0 ** log2_hi, 2.0 ** log2_lo
 
     closed = _closed_form_factor(accountant, log, epsilon, delta)
@@ -228,7 +233,31 @@ def single_group_log(*, mechanism: str, sensitivity: float, structure: Structure
 
 def calibrate_noise(*, mechanism: str, sensitivity: float, structure: Structure, epsilon: float, delta: float,
                     accountant: str | None = None) -> tuple[float, str]:
-    """(noise scale, accountant) for one release group meeting (epsilon, delta)."""
-    log = single_group_log(mechanism=mechanism, sensitivity=sensitivity, structure=structure)
+    """(noise scale, accountant) for one release group meeting (epsilon, delta).
+
+    The search starts from noise scale = ``sensitivity`` (ratio 1), so the answer is proportional to the
+    sensitivity down to tiny ones too (from noise scale 1, a sensitivity below
+    :data:`privacct.accounting.base.RATIO_FLOOR` would be accounted as the floor and the answer would not
+    shrink with it). An answer must lie in [:data:`MIN_NOISE_SCALE`, :data:`MAX_NOISE_SCALE`]: see
+    :func:`sensitivity_range` for the sensitivities that allows."""
+    sensitivity = check_positive("sensitivity", sensitivity)
+    log = single_group_log(mechanism=mechanism, sensitivity=sensitivity, structure=structure, noise_scale=sensitivity)
     out, name = calibrate_log(log, epsilon=epsilon, delta=delta, accountant=accountant, return_accountant=True)
     return out.release_groups[0].noise_scale, name
+
+
+def sensitivity_range(*, mechanism: str, structure: Structure, epsilon: float, delta: float,
+                      accountant: str | None = None) -> tuple[float, float, float]:
+    """(low, high, unit): the sensitivities :func:`calibrate_noise` can answer for at this budget and
+    structure, and the noise scale ``unit`` it returns for sensitivity 1. The answer is about
+    ``unit x sensitivity`` and must be a noise scale in [:data:`MIN_NOISE_SCALE`, :data:`MAX_NOISE_SCALE`],
+    so low = MIN_NOISE_SCALE / unit and high = MAX_NOISE_SCALE / unit, each pulled in by a relative
+    2^-16 (the calibration lattice's first and last points lie one step, 6.6e-7, inside the range, and the
+    answer is the lattice point at or above the least factor: 2^-16 = 1.5e-5 covers both), low at least
+    the smallest normal float and high at most the largest float."""
+    unit, _ = calibrate_noise(mechanism=mechanism, sensitivity=1.0, structure=structure, epsilon=epsilon,
+                              delta=delta, accountant=accountant)
+    margin = 1.0 + 2.0**-16
+    low = max(MIN_NOISE_SCALE / unit * margin, sys.float_info.min)      # a normal float: full precision
+    high = min(MAX_NOISE_SCALE / unit / margin, sys.float_info.max)     # unit < 1: every finite sensitivity
+    return low, high, unit

@@ -4,11 +4,12 @@ Core subcommands: ``account``, ``calibrate``, ``verify``, ``schema``. Other pack
 (``run``, ``reproduce``, ``audit``, ``mutants``, ``report``) through the ``privacct.commands``
 entry-point group, so privacct never imports them (docs/README.md#package-layout: dependencies point one way).
 
-Exit codes (every command): 0 success (``verify``: the claim holds; ``audit``: passes), 1 the claim
-does not hold (``audit``: fails), 2 bad input (one line on stderr naming the argument or field and
-its allowed range; no traceback; nothing written), 3 inconclusive (``audit`` only: too few trials to
-see a violation), 4 an internal error (one line on stderr; a bug to report; ``PRIVACCT_DEBUG=1``
-re-raises it with its traceback).
+Exit codes: 0 success; 1 a check did not pass (``verify``: the claim fails; ``audit``: fails; ``mutants``: a
+planted bug was not caught; ``account``, ``calibrate``, ``schema``, ``run``, ``reproduce`` and ``report``
+never exit 1), 2 bad input (one line on stderr naming the argument or field and its allowed range; no
+traceback; nothing written), 3 inconclusive (``audit`` only: too few trials to see a violation), 4 an
+internal error (one line on stderr; a bug to report; ``PRIVACCT_DEBUG=1`` re-raises it with its
+traceback). Each command's --help ends with its own (:data:`EXIT_STATUS`).
 
 Interruption: SIGINT or SIGTERM stops a command with one line on stderr and exit 130 (143 for
 SIGTERM); a command writing into ``--out`` leaves the previous complete files or none
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .accounting import ACCOUNTANT_NAMES
+from .console import write  # re-exported: privacct.cli.write is what commands import
 from .errors import PrivacctError, check_count, check_delta, check_positive, printable, shown
 from .log import Structure
 
@@ -53,26 +55,46 @@ VERIFY_NEEDS_LOG = ("LOG is required: a path, or - for standard input; the shipp
 JSON_HELP = "print one strict JSON object (ASCII, no NaN or Infinity) instead of text"
 QUIET_HELP = ("no progress on stderr (default: a bar on a terminal, otherwise a line every few seconds); "
               "results and the closing 'wrote ...' line still go to stdout")
-#: The exit statuses, for every command's --help.
-EXIT_HELP = ("exit status: 0 success (verify: the claim holds; audit: passes), 1 the claim does not hold (audit: "
-             "fails), 2 bad input (one line naming the argument), 3 inconclusive audit, 4 internal error, "
-             "130 interrupted (SIGINT)")
+#: What exit statuses 0 and 1 (and 3) mean, per command, for the end of its --help: the one place they are
+#: written (:func:`exit_help` adds the statuses every command shares; :func:`build_parser` sets every listed
+#: command's epilog from here, over any a plugin set). A plugin command not listed keeps its own epilog, or
+#: gets ``"*"``.
+EXIT_STATUS = {
+    "privacct": ("0 success, 1 a check did not pass (verify: the claim FAILS; audit: fails; mutants: a planted bug "
+                 "was not caught), 3 inconclusive (audit)"),
+    "account": "0 the epsilons were computed (an accountant that does not apply is listed as n/a, not an error)",
+    "calibrate": "0 a noise scale meeting the budget was found",
+    "verify": ("0 the claim holds, 1 the claim FAILS (the tightest accountant's epsilon at the claimed delta is above "
+               "the claimed epsilon, or no accountant can certify it)"),
+    "schema": "0 the schema was printed",
+    "run": ("0 the run completed and wrote its files, whatever the claim's verdict (the verdict is printed, and "
+            "written to privacy_report.json; `privacct verify DIR/mechanism_log.json` is the check that exits 1 "
+            "when the claim FAILS)"),
+    "audit": ("0 passes (eps lower bound <= claim and the audit had the power to see a violation: it would certify "
+              "more than the claim for a mechanism leaking twice the claim), 1 fails (eps lower bound > claim, or "
+              "above the accounted eps of the same configuration: the code leaks more than its own log declares), "
+              "3 inconclusive (eps lower bound <= claim but too few trials to see a violation; the output gives the "
+              "trials needed)"),
+    "reproduce": "0 the figures were written",
+    "mutants": ("0 every planted bug was caught (and, with --controls, no correct control was), 1 a planted bug was "
+                "not caught or a control was flagged"),
+    "report": ("0 the report was written, whatever its verdicts (a row that FAILS is a finding, not an error: "
+               "`privacct verify` of that row's log exits 1)"),
+    "*": "0 success",
+}
+#: The statuses every command shares.
+EXIT_SHARED = ("2 bad input (one line naming the argument and its allowed range; nothing written), 4 internal error "
+               "(a bug: PRIVACCT_DEBUG=1 shows its traceback), 130 interrupted (SIGINT; 143 SIGTERM)")
+
+
+def exit_help(command: str) -> str:
+    """The ``exit status: ...`` paragraph at the end of ``command``'s --help (``privacct``: the top level)."""
+    return f"exit status: {EXIT_STATUS.get(command, EXIT_STATUS['*'])}, {EXIT_SHARED}"
 
 
 def add_quiet(p: argparse.ArgumentParser) -> None:
     """``--quiet`` (and its older spelling ``--no-progress``): the one progress switch of long commands."""
     p.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true", help=QUIET_HELP)
-
-
-def write(stream: TextIO, text: str) -> None:
-    """Write ``text`` to a text stream whatever its encoding: characters it cannot encode are
-    written as backslash escapes instead of raising UnicodeEncodeError."""
-    enc = getattr(stream, "encoding", None) or "utf-8"
-    try:
-        safe = text.encode(enc, "backslashreplace").decode(enc, "replace")
-    except LookupError:  # pragma: no cover - unknown codec name
-        safe = text.encode("ascii", "backslashreplace").decode("ascii")
-    stream.write(safe)
 
 
 def emit(text: str) -> None:
@@ -173,7 +195,8 @@ def _add_structure_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--counter-leaves", type=integer_arg("--counter-leaves"),
                    help="K steps of a continual counter released through --strategy (docs/counters.md), an integer in [1, 2^53]")
     p.add_argument("--strategy", choices=list(STRATEGY_CHOICES),
-                   help="counting strategy of --counter-leaves (account: default tree; calibrate: default the least-noise one)")
+                   help="counting strategy of --counter-leaves (account: default tree; calibrate: default the one of least "
+                        "worst-prefix error, i.e. the least noise in the released prefix sums, not the smallest noise scale)")
 
 
 def _delta_for(args, *, required_for_gaussian: bool = True) -> float:
@@ -210,8 +233,42 @@ def cmd_account(args) -> int:
     return 0
 
 
+def _directed(x: float, up: bool) -> str:
+    """``x`` to 3 significant digits, rounded up or down (a range printed this way lies inside the true one)."""
+    from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal
+
+    d = Context(prec=3, rounding=ROUND_CEILING if up else ROUND_FLOOR).create_decimal(Decimal(x))
+    return f"{float(d):.3g}"
+
+
+def _calibration_failed(error: PrivacctError, sens: float, eps: float, delta: float, ranges, what: str) -> PrivacctError:
+    """The one line for a failed calibration. ``ranges()`` gives, per structure calibrated, (low, high, unit):
+    the sensitivities that can be answered for and the noise scale at sensitivity 1
+    (:func:`privacct.calibrate.sensitivity_range`). Out of their common range: a line naming --sensitivity
+    and the range; when even sensitivity 1 fails: a line naming --epsilon and --delta; else ``error``."""
+    try:
+        found = ranges()
+    except PrivacctError:
+        return PrivacctError(f"at --epsilon {eps:g} and --delta {delta:g} no noise scale can be calibrated for this "
+                             f"mechanism and structure (not at sensitivity 1 either): {printable(error)}")
+    low, high = max(r[0] for r in found), min(r[1] for r in found)
+    if low <= sens <= high:
+        return error
+    units = sorted(r[2] for r in found)
+    unit = f"{units[0]:.6g}" if units[0] == units[-1] else f"{units[0]:.6g} to {units[-1]:.6g}"
+    return PrivacctError(f"--sensitivity must be in [{_directed(low, True)}, {_directed(high, False)}] for this "
+                         f"--epsilon, --delta and structure (the calibrated noise scale, {unit} x the sensitivity, "
+                         f"{what}), got {sens:g}")
+
+
+def _noise_range_text() -> str:
+    from .calibrate import MAX_NOISE_SCALE, MIN_NOISE_SCALE
+
+    return f"must lie in [{MIN_NOISE_SCALE:g}, {_directed(MAX_NOISE_SCALE, False)}]"
+
+
 def cmd_calibrate(args) -> int:
-    from .calibrate import calibrate_noise
+    from .calibrate import calibrate_noise, sensitivity_range
 
     sens = check_positive("--sensitivity", args.sensitivity)
     eps = check_positive("--epsilon", args.epsilon)
@@ -219,8 +276,14 @@ def cmd_calibrate(args) -> int:
         return _calibrate_counter(args, sens, eps)
     structure = _structure(args)
     delta = _delta_for(args)
-    scale, name = calibrate_noise(mechanism=args.mechanism, sensitivity=sens, structure=structure,
-                                  epsilon=eps, delta=delta, accountant=args.accountant)
+    try:
+        scale, name = calibrate_noise(mechanism=args.mechanism, sensitivity=sens, structure=structure,
+                                      epsilon=eps, delta=delta, accountant=args.accountant)
+    except PrivacctError as e:
+        def ranges():
+            return [sensitivity_range(mechanism=args.mechanism, structure=structure, epsilon=eps, delta=delta,
+                                      accountant=args.accountant)]
+        raise _calibration_failed(e, sens, eps, delta, ranges, _noise_range_text()) from None
     if args.json:
         emit_json({"noise_scale": scale, "accountant": name, "epsilon": eps, "delta": delta})
     else:
@@ -230,26 +293,46 @@ def cmd_calibrate(args) -> int:
 
 def _calibrate_counter(args, sens: float, eps: float) -> int:
     """calibrate --counter-leaves K: every strategy at the same (eps, delta), with its worst prefix
-    error; the answer is --strategy's, or the least-noise strategy's (docs/counters.md)."""
+    error; the answer is --strategy's, or that of the strategy with the least worst-prefix error (docs/counters.md;
+    the noise in the released prefix sums, which is what a learner's regret sees: not the smallest noise scale, BLT's
+    scale is below sqrt-Toeplitz's while its worst prefix error is above)."""
+    from .calibrate import MAX_NOISE_SCALE, MIN_NOISE_SCALE
     from .counters.compare import compare, least_noise
 
     leaves = check_count("--counter-leaves", args.counter_leaves)
     delta = _delta_for(args)
     if args.accountant is not None:
         raise PrivacctError("--accountant cannot be combined with --counter-leaves (each strategy uses the tightest accountant)")
-    figs = compare(mechanism=args.mechanism, sensitivity=sens, leaves=leaves, epsilon=eps, delta=delta)
+
+    def ranges():
+        # noise in [MIN, MAX] and the worst prefix variance (noise^2 x a constant) a normal float
+        margin = 1.0 + 2.0**-16
+        return [(max(MIN_NOISE_SCALE / f.noise_scale, math.sqrt(sys.float_info.min / f.worst_prefix_variance)) * margin,
+                 min(MAX_NOISE_SCALE / f.noise_scale, math.sqrt(sys.float_info.max / f.worst_prefix_variance)) / margin,
+                 f.noise_scale)
+                for f in compare(mechanism=args.mechanism, sensitivity=1.0, leaves=leaves, epsilon=eps, delta=delta)]
+
+    what = _noise_range_text() + " and its worst prefix variance must be a normal float"
+    try:
+        figs = compare(mechanism=args.mechanism, sensitivity=sens, leaves=leaves, epsilon=eps, delta=delta)
+    except PrivacctError as e:
+        raise _calibration_failed(e, sens, eps, delta, ranges, what) from None
+    if not all(sys.float_info.min <= f.worst_prefix_variance <= sys.float_info.max for f in figs):
+        raise _calibration_failed(PrivacctError(f"--sensitivity {sens:g}: a worst prefix variance is beyond the "
+                                                "floating-point range"), sens, eps, delta, ranges, what)
     best = least_noise(figs)
     chosen = best if args.strategy is None else next(f for f in figs if f.strategy == args.strategy)
     if args.json:
         emit_json({"noise_scale": chosen.noise_scale, "accountant": chosen.accountant, "epsilon": eps, "delta": delta,
                    "strategy": chosen.strategy, "structure": chosen.structure.to_dict(), "least_noise": best.strategy,
+                   "least_worst_prefix_error": best.strategy,
                    "strategies": [f.to_dict() for f in figs]})
         return 0
     lines = [f"noise scale {chosen.noise_scale:.6g} ({chosen.accountant}) meets eps={eps:g}, delta={delta:g} "
              f"with strategy {chosen.strategy} over K={leaves} steps"]
     lines.append(f"  {'strategy':<14} {'noise scale':>12} {'column norm':>12} {'worst prefix std':>17}")
     for f in figs:
-        mark = "   <- least noise" if f is best else ""
+        mark = "   <- least worst-prefix error" if f is best else ""
         lines.append(f"  {f.strategy:<14} {f.noise_scale:12.6g} {f.column_norm:12.6g} {f.worst_prefix_std:17.6g}{mark}")
     emit("\n".join(lines))
     return 0
@@ -305,8 +388,6 @@ def _list_examples(as_json: bool) -> int:
 
 
 def cmd_verify(args) -> int:
-    from .report import privacy_report
-
     if args.example is _LIST and args.log is None:
         return _list_examples(args.json)
     if args.example is _LIST:
@@ -314,7 +395,7 @@ def cmd_verify(args) -> int:
     log, where = _verify_log(args)
     if log.claim is None:
         raise PrivacctError(f"{where}: claim is missing (verify needs a claim with epsilon and delta)")
-    rep = privacy_report(log)
+    rep, lead = _lead_report(log)
     alternatives = None
     if args.counters:
         from .accounting import default_delta
@@ -322,17 +403,61 @@ def cmd_verify(args) -> int:
 
         alternatives = log_alternatives(log, epsilon=log.claim.epsilon, delta=default_delta(log))
     if args.json:
-        if alternatives is None:
-            emit(rep.to_json())
-        else:
-            d = json.loads(rep.to_json())
+        d = json.loads(rep.to_json())
+        if lead is not None:
+            d.update({k: v for k, v in lead.items() if k != "lead_text"})
+        if alternatives is not None:
             d["counters"] = [a.to_dict() for a in alternatives]
-            emit_json(d)
+        emit_json(d)
     else:
-        emit(rep.to_text())
+        text = rep.to_text()
+        if lead is not None:   # after the "log:" and "claim:" lines
+            head, rest = text.split("\n", 2)[:2], text.split("\n", 2)[2]
+            text = "\n".join(head + [lead["lead_text"], rest])
+        emit(text)
         if alternatives is not None:
             emit(_counters_text(alternatives))
-    return 0 if rep.holds else 1
+    # conservative: the claim holds only if it holds under the reading the proof supports AND for the log as declared
+    # (the noise the learner runs); either failing exits 1
+    return 0 if rep.holds and (lead is None or lead["declared"]["holds"]) else 1
+
+
+def _lead_report(log):
+    """(report, lead): the report ``privacct verify`` shows, led like the report's rows by the reading the
+    paper's own proof supports (:attr:`privacct.readings.ReadingsSummary.lead`): every figure, the verdict,
+    the causes and the exit status under that reading, the readings table listing every reading. ``lead``
+    is None when the log has no readings or leads with the log as declared; else the JSON fields that
+    name the lead reading and the declared log beside it, and ``lead_text``, the line saying so."""
+    import dataclasses
+
+    from .report import privacy_report
+
+    rep = privacy_report(log)
+    summary = rep.readings
+    if summary is None or summary.lead.declared:
+        return rep, None
+    lead, declared = summary.lead, summary.declared
+    under = privacy_report(log.under_reading(lead.name), delta=rep.claimed_delta, readings=False)
+    shown_rep = dataclasses.replace(under, readings=summary)
+    dx = declared.explanation
+    what = "the log as declared: the noise the learner runs"
+    text = (f"reading: {printable(lead.name)}, the one the paper's own proof supports; every figure below is under it "
+            f"(reading {printable(declared.name)}, {what}: accounted eps {_eps_text(dx.accounted_epsilon)}, "
+            f"{dx.verdict})")
+    return shown_rep, {
+        "lead_reading": {"name": lead.name, "supported_by": lead.supported_by},
+        "declared": {"reading": declared.name, "accounted_epsilon": _finite_or_none(dx.accounted_epsilon),
+                     "accountant": dx.tightest, "verdict": dx.verdict, "holds": dx.holds},
+        "lead_text": text,
+    }
+
+
+def _eps_text(x) -> str:
+    return "n/a" if _finite_or_none(x) is None else f"{x:.4g}"
+
+
+def _finite_or_none(x):
+    return x if isinstance(x, (int, float)) and math.isfinite(x) else None
 
 
 def _counters_text(alternatives) -> str:
@@ -343,7 +468,7 @@ def _counters_text(alternatives) -> str:
         lines.append(f"  group {printable(repr(a.group))} (now {a.current}):")
         best = a.best if a.figures else None
         for f in a.figures:
-            mark = "   <- least noise" if f is best else ""
+            mark = "   <- least worst-prefix error" if f is best else ""
             lines.append(f"    {f.strategy:<14} noise scale {f.noise_scale:<12.6g} worst prefix std {f.worst_prefix_std:.6g}{mark}")
         for name, why in a.errors:
             lines.append(f"    {name:<14} n/a ({printable(why)})")
@@ -417,10 +542,10 @@ def build_parser(*, plugins: bool = True) -> argparse.ArgumentParser:
                     continue
                 raise
             register(sub)
-    parser.epilog = EXIT_HELP
-    for p in sub.choices.values():
-        if not p.epilog:
-            p.epilog = EXIT_HELP
+    parser.epilog = exit_help("privacct") + "; each command's --help ends with what its own statuses mean"
+    for name, p in sub.choices.items():
+        if name in EXIT_STATUS or not p.epilog:
+            p.epilog = exit_help(name)
     return parser
 
 

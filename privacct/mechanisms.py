@@ -33,7 +33,7 @@ from .ledger import Ledger
 from .log import tree_depth
 from .rng import as_generators
 from .tap import current as current_tap
-from .tap import after_noise, inside_primitive, note_draw, record_canary
+from .tap import after_noise, coupled_share, coupled_value, inside_primitive, note_draw, note_uncoupled, record_canary
 
 NOISE_KINDS = ("laplace", "gaussian", "symmetric-gaussian-matrix")
 
@@ -156,6 +156,10 @@ def add_noise(value: np.ndarray, mechanism: str, scale: float, rngs, *, ledger: 
     tap = current_tap()
     if tap is None or users is None or (tap.plan is None and not (users[0] <= 1 <= users[1])):
         return value + draw(mechanism, rngs, value.shape[1:], scale, ledger=ledger, group=group, users=users)
+    if tap.plan is None and tuple(users) == (1, 1):   # a billboard check's replayed run: canary A's report value
+        value = coupled_value(f"{group} report of user 1", value)
+    elif tap.plan is None:
+        note_uncoupled(f"{group}: add_noise over users {users[0]}..{users[1]}")
     with inside_primitive():   # an audited run (privacct.tap): this primitive records its own draw over user 1
         out = value + draw(mechanism, rngs, value.shape[1:], scale, ledger=ledger, group=group, users=users)
     if tap.plan is not None:   # a one-run audit: a canary's own report
@@ -281,7 +285,25 @@ class TreeCounter:
         if self.steps >= self.leaves:
             raise PrivacctError(f"tree counter is full: it was built for leaves={self.leaves} additions")
         self.steps += 1
+        tap = current_tap()
+        if tap is not None and tap.coupling is not None and tap.plan is None:
+            x = self._coupled(tap, x)
         return x, self.steps
+
+    def _coupled(self, tap, x: np.ndarray) -> np.ndarray:
+        """The addition a billboard check's coupled run puts into the tree (:class:`privacct.tap.Coupling`): user 1's
+        leaf is canary A's in the replayed run; a leaf holding her with others has her reported share moved."""
+        leaf = self.node_users(self.steps, self.steps)
+        where = f"{self.group or 'tree'}: a leaf of user 1 with other users"
+        if leaf == (1, 1):
+            return coupled_value(f"{self.group or 'tree'} leaf of user 1", x)
+        if leaf[0] <= 1 <= leaf[1]:
+            got = tap.pending.get(self.group)
+            if got is None or got[3] is not None:   # no share reported, or one for some rows of the batch only
+                note_uncoupled(where)
+                return x
+            return coupled_share(where, x, got[0], got[1])
+        return x
 
     def add(self, x) -> np.ndarray:
         x, t = self.begin_addition(x)

@@ -28,6 +28,8 @@ import threading
 import time
 from typing import TextIO
 
+from .console import write
+
 #: Seconds between two plain progress lines when stderr is not a terminal.
 INTERVAL = 5.0
 
@@ -70,8 +72,6 @@ def is_terminal(stream: TextIO | None = None) -> bool:
 
 
 def _write(stream: TextIO, text: str) -> None:
-    from .cli import write
-
     try:
         write(stream, text)
         stream.flush()

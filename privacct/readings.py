@@ -4,12 +4,13 @@ reading the paper's own proof supports, and the verdict that holds in all of the
 
     >>> from privacct.readings import account_readings
     >>> summary = account_readings(log)          # () readings -> None
-    >>> summary.verdict_in_every_reading, [r.name for r in summary.supported]
+    >>> summary.verdict_in_every_reading, [r.name for r in summary.supported], summary.lead.name
 
 A log's readings are :class:`privacct.log.Reading` records; a reading without overrides is the log
 as declared. When no reading is the declared log, the declared log is shown first as
 ``(as declared)``. Each reading is accounted at the same delta as the declared log (the claim's),
-through :func:`privacct.explain.explain`.
+through :func:`privacct.explain.explain`. :attr:`ReadingsSummary.lead` is the reading a report leads
+with: the one the paper's own proof supports, else the declared log.
 """
 
 from __future__ import annotations
@@ -61,6 +62,20 @@ class ReadingsSummary:
     def supported(self) -> tuple[ReadingResult, ...]:
         """The readings the paper's own privacy proof supports."""
         return tuple(r for r in self.results if r.supported_by)
+
+    @property
+    def lead(self) -> ReadingResult:
+        """The reading a report leads with: the first one the paper's own proof supports, else the log as
+        declared (``privacct verify`` and the report's rows both lead with it; the others are shown beside)."""
+        for r in self.results:
+            if r.supported_by:
+                return r
+        return next(r for r in self.results if r.declared)
+
+    @property
+    def declared(self) -> ReadingResult:
+        """The log as declared (the noise the learner runs): a named reading without overrides, or ``(as declared)``."""
+        return next(r for r in self.results if r.declared)
 
     @property
     def verdict_in_every_reading(self) -> str:

@@ -8,8 +8,9 @@ docs/accounting.md#budget-breakdown) and :func:`privacct.readings.account_readin
 
 Verdict rule (docs/accounting.md#verdict): the claim holds when the tightest accounted epsilon at
 the claimed delta is at most the claimed epsilon, up to a relative 1e-9 that absorbs
-floating-point rounding of a printed formula that meets its claim exactly. The exit status of
-``privacct verify`` is the declared log's verdict; the readings are reported beside it.
+floating-point rounding of a printed formula that meets its claim exactly. ``privacct verify`` leads with the
+reading the paper's own proof supports and shows the declared log beside it; its exit status is 0 only when the
+claim holds under both (conservative: docs/accounting.md).
 
 Output safety: :meth:`PrivacyReport.to_text` escapes every string a log carries (names,
 derivations, equations, readings) with :func:`privacct.errors.printable`, and indents every table
@@ -154,7 +155,7 @@ class PrivacyReport:
             lines.append(f"  {name:<20} {'n/a':>24}  ({p(why)})")
         lines += [""] + _breakdown_lines(ex)
         if self.readings is not None:
-            lines += [""] + _readings_lines(self.readings)
+            lines += [""] + _readings_lines(self.readings, shown=tuple(c.text for c in ex.causes))
         lines += ["", f"verdict: {self.verdict}"]
         if ex.trivial:
             at = ", ".join(f"{_num(e, '.3g')} at delta={dd:g}" for dd, e in ex.trivial_at)
@@ -189,7 +190,9 @@ def _breakdown_lines(ex: Explanation) -> list[str]:
     return lines
 
 
-def _readings_lines(s: ReadingsSummary) -> list[str]:
+def _readings_lines(s: ReadingsSummary, shown: tuple[str, ...] = ()) -> list[str]:
+    """The readings block; ``shown``: the causes the report already lists above (a reading whose causes are those,
+    e.g. the lead reading ``privacct verify`` shows, does not repeat them)."""
     p = printable
     w = max([12] + [len(p(r.name)) for r in s.results])
     lines = [f"  readings of the paper (each accounted at delta={s.delta:g})",
@@ -205,7 +208,7 @@ def _readings_lines(s: ReadingsSummary) -> list[str]:
     for r in s.supported:
         lines.append(f"  the paper's own proof supports reading {p(r.name)}: {p(r.supported_by)}")
     for r in s.results:
-        if not r.declared and r.explanation.causes:
+        if not r.declared and r.explanation.causes and tuple(c.text for c in r.explanation.causes) != shown:
             lines.append(f"  causes under reading {p(r.name)}:")
             lines += [f"    {p(c.text)}" for c in r.explanation.causes]
     if not s.supported:

@@ -94,6 +94,46 @@ class CanaryRecord:
     mean_b: np.ndarray
 
 
+@dataclass(eq=False)
+class Coupling:
+    """The billboard check's coupling of two audited runs (docs/auditing.md#the-billboard-check).
+
+    ``mode`` "record" (canary A's run): every value of user 1's that enters a primitive is kept, in order.
+    ``mode`` "replay" (canary B's run, same seeds): every such value is replaced by canary A's at the same position
+    (:func:`coupled_value`), and a release of user 1 together with other users whose share the learner reported
+    (:func:`user_contribution`, a under A and b under B) has its noise moved by a - b (:func:`after_noise`). Every
+    release over user 1 then equals canary A's (to the bit where a value is replaced, to rounding where a share is
+    shifted), while everything the learner computes OUTSIDE the primitives still reads canary B's data. A learner
+    whose prescribed actions are a function of its releases (the billboard lemma: Hsu et al. 2016, Lemma 9, as
+    docs/seed-002-tabular.md cites it; seed 004's Lemma 13) prescribes users 2..K the same actions in both runs.
+    """
+
+    mode: str
+    values: list = field(default_factory=list)
+    position: int = 0
+    #: where the replay could not follow canary A's run (more values, another shape): its control flow differed
+    diverged: list = field(default_factory=list)
+    #: releases over user 1 that could not be coupled (noise drawn over her without her share; a factorized counter)
+    uncoupled: list = field(default_factory=list)
+    #: releases coupled by a shift of their noise (equal to canary A's up to rounding, not to the bit)
+    shifted: list = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("record", "replay"):
+            raise PrivacctError(f"coupling mode must be record or replay, got {self.mode!r}")
+
+    def replay(self) -> "Coupling":
+        """The coupling of canary B's run that replays this (recorded) one."""
+        if self.mode != "record":
+            raise PrivacctError("only a recorded coupling can be replayed")
+        return Coupling("replay", list(self.values))
+
+    def note(self, kind: str, what: str) -> None:
+        bucket = getattr(self, kind)
+        if what not in bucket:
+            bucket.append(what)
+
+
 @dataclass
 class AuditTap:
     """The records of one audited run (module docstring). Not thread-shared: one per run.
@@ -113,6 +153,8 @@ class AuditTap:
     unobserved: list[Unobserved] = field(default_factory=list)
     #: user k (>= 2) -> the actions prescribed to her, (B, ...) (:func:`prescribed`): the black-box JDP output M_{-1}
     actions: dict[int, np.ndarray] = field(default_factory=dict)
+    #: the billboard check's coupling (None: an ordinary audited run)
+    coupling: Coupling | None = None
     _names: dict[str, int] = field(default_factory=dict)
 
     def actions_to_others(self, users: int) -> np.ndarray | None:
@@ -209,17 +251,58 @@ def user_contribution(group: str, *, a, b, name: str | None = None, rows=None) -
                                None if rows is None else np.asarray(rows, dtype=np.int64).copy())
 
 
+def coupled_value(where: str, own) -> np.ndarray:
+    """The value of user 1's that a primitive puts into its release: ``own`` (B, ...), except in the replayed run of
+    a billboard check, where it is canary A's value at the same position (:class:`Coupling`). Primitives call it
+    where user 1's own data enter a release alone (a tree leaf of user 1, her local report)."""
+    tap = _CURRENT.get()
+    if tap is None or tap.coupling is None or tap.plan is not None:
+        return own
+    c = tap.coupling
+    own = np.asarray(own, dtype=float)
+    if c.mode == "record":
+        c.values.append(own.copy())
+        return own
+    i, c.position = c.position, c.position + 1
+    if i >= len(c.values) or c.values[i].shape != own.shape:
+        c.note("diverged", f"{where}: canary B's run put a value of user 1 ({own.shape}) where canary A's run had "
+                           + ("none" if i >= len(c.values) else f"one of shape {c.values[i].shape}"))
+        return own
+    return c.values[i].copy()
+
+
+def coupled_share(where: str, own, a, b) -> np.ndarray:
+    """``own`` with user 1's reported share moved from canary B's (``b``) to canary A's (``a``) in the replayed run of
+    a billboard check (:class:`Coupling`); ``own`` otherwise. For a release of user 1 together with other users."""
+    tap = _CURRENT.get()
+    if tap is None or tap.coupling is None or tap.plan is not None or tap.coupling.mode != "replay":
+        return own
+    tap.coupling.note("shifted", where)
+    return np.asarray(own, dtype=float) + (np.asarray(a, dtype=float) - np.asarray(b, dtype=float))
+
+
+def note_uncoupled(where: str) -> None:
+    """A release over user 1 that a billboard check's coupling cannot make equal under both canaries."""
+    tap = _CURRENT.get()
+    if tap is not None and tap.coupling is not None and tap.plan is None:
+        tap.coupling.note("uncoupled", where)
+
+
 def after_noise(group: str | None, users: tuple[int, int] | None, mechanism: str, scale: float, noise) -> None:
     """Called by the low-level draws with the noise drawn: a draw over user 1 (outside a tapping primitive) whose
     group has a pending contribution of user 1 (:func:`user_contribution`) is recorded as that contribution +
-    the noise."""
+    the noise. In the replayed run of a billboard check that noise is moved, in place, by canary A's share minus
+    canary B's (:func:`coupled_share`), so the release the learner forms equals canary A's."""
     tap = _CURRENT.get()
     if tap is None or _INSIDE.get() or users is None or tap.plan is not None or not (users[0] <= 1 <= users[1]):
         return
     got = tap.take_pending(group)
     if got is None:
+        note_uncoupled(f"{group}: {mechanism} noise over users {users[0]}..{users[1]} without user 1's share")
         return
     own, a, b, name, rows = got
+    if tap.coupling is not None and tap.coupling.mode == "replay":
+        noise[...] = coupled_share(f"{group}: releases of user 1 with other users", noise, a, b)
     tap.unobserved[:] = [u for u in tap.unobserved if not (u.group == group and u.users == tuple(users))]
     tap.record(group=group or "?", name=name or f"{group} release over users {users[0]}..{users[1]}",
                mechanism=mechanism, scale=scale, values=own + np.asarray(noise), contribution=own, means=(a, b),
@@ -280,5 +363,5 @@ def note_draw(group: str | None, users: tuple[int, int] | None, mechanism: str) 
                                       "(privacct cannot tell user 1's contribution apart)")
 
 
-__all__ = ["AuditTap", "CanaryRecord", "OBSERVED_AS", "TapRecord", "Unobserved", "after_noise", "canary_contribution",
-           "current", "inside_primitive", "note_draw", "prescribed", "record_canary", "tapping", "user_contribution"]
+__all__ = ["AuditTap", "CanaryRecord", "Coupling", "OBSERVED_AS", "TapRecord", "Unobserved", "after_noise",
+           "canary_contribution", "coupled_share", "coupled_value", "current", "note_uncoupled", "inside_primitive", "note_draw", "prescribed", "record_canary", "tapping", "user_contribution"]

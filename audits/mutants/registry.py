@@ -32,20 +32,20 @@ accountant cannot see the bug, nor can the ledger: only the learner audit (verdi
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from privacct.errors import PrivacctError
-from privacct.ledger import Ledger, check_ledger, shape_problems
+from privacct.ledger import Ledger, shape_problems
 
+from ..checks import CHECKS, MutantReport, run_checks
 from ..runner import audit_mechanism
+from ..suite import check_learner, planted_noise_bugs, policy_leaks
 from .privatizers import (FactorizedCounterPrivatizer, GramPrivatizer, LocalReportPrivatizer, SwitchingPrivatizer,
                           TreeCounterPrivatizer)
 
-CHECKS = ("accountant", "ledger", "audit")
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,9 @@ class Mutant:
 
 def _tree(bug):
     return TreeCounterPrivatizer(bug=bug)
+
+
+_LIGHT_BLT = ((0.9, 0.2),)   # omega < theta: halving Q_1 = omega - theta makes R_exec heavier (counter-noise-path)
 
 
 MUTANTS: dict[str, Mutant] = {m.name: m for m in [
@@ -99,6 +102,12 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in [
            "continual counter that draws one noise value at step 1 and reuses it at every step, so "
            "differences of releases are noiseless", FactorizedCounterPrivatizer(bug="noise-reused"), trials=20_000,
            reference="docs/counters.md (a fresh z_t per step); Fichtenberger et al. 2023"),
+    Mutant("counter-noise-path",
+           "BLT continual counter (buffer theta 0.9, omega 0.2) whose noise recursion runs with its Q coefficients "
+           "halved while drawing the declared noise: the executed encoder R_exec = L_exec^-1 A has column norm 1.49 "
+           "where the declared R has 1.08; the log is the correct counter's",
+           FactorizedCounterPrivatizer(bug="noise-path", buffers=_LIGHT_BLT), trials=20_000,
+           reference="docs/counters.md#ledger (the executed noise path); Dvijotham et al. 2024 (BLT recursion Q(B) u = P(B) z)"),
     Mutant("adaptive-switching-no-cap",
            "low-switching learner with a data-driven switching rule and no hard cap on the number of "
            "switches, so user 1 is released at every switch", SwitchingPrivatizer(bug="no-cap")),
@@ -121,8 +130,6 @@ class LearnerMutant:
 def _learner_mutants() -> list[LearnerMutant]:
     from privacct.algorithms.registry import get_learner
 
-    from ..suite import planted_noise_bugs
-
     return [LearnerMutant(f"learner-noise-quarter-{a.algorithm}-{a.privacy}",
                           f"{get_learner(a.algorithm).family} learner {a.algorithm} ({a.privacy}) whose privacy noise "
                           f"is drawn at {a.noise_multiplier:g} x the declared scale (log and ledger see the declared scale)",
@@ -131,8 +138,6 @@ def _learner_mutants() -> list[LearnerMutant]:
 
 
 def _policy_leaks() -> list[LearnerMutant]:
-    from ..suite import policy_leaks
-
     return [LearnerMutant(a.mutant, f"{a.algorithm} ({a.privacy}): "
                           + dict(_learner_spec(a.algorithm).mutants)[a.mutant].removeprefix("PLANTED: "),
                           a, reference="policy leak (issue 20): privacct.audits.suite.policy_leaks; caught by an audit of the "
@@ -156,39 +161,11 @@ CONTROLS: dict[str, Mutant] = {m.name: m for m in [
     Mutant("correct-switching", "correct doubling rule with a hard cap", SwitchingPrivatizer()),
     Mutant("correct-factorized-counter", "correct BLT continual counter (declared = run)", FactorizedCounterPrivatizer(),
            trials=20_000),
+    Mutant("correct-blt-counter", "correct BLT continual counter with the buffer (0.9, 0.2): counter-noise-path "
+           "without its bug", FactorizedCounterPrivatizer(buffers=_LIGHT_BLT), trials=20_000),
+    Mutant("correct-sqrt-toeplitz-counter", "correct sqrt-Toeplitz continual counter (L = R = C, C^2 = A)",
+           FactorizedCounterPrivatizer(strategy="sqrt-toeplitz"), trials=20_000),
 ]}
-
-
-@dataclass
-class MutantReport:
-    """What each check found for one mutant; eps in nats (None where a check refused)."""
-
-    name: str
-    description: str
-    claimed_epsilon: float
-    claimed_delta: float
-    caught_by: list[str]
-    accountant_epsilon: float | None
-    ledger_epsilon: float | None
-    audit_epsilon_lower_bound: float | None
-    notes: dict[str, str] = field(default_factory=dict)
-    seconds: float = 0.0
-    audit: dict | None = None
-
-    def to_dict(self) -> dict:
-        return {
-            "name": self.name,
-            "description": self.description,
-            "caught_by": list(self.caught_by),
-            "claimed_epsilon": self.claimed_epsilon,
-            "claimed_delta": self.claimed_delta,
-            "epsilons": {"accountant": self.accountant_epsilon, "ledger": self.ledger_epsilon,
-                         "audit": self.audit_epsilon_lower_bound},
-            "notes": dict(self.notes),
-            "audit_verdict": None if self.audit is None else self.audit.get("verdict"),
-            "seconds": self.seconds,
-            "audit": self.audit,
-        }
 
 
 ledger_shape_problems = shape_problems  # the check lives in privacct.ledger
@@ -207,8 +184,6 @@ def check_mutant(m: Mutant, *, trials: int | None = None, seed: int = 0, checks=
     to 5% of seeds; at 0.99 in at most 1%.
     """
     if isinstance(m, LearnerMutant):
-        from ..suite import check_learner
-
         rep = check_learner(m.audit, trials=trials, seed=seed, checks=tuple(checks), confidence=confidence,
                             **audit_kwargs)
         rep.name, rep.description = m.name, m.description
@@ -226,57 +201,6 @@ def check_mutant(m: Mutant, *, trials: int | None = None, seed: int = 0, checks=
 
     return run_checks(m.name, m.description, p.build_log(), epsilon=claim.epsilon, delta=claim.delta,
                       checks=checks, ledger=one_seed_ledger, audit=audit)
-
-
-def run_checks(name: str, description: str, log, *, epsilon: float, delta: float, checks,
-               ledger: Callable[[], Ledger | None], audit: Callable[[], Any]) -> MutantReport:
-    """The three checks, written once for planted mechanisms and planted learners.
-
-    accountant: the tightest eps of the declared ``log`` at ``delta`` against the claim ``epsilon``;
-    ledger: ``ledger()`` (one seed's executed draws, None if the run kept none) against ``log`` by
-    :func:`privacct.ledger.check_ledger` and the draw-shape check; audit: ``audit()`` (an
-    :class:`privacct.audits.runner.AuditResult`), caught on a ``fails`` verdict only. ``checks``
-    selects which run. eps in nats; a check that is refused reports None and its reason.
-    """
-    from privacct.accounting import tightest_epsilon
-
-    t0 = time.perf_counter()
-    caught, notes = [], {}
-    acc_eps = led_eps = aud_eps = None
-    audit_dict = None
-    if "accountant" in checks:
-        acc_name, acc_eps = tightest_epsilon(log, delta=delta)
-        notes["accountant"] = f"{acc_name}: eps = {acc_eps:.4g} for the declared log"
-        if acc_eps > epsilon * (1 + 1e-9):
-            caught.append("accountant")
-    if "ledger" in checks:
-        executed = ledger()
-        if executed is None:
-            problems = ["the run returned no ledger"]
-        else:
-            problems = ledger_shape_problems(log, executed)
-            try:
-                lc = check_ledger(log, executed, delta=delta)
-                led_eps = lc.executed_epsilon
-                if not lc.ok:
-                    problems.insert(0, f"executed eps {lc.executed_epsilon:.4g} > declared {lc.declared_epsilon:.4g} "
-                                       f"(per-user counts {lc.executed_counts} vs declared {lc.declared_counts})")
-            except PrivacctError as e:
-                problems.insert(0, f"refused: {e}")
-        notes["ledger"] = "; ".join(problems) or "executed log matches the declared log"
-        if problems:
-            caught.append("ledger")
-    if "audit" in checks:
-        r = audit()
-        aud_eps = r.epsilon_lower_bound
-        audit_dict = r.to_dict()
-        accounted = getattr(r, "accounted_epsilon", None)
-        notes["audit"] = (f"eps_lb = {aud_eps:.4g} ({r.test}); GDP mu >= {r.mu_lower_bound:.3g}; verdict {r.verdict}"
-                          + ("" if accounted is None else f"; accounted at this configuration {accounted:.4g}"))
-        if r.verdict == "fails":
-            caught.append("audit")
-    return MutantReport(name, description, epsilon, delta, caught, acc_eps, led_eps, aud_eps,
-                        notes, time.perf_counter() - t0, audit_dict)
 
 
 def check_all(names=None, *, controls: bool = False, **kwargs) -> list[MutantReport]:

@@ -22,7 +22,7 @@ import re
 from typing import Any
 
 from .document import Bullets, Code, Document, Figure, Paragraph, Section, Table, text
-from .regret import LEARN_MARGIN
+from .regret import LEARN_MARGIN, LEVEL, MIN_SEEDS
 
 GENERAL_ASSUMPTIONS = (
     "Neighbouring datasets differ in one user (one episode's trajectory) replaced by another (replace-one-user), the "
@@ -255,24 +255,50 @@ def readings_blocks(row) -> list:
 
 
 def regret_table(row) -> Table:
+    """The regret column's figures: each curve's mean +- std, as a multiple of the uniform policy's regret with
+    the 95% interval of the mean, and the private learner's policy updates with each noise."""
     c = row.regret
     u = c.uniform
 
     def cell(r) -> tuple:
-        return text(f"{r.mean:.4g} +- {r.std:.3g}", f" ({r.mean / u:.2f} x uniform)" if u > 0 else "")
+        iv = r.interval
+        span = "" if iv is None or not u > 0 else f"; {100 * iv.level:.0f}% {iv.over(u).low:.3g}-{iv.over(u).high:.3g}"
+        return text(f"{r.mean:.4g} +- {r.std:.3g}", f" ({r.mean / u:.3g} x uniform{span})" if u > 0 else "")
 
     return Table(("printed noise", "tight noise", f"non-private ({c.nonprivate_learner})", "uniform policy"),
-                 ((cell(c.paper), cell(c.tight), cell(c.nonprivate), text(f"{u:.4g}")),),
-                 caption=f"cumulative regret at K = {c.episodes} (mean +- std over {c.seeds} seeds); non-private: "
-                         f"{c.nonprivate_note}")
+                 ((cell(c.paper), cell(c.tight), cell(c.nonprivate), text(f"{u:.4g}")),
+                  (text(f"updates: {c.paper_updates.phrase()}"), text(f"updates: {c.tight_updates.phrase()}"), text(""),
+                   text(""))),
+                 caption=f"cumulative regret at K = {c.episodes} (mean +- std over {c.seeds} seeds; in brackets as a "
+                         f"multiple of the uniform policy's exact regret, with the 95% t-interval of the mean); policy "
+                         f"updates per seed as the learner's runs report them (n_updates); non-private: {c.nonprivate_note}")
 
 
 def audit_text(row) -> tuple:
     a = row.audit
-    return text(f"Audit at its audit configuration (K = {a['episodes']}, H = {a['horizon']}, {a['trials']} trials per side, "
-                f"other users fixed, every release of user 1 observed): measured lower bound {a['epsilon_lower_bound']:.3g} "
-                f"<= accounted {a['accounted_epsilon']:.3g} of the same configuration ({a['accountant']}); audit verdict ",
-                ("bold", a["verdict"]), "" if a["has_power"] else " (no power to certify a violation at this size)", ".")
+    parts = [f"Audit at its audit configuration (K = {a['episodes']}, H = {a['horizon']}, {a['trials']} trials per side, "
+             f"other users fixed, every release of user 1 observed; it tests {a.get('tests', 'the released statistics')}): "
+             f"measured lower bound {a['epsilon_lower_bound']:.3g} <= accounted {a['accounted_epsilon']:.3g} of the same "
+             f"configuration ({a['accountant']}); audit verdict ", ("bold", a["verdict"]),
+             "" if a["has_power"] else " (no power to certify a violation at this size)", "."]
+    if a.get("departures"):   # an option of the audit configuration the paper's algorithm would not run
+        parts += [" ", ("bold", "The audit configuration departs from the paper's algorithm"), ": " + a["departures"] + "."]
+    bb = a.get("billboard")
+    if bb:
+        parts += [" Billboard check (the step from those releases to JDP: coupled runs whose releases are equal must "
+                  "prescribe users 2..K the same actions; docs/auditing.md#the-billboard-check): ", ("bold", bb["verdict"]),
+                  f" ({bb['differing']} of {bb['trials']} coupled trials differ"
+                  + (f"; P[a trial would] <= {bb['p_upper']:.2g}" if bb["verdict"] == "passes" else "")
+                  + ("; not checkable: " + "; ".join(bb["uncoupled"]) if bb["verdict"] == "inconclusive" else "") + ")."]
+    one = a.get("one_run")
+    if one:
+        if one.get("verdict") == "not run":
+            parts.append(f" One-run audit at the paper setting: not run ({one['reason']}).")
+        else:
+            parts += [f" One-run audit at the paper setting ({one['canaries']} canaries, {one['guesses']} guesses, "
+                      f"{one['correct']} correct): lower bound {one['epsilon_lower_bound']:.3g} vs accounted "
+                      f"{one['accounted_epsilon']:.3g}; verdict ", ("bold", one["verdict"]), "."]
+    return text(*parts)
 
 
 def tight_text(row) -> tuple:
@@ -387,7 +413,7 @@ def measures_row(row) -> tuple:
             text(f"{a['epsilon_lower_bound']:.3g} <= {a['accounted_epsilon']:.3g} (K={a['episodes']}, H={a['horizon']})"),
             text(a["verdict"]), text(_ratios(row)),
             text(f"K={c.episodes}: {c.paper.mean:.4g} / {c.tight.mean:.4g} / {c.nonprivate.mean:.4g} / {c.uniform:.4g}"),
-            text("yes" if c.learns(c.paper) else "no"))
+            text(c.short))
 
 
 TERMINAL_HEADER = ("seed", "algorithm", "model", "(eps, delta) eps/delta", "accounted eps", "[readings]", "verdict",
@@ -454,8 +480,16 @@ def intro(meta: dict[str, Any]) -> tuple:
         Paragraph(text("A setting's (eps, delta) is called ", ("em", "claimed"), " only where the paper prints both; "
                        "elsewhere each number says whether it is ", ("em", "printed"), " or ", ("em", "chosen"), " by the "
                        "toolkit, and each row's provenance table says, for every number, whether it is printed (with its "
-                       "equation), chosen by the toolkit (and why) or derived. A learner ", ("em", "does not learn"),
-                       f" at a K when its regret is within {100 * LEARN_MARGIN:.0f}% of the uniform policy's.")),
+                       "equation), chosen by the toolkit (and why) or derived.")),
+        Paragraph(text(("bold", "Learning."), " A curve ", ("em", "learns"), f" at a K when the {100 * LEVEL:.0f}% "
+                       f"t-interval of its mean regret over at least {MIN_SEEDS} seeds lies below "
+                       f"{100 * (1 - LEARN_MARGIN):.0f}% of the uniform policy's exact regret, and ", ("em", "does not learn"),
+                       " when it lies at or above that; with fewer seeds no such claim is made. Each row's column reads, "
+                       "in this order: the private learner ", ("em", "cannot update"), " its policy at that K (no policy "
+                       "update in any seed, as its runs report them); ", ("em", "K too small"), " (the non-private learner "
+                       "does not learn there either, so no conclusion about the private one, with the K at which --full "
+                       "separates the curves, measured, or that it does not); the non-private learner learns and the private "
+                       "one ", ("em", "does not"), "; or both learn.")),
     )
 
 

@@ -60,6 +60,10 @@ class ReportScale:
     audit_trials: int
     #: trials per side of each audit: privacct.audits.suite.suggest_trials within [audit_trials, max_audit_trials]
     max_audit_trials: int = 100_000
+    #: coupled trials of each JDP row's billboard check (docs/auditing.md#the-billboard-check); 0: none
+    billboard_trials: int = 32
+    #: canaries of each row's one-run audit at the paper setting (docs/auditing.md#one-run-audits-of-learners); 0: none
+    one_run_canaries: int = 0
 
     def __post_init__(self) -> None:
         if self.regret is not None and self.regret not in REGRET_SCALES:
@@ -67,15 +71,17 @@ class ReportScale:
 
     @classmethod
     def default(cls) -> "ReportScale":
-        return cls("default", seeds=4, audit_trials=2000, max_audit_trials=100_000)
+        # 10 seeds: the regret column claims "learns" / "does not learn" only with >= regret.MIN_SEEDS seeds
+        return cls("default", seeds=10, audit_trials=2000, max_audit_trials=100_000, billboard_trials=32)
 
     @classmethod
     def full(cls) -> "ReportScale":
-        return cls(None, seeds=10, audit_trials=20_000, max_audit_trials=400_000)
+        return cls(None, seeds=10, audit_trials=20_000, max_audit_trials=400_000, billboard_trials=64,
+                   one_run_canaries=1000)
 
     @classmethod
     def tiny(cls) -> "ReportScale":
-        return cls("tiny", seeds=2, audit_trials=200, max_audit_trials=200)
+        return cls("tiny", seeds=2, audit_trials=200, max_audit_trials=200, billboard_trials=4)
 
     def regret_episodes(self, spec, episodes: int) -> int:
         """K of ``spec``'s regret column for a setting of ``episodes`` episodes."""
@@ -97,7 +103,8 @@ class ReportScale:
             else:
                 regret.update(ks)
         return {"regret_episodes": regret, "seeds": self.seeds, "audit_trials": self.audit_trials,
-                "max_audit_trials": self.max_audit_trials}
+                "max_audit_trials": self.max_audit_trials, "billboard_trials": self.billboard_trials,
+                "one_run_canaries": self.one_run_canaries}
 
 
 def _default_settings(spec) -> list:
@@ -363,14 +370,55 @@ def _audit(cfg, scale: ReportScale, seed: int, say: Callable[[str], None]) -> tu
     from privacct.algorithms.scaleout import audit_executor   # inline, or on the --scheduler cluster: same result
 
     res = audit_cfg.run(trials=trials, seed=seed, **audit_executor())   # raises if eps_lb > accounted (same config)
-    d = {"epsilon_lower_bound": float(res.epsilon_lower_bound), "accounted_epsilon": float(res.accounted_epsilon),
+    from privacct.algorithms.registry import get_learner
+
+    # what an option of the audit configuration changes in the paper's algorithm, and why (AuditSetting.departures)
+    departures = get_learner(cfg.algorithm).audit_configuration().departures
+    d = {"departures": departures,"epsilon_lower_bound": float(res.epsilon_lower_bound), "accounted_epsilon": float(res.accounted_epsilon),
          "accountant": res.accountant, "verdict": res.verdict, "episodes": audit_cfg.episodes, "horizon": audit_cfg.horizon,
          "env": audit_cfg.env, "bonus_scale": audit_cfg.bonus_scale, "options": [list(o) for o in audit_cfg.options],
          "trials": trials, "observe": audit_cfg.observe, "fixed_users": audit_cfg.fixed_users,
          "sandwich_ok": res.sandwich_ok, "test": str(res.test),
          "oracle_epsilon": None if res.oracle is None else res.oracle.epsilon, "has_power": res.power.has_power,
-         "power": res.power.to_dict()}
+         "power": res.power.to_dict(), "tests": res.tests,
+         "billboard": _billboard(audit_cfg, scale, seed, say), "one_run": _one_run(cfg, scale, seed, say)}
     return d, audit_cfg, trials
+
+
+def _billboard(audit_cfg, scale: ReportScale, seed: int, say: Callable[[str], None]) -> dict[str, Any] | None:
+    """The billboard check of a JDP row at its audit configuration (None under LDP or with no trials)."""
+    if audit_cfg.privacy != "jdp" or scale.billboard_trials <= 0 or audit_cfg.episodes < 2:
+        return None
+    from ..billboard import billboard_check
+
+    say(f"billboard check at the audit configuration, {scale.billboard_trials} coupled trials")
+    r = billboard_check(audit_cfg.algorithm, privacy="jdp", epsilon=audit_cfg.epsilon, delta=audit_cfg.delta,
+                        calibration=audit_cfg.calibration, episodes=audit_cfg.episodes, horizon=audit_cfg.horizon,
+                        env=audit_cfg.env, options=audit_cfg.options, bonus_scale=audit_cfg.bonus_scale,
+                        trials=scale.billboard_trials, seed=seed)
+    d = r.to_dict()
+    return {k: d[k] for k in ("verdict", "trials", "differing", "p_upper", "confidence", "tests", "uncoupled",
+                              "diverged")} | {"shifted": len(r.shifted)}
+
+
+def _one_run(cfg, scale: ReportScale, seed: int, say: Callable[[str], None]) -> dict[str, Any] | None:
+    """A one-run audit of the row's printed constants at the paper setting (``--full`` only: None otherwise, or when
+    the learner does not play one-run plans)."""
+    if scale.one_run_canaries <= 0:
+        return None
+    from ..one_run_learner import one_run_audit_learner
+
+    canaries = min(scale.one_run_canaries, cfg.episodes - 1)
+    say(f"one-run audit at the paper setting (K={cfg.episodes}), {canaries} canaries")
+    try:
+        r = one_run_audit_learner(cfg.algorithm, privacy=cfg.privacy, canaries=canaries, epsilon=cfg.epsilon,
+                                  delta=cfg.delta, calibration="paper", episodes=cfg.episodes, horizon=cfg.horizon,
+                                  env=cfg.env, options=cfg.options, bonus_scale=cfg.bonus_scale, seed=seed)
+    except PrivacctError as e:   # a learner that does not play one-run plans says so; the row says it too
+        return {"verdict": "not run", "reason": str(e)}
+    d = r.to_dict()
+    return {k: d.get(k) for k in ("verdict", "canaries", "guesses", "correct", "epsilon_lower_bound", "accounted_epsilon",
+                                  "sandwich_ok", "seconds")}
 
 
 def build_row(spec, setting, scale: ReportScale, *, seed: int, out_dir: Path, runs: RegretRuns,

@@ -217,6 +217,35 @@ def test_run_estimate_speaks_only_for_long_runs():
                                         "(extrapolated from the rate of episodes 11-20; an estimate)"]
 
 
+def test_run_estimate_of_a_growing_cost_is_quadratic():
+    """A sqrt-toeplitz counter sums every past draw: episode k costs a k. The estimate extrapolates that growth
+    (a linear extrapolation would say about half the time); the declared log tells the runner which counter runs."""
+    from privacct.algorithms.runner import RunEstimate, cost_growth
+
+    t = [0.0]
+    said = []
+    est = RunEstimate(2000, 5, "run x/jdp", say=said.append, clock=lambda: t[0], growth=1)
+    for k in range(1, 2001):
+        if k % 10 == 0:
+            est(k)
+        t[0] += 1e-3 * k                                   # exact total: 1e-3 * 2000 * 2001 / 2 = 2001 s
+        if said:
+            break
+    total = float(said[0].split("estimated ")[1].split(" in all")[0].replace(" min ", ".").split(".")[0]) * 60
+    assert 1900 < total < 2100 + 60 and "growing as k^1" in said[0]
+    linear = RunEstimate(2000, 5, "lin", clock=lambda: t[0]).growth
+    assert linear == 0
+
+    from privacct.algorithms.registry import get_learner
+    from privacct.algorithms.base import RunConfig
+
+    spec = get_learner("ucb-vi")
+    cfg = RunConfig("ucb-vi", "jdp", epsilon=1.0, episodes=20, horizon=2)
+    assert cost_growth(spec.build_log(cfg)) == 0
+    toeplitz = RunConfig("ucb-vi", "jdp", epsilon=1.0, episodes=20, horizon=2, options=(("counter", "sqrt-toeplitz"),))
+    assert cost_growth(spec.build_log(toeplitz)) == 1
+
+
 def test_run_prints_its_estimate_on_stderr_unless_quiet(tmp_path, capsys, monkeypatch):
     """Through the command: a threshold of 0 s makes any run 'long'; --quiet silences it; the default
     threshold (60 s) keeps a short run silent."""

@@ -89,7 +89,7 @@ def test_audit_flags_override_the_setting_and_options_merge_on_top(monkeypatch, 
     assert main(["audit", "private-lsvi-ucb", "--privacy", "jdp", "--episodes", "7", "--horizon", "3", "--trials", "50",
                  "--option", "C=2", "--option", "p=0.5"]) == 0
     assert (seen["episodes"], seen["horizon"], seen["trials"]) == (7, 3, 50)
-    assert dict(seen["options"]) == {"beta": 1e6, "C": 2, "p": 0.5}      # the setting's beta kept, C overridden
+    assert dict(seen["options"]) == {"beta": 1e6, "C": 2, "p": 0.5, "update_cap": 1}   # the setting's beta, update_cap kept
     assert main(["audit", "ucb-vi", "--privacy", "jdp", "--episodes", "9"]) == 0
     assert (seen["episodes"], seen["horizon"], seen["trials"]) == (9, 1, 100_000)
 

@@ -19,6 +19,7 @@ MUST = {
     "adaptive-switching-no-cap": {"ledger"},
     "factorization-norm-too-small": {"ledger"},
     "counter-noise-reused": {"audit"},
+    "counter-noise-path": {"ledger"},
     # learner-level planted bugs (noise at 1/4 of the declared scale): only the audit can see them;
     # run in tests/audits/test_learner_audits.py::test_planted_learner_bug_is_caught_by_the_audit_alone
     "learner-noise-quarter-ucb-vi-jdp": {"audit"},
@@ -26,8 +27,9 @@ MUST = {
     "learner-noise-quarter-ldp-ucrl-vtr-ldp": {"audit"},
     "learner-noise-quarter-private-lsvi-ucb-jdp": {"audit"},
     # policy leaks (issue 20): the log, the ledger and the released statistics are the faithful learner's; only an
-    # audit of the actions sees them (test_policy_leak_is_caught_by_the_actions_audit_alone below)
-    "bonus-on-exact-counts": {"audit"},
+    # audit of the actions and the billboard check see them (test_policy_leak_is_caught_... below)
+    "bonus-on-exact-counts": {"audit", "billboard check"},
+    "switch-on-exact-gram": {"billboard check"},
 }
 PRIVATIZER_MUTANTS = sorted(n for n, m in MUTANTS.items() if not isinstance(m, LearnerMutant))
 
@@ -88,17 +90,48 @@ def test_shape_check_flags_shared_noise_only():
         assert bool(ledger_shape_problems(p.build_log(), ledger)) is flagged
 
 
-def test_policy_leak_is_caught_by_the_actions_audit_alone():
+def test_policy_leak_is_caught_by_the_actions_audit_and_the_billboard_check_alone():
     from dataclasses import replace
 
     from privacct.audits.suite import check_learner
 
     m = MUTANTS["bonus-on-exact-counts"]
     r = check_learner(m.audit, seed=0)
-    assert r.caught_by == ["audit"], r.notes                      # not the accountant, not the ledger
-    # the same configuration without the planted bug: nothing to see in the actions
-    faithful = check_learner(replace(m.audit, mutant=None), seed=0, checks=("audit",))
+    assert r.caught_by == ["audit", "billboard check"], r.notes   # not the accountant, not the ledger
+    # the same configuration without the planted bug: nothing to see in the actions, nor in the coupled runs
+    faithful = check_learner(replace(m.audit, mutant=None), seed=0, checks=("audit", "billboard"))
     assert faithful.caught_by == [], faithful.notes
     # and the released statistics of the planted learner are the faithful ones: their audit does not catch it
     released = check_learner(replace(m.audit, observe="released"), seed=0, checks=("audit",))
     assert released.caught_by == [], released.notes
+
+
+def test_counter_noise_path_declares_the_correct_counter_and_runs_a_heavier_encoder():
+    from privacct.counters.strategies import column_norm
+
+    bugged, control = MUTANTS["counter-noise-path"].privatizer, CONTROLS["correct-blt-counter"].privatizer
+    assert bugged.build_log().release_groups == control.build_log().release_groups     # the same declared log
+    runs = {}
+    for p in (bugged, control):
+        ledger = Ledger()
+        p.run("A", np.random.default_rng(3), 1, ledger=ledger)
+        runs[p.bug] = float(ledger.per_user_norms("prefix-sums", "gaussian", p.code_scale()).max())
+    declared = column_norm(control.declared_structure(), "l2")
+    # R_exec(x) = Q_h(x) / P(x) = (1 - 0.35 x) / (1 - 0.9 x): r_k = 0.55 * 0.9^(k-1), against 0.2 * 0.9^(k-1) declared
+    r = np.concatenate(([1.0], 0.55 * 0.9 ** np.arange(7)))
+    assert runs["noise-path"] == pytest.approx(np.linalg.norm(r), rel=1e-9) and runs["noise-path"] > 1.38 * declared
+    assert runs[None] == pytest.approx(declared, rel=1e-6) and runs[None] <= declared * (1 + 1e-9)
+    r = check_mutant(MUTANTS["counter-noise-path"], seed=0, checks=("accountant", "ledger"))
+    assert r.caught_by == ["ledger"] and r.ledger_epsilon > 1.3 * r.claimed_epsilon, r.notes
+
+
+def test_switch_on_exact_gram_is_caught_by_the_billboard_check_alone():
+    from dataclasses import replace
+
+    from privacct.audits.suite import check_learner
+
+    m = MUTANTS["switch-on-exact-gram"]
+    r = check_learner(m.audit, seed=0, checks=("accountant", "ledger", "billboard"))
+    assert r.caught_by == ["billboard check"], r.notes
+    faithful = check_learner(replace(m.audit, mutant=None), seed=0, checks=("billboard",))
+    assert faithful.caught_by == [], faithful.notes

@@ -86,3 +86,48 @@ def test_cli_one_run_refuses_what_would_not_fit(capsys, monkeypatch):
     rc = main(["audit", "ucb-vi", "--privacy", "ldp", "--one-run", "--canaries", "19999"])
     err = capsys.readouterr().err
     assert rc == 2 and "--canaries 19999" in err and err.count("\n") == 1, err
+
+
+# ---- the linear-MDP learners (issue 20): Private LSVI-UCB's canaries are seen through their Gram tree nodes ----
+LSVI = dict(episodes=1025, horizon=2, options=(("beta", 5.0),), epsilon=1.0, delta=1e-5)
+
+
+def test_private_lsvi_one_run_certifies_below_its_accounted_eps_and_sees_the_planted_noise_bug():
+    faithful = one_run_audit_learner("private-lsvi-ucb", canaries=512, calibration="paper", **LSVI)
+    bug = one_run_audit_learner("private-lsvi-ucb", canaries=512, calibration="paper", noise_multiplier=0.25, **LSVI)
+    for r in (faithful, bug):
+        # spacing 2: a canary at leaf 4j + 1 sits alone in nodes [u, u] and [u, u + 1], one at 4j + 3 in [u, u] only
+        # (the binary mechanism draws [u, u + 1] of an odd u = 4j + 3 inside [4j + 1, 4j + 4]), in each of the H = 2
+        # Gram trees; the y releases are not observed
+        assert r.canaries == 512 and r.spacing == 2 and r.releases_per_canary == 3.0
+        assert r.accountant == "analytic-gaussian" and r.accounted_epsilon > 2.0    # the printed Gram noise
+    assert faithful.sandwich_ok and faithful.epsilon_lower_bound <= faithful.accounted_epsilon
+    # noise at a quarter of the declared scale (the ledger unchanged): every canary's Gaussian mu x 4
+    assert bug.epsilon_lower_bound > faithful.epsilon_lower_bound + 0.5, (faithful.summary(), bug.summary())
+    assert bug.bound.correct / bug.bound.guesses > faithful.bound.correct / faithful.bound.guesses
+
+
+def test_private_lsvi_one_run_is_sound_over_seeds():
+    # tight calibration: accounted eps = the claim 1; a leak in the observation (means that follow the bit, a node of
+    # two canaries read as one's) gives near-perfect guesses, a bound of 3 to 4.5 at 512 canaries
+    bounds = [one_run_audit_learner("private-lsvi-ucb", canaries=512, calibration="tight", seed=seed, **LSVI)
+              for seed in range(4)]
+    assert all(r.sandwich_ok for r in bounds), [r.summary() for r in bounds]
+    assert all(r.releases_per_canary == 3.0 for r in bounds)
+
+
+def test_cli_one_run_of_the_linear_mdp_learners(capsys):
+    rc = main(["audit", "private-lsvi-ucb", "--privacy", "jdp", "--one-run", "--canaries", "64", "--episodes", "129",
+               "--horizon", "2", "--calibration", "paper", "--json", "--quiet"])
+    d = json.loads(capsys.readouterr().out)
+    assert rc in (0, 3) and d["kind"] == "one-run audit" and d["canaries"] == 64 and d["releases_per_canary"] == 3.0
+    assert d["sandwich_ok"]
+    for name in ("batched-jdp-lsvi-ucb", "batched-jdp-lsvi-ucb-laplace"):   # a batch leaf hides its canaries: one line
+        rc = main(["audit", name, "--privacy", "jdp", "--one-run", "--canaries", "64", "--episodes", "129",
+                   "--horizon", "2"])
+        err = capsys.readouterr().err
+        assert rc == 2 and err.count("\n") == 1 and "would observe no canary" in err, err
+        rc = main(["audit", name, "--privacy", "jdp", "--one-run", "--canaries", "64", "--episodes", "129",
+                   "--horizon", "2", "--option", "batches=129", "--json", "--quiet"])
+        d = json.loads(capsys.readouterr().out)
+        assert rc in (0, 3) and d["sandwich_ok"] and d["releases_per_canary"] == 3.0

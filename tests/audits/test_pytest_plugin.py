@@ -304,3 +304,45 @@ def test_without_a_marker_the_default_claim_is_used_and_named_in_the_summary(pyt
     assert lines["test_epsilon_only"].endswith("(default claim: delta=0)")
     assert "default claim" not in lines["test_full_claim"] and "default claim" not in lines["test_claim_in_the_call"]
     result.stdout.fnmatch_lines(["*privacy_audit: confidence must be a number in (0, 1), got 2*"])
+
+
+def test_plugin_billboard_check_passes_faithful_and_fails_a_policy_leak(pytester):
+    pytester.makepyfile('''
+        import pytest
+
+        LEAKY = dict(episodes=4, horizon=2, bonus_scale=1e6, options=(("e_scale", 1e-9),), trials=12)
+
+        def test_faithful(privacy_audit):
+            r = privacy_audit.billboard("ucb-vi", **LEAKY)
+            assert r.verdict == "passes" and r.trials == 12
+
+        def test_policy_leak(privacy_audit):
+            privacy_audit.billboard("ucb-vi", mutant="bonus-on-exact-counts", **LEAKY)
+    ''')
+    result = pytester.runpytest("-p", "no:hypothesispytest")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*privacy audit FAILED (billboard check)*billboard step of the proof fails*",
+                                 "*privacy audits*", "*passes*billboard check: 0 of 12*",
+                                 "*FAILS*billboard check: * of 12*"])
+
+
+def test_plugin_one_run_audit_fails_a_leaky_learner_and_reports_it(pytester):
+    pytester.makepyfile('''
+        import pytest
+
+        @pytest.mark.privacy_audit(epsilon=1.0, allow_inconclusive=True)
+        def test_faithful(privacy_audit):
+            r = privacy_audit.one_run("ucb-vi", privacy="ldp", calibration="tight", canaries=200, episodes=201,
+                                      horizon=1)
+            assert r.verdict in ("passes", "inconclusive") and r.canaries == 200
+
+        @pytest.mark.privacy_audit(epsilon=1.0)
+        def test_printed_constants(privacy_audit):
+            privacy_audit.one_run("ucb-vi", privacy="ldp", calibration="paper", canaries=1000, episodes=1001,
+                                  horizon=1)
+    ''')
+    result = pytester.runpytest("-p", "no:hypothesispytest")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*privacy audit FAILED (one-run audit): one-run audit FAILS*",
+                                 "*privacy audits*", "*one-run audit: eps_lb=*canaries=200*",
+                                 "*FAILS*one-run audit: eps_lb=*canaries=1000*"])

@@ -97,13 +97,25 @@ def test_seed004_readings_name_the_dominant_family_of_each(tiny_report):
 
 
 def test_regret_column_has_baselines_and_a_learning_statement(tiny_report):
+    """At the tiny scale (2 seeds) no row claims learning or not learning; the policy updates are counted where the
+    learner reports them (the readings themselves: tests/audits/report/test_regret_column.py)."""
+    from privacct.audits.report.regret import MIN_SEEDS, READ_CANNOT_UPDATE, READ_FEW_SEEDS
+
     _, data = tiny_report
+    assert ReportScale.tiny().seeds < MIN_SEEDS
     for r in data["rows"]:
         g = r["regret"]
         assert g["nonprivate"]["algorithm"] and g["uniform"]["regret_mean"] > 0
-        learns = g["paper"]["regret_mean"] < 0.9 * g["uniform"]["regret_mean"]
-        assert g["learns"]["paper"] == learns
-        assert ("does not learn" in g["statement"]) == (not (learns and g["learns"]["tight"]))
+        assert g["seeds"] == 2 and not any(g["learns"].values())
+        assert set(g["verdicts"].values()) == {"not claimed"}
+        updates = g["policy_updates"]
+        never = updates["paper"]["never"] and updates["tight"]["never"]
+        assert g["reading"] == (READ_CANNOT_UPDATE if never else READ_FEW_SEEDS)
+        if not never:
+            assert g["statement"].startswith("not claimed: 2 seeds")
+        assert updates["paper"]["reported"] == (r["algorithm"] == "private-lsvi-ucb")   # n_updates in its run info
+        if not updates["paper"]["reported"]:
+            assert "policy updates: not reported by the learner" in g["statement"]
 
 
 def _md_plain(s: str) -> str:
@@ -158,6 +170,29 @@ def test_html_and_markdown_hold_the_same_content(tiny_report):
                    "under reading B, the one the paper's own proof supports; beside it, reading A (the log as declared",
                    "Reduced scale", "eps_audit <= eps_true"):
         assert needle in page and needle in md_flat
+
+
+def test_the_regret_readings_are_in_both_documents_and_the_measures_table(tiny_report):
+    """Each row's regret statement (its reading in words) in report.md and report.html, and the measures table's
+    "learns?" cell is the column's short reading (never a bare yes/no from the mean)."""
+    from privacct.audits.report.build import MEASURES_HEADER, measures_row
+
+    out, data = tiny_report
+    parser = _Text()
+    parser.feed((out / "report.html").read_text())
+    page = " ".join("".join(parser.parts).split())
+    md_flat = " ".join(_md_plain((out / "report.md").read_text()).split())
+    assert MEASURES_HEADER[-1] == "learns?"
+    readings = set()
+    for row in data["_rows"]:
+        c = row.regret
+        said = "Learning. " + c.statement[0].upper() + c.statement[1:] + "."
+        assert said in page and said in md_flat
+        assert plain(measures_row(row)[-1]) == c.short
+        readings.add(c.reading)
+    assert "not claimed" in readings                     # 2 seeds: no learning verdict anywhere
+    assert "Learning. Not claimed: 2 seeds" in md_flat and "95% t-interval of its mean regret" in md_flat
+    assert "policy updates: not reported by the learner" in page
 
 
 _PROBE = ("<script>window.addEventListener('load',()=>{const d=document.createElement('pre');d.id='probe';"
@@ -388,3 +423,42 @@ def test_summary_in_a_browser_sets_fails_apart_and_does_not_wrap_at_1400px(tiny_
 def test_every_private_learner_has_a_row_source():
     names = {s.name for s, _ in paper_configs()}
     assert names == {n for n, s in learners().items() if any(p in s.privacy_models for p in ("jdp", "ldp"))}
+
+
+def test_every_audit_says_what_it_tests_and_jdp_rows_carry_a_billboard_check(tiny_report):
+    """Issue 20: the report says, per audit, which claim it tests; a JDP row adds the billboard check (the step from
+    the released statistics to JDP), an LDP row has none."""
+    out, data = tiny_report
+    md = (out / "report.md").read_text()
+    for r in data["rows"]:
+        a = r["audit"]
+        if r["privacy"] == "jdp":
+            assert "released statistics" in a["tests"]
+            bb = a["billboard"]
+            assert bb["verdict"] == "passes" and bb["trials"] == ReportScale.tiny().billboard_trials
+            assert bb["differing"] == 0 and 0 < bb["p_upper"] < 1
+        else:
+            assert a["tests"].startswith("LDP itself") and a["billboard"] is None
+        assert a["one_run"] is None                       # one-run audits run with --full only
+    assert "Billboard check (the step from those releases to JDP" in md and "it tests the DP of the released" in md
+
+
+def test_an_audit_configuration_the_paper_would_not_run_says_what_it_changed_and_why(tiny_report):
+    """Issue 20 item 4: seed 004's audit raises the update cap to 1 (its paper cap is 0 at K = 5); the row records the
+    audit's options, its command line sets them, and its audit paragraph says what the option changes and why; an
+    audit configuration the paper runs as it is says nothing of the kind."""
+    out, data = tiny_report
+    md = (out / "report.md").read_text()
+    departed = learners()["private-lsvi-ucb"].audit_configuration().departures
+    assert departed
+    for r in data["rows"]:
+        a = r["audit"]
+        sec = section(data["_document"], r["title"])
+        text = " ".join(plain(b.text) for b in sec.blocks if isinstance(b, Paragraph))
+        if r["algorithm"] == "private-lsvi-ucb":
+            assert ["update_cap", 1] in a["options"] and a["departures"] == departed
+            assert f"The audit configuration departs from the paper's algorithm: {departed}." in text
+            assert "--option update_cap=1" in r["commands"]["audit"]
+        else:
+            assert a["departures"] == "" and "departs from the paper's algorithm" not in text
+    assert md.count("departs from the paper's algorithm") == len(_rows(data, "private-lsvi-ucb"))

@@ -86,3 +86,39 @@ def test_reproduce_ends_with_where_its_files_went(cli, tmp_path):
     assert r.code == 0, r.err
     assert r.out.strip().splitlines()[-1].startswith("wrote ") and "manifest.json" in r.out
     assert r.err == ""   # --quiet: no progress at all
+
+
+def _returns_1(func) -> bool:
+    """Whether a command function's source can return exit status 1 (``return 1``, ``... else 1``, or the audit's
+    ``EXIT_CODES`` table, whose "fails" is 1)."""
+    import inspect
+    import re
+
+    return re.search(r"return 1\b|else 1\b|EXIT_CODES\[", inspect.getsource(func)) is not None
+
+
+def test_each_command_help_states_its_own_exit_1():
+    """The end of each --help says what exit 1 means for THAT command, and only where the command can return 1
+    (it used to say '1 the claim does not hold' for every command, account and schema included)."""
+    import re
+
+    from privacct.cli import EXIT_STATUS
+
+    table = subparsers()
+    assert set(table) <= set(EXIT_STATUS), "a shipped command without its exit statuses"
+    can_fail = {name for name, p in table.items() if _returns_1(p.get_default("func"))}
+    assert {"verify", "audit", "mutants"} <= can_fail and not can_fail & {"account", "calibrate", "schema"}
+    for name, p in table.items():
+        says_1 = re.search(r"\), 1 |, 1 |: 1 ", p.epilog.split("2 bad input")[0]) is not None
+        assert says_1 == (name in can_fail), (name, p.epilog)
+        assert "1 the claim does not hold" not in p.epilog
+    assert "the claim FAILS" in table["verify"].epilog and "leaks more than its own log" in table["audit"].epilog
+    assert "not caught" in table["mutants"].epilog
+
+
+def test_verify_exit_1_is_what_its_help_says(cli):
+    """A shipped example whose claim fails exits 1, as verify's --help says."""
+    from privacct.cli import EXAMPLE_NAMES
+
+    codes = {name: cli(["verify", "--example", name]).code for name in EXAMPLE_NAMES}
+    assert set(codes.values()) == {0, 1}, codes

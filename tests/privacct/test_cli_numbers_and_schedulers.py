@@ -243,3 +243,153 @@ def test_an_inproc_scheduler_of_this_process_passes():
 
     with distributed.LocalCluster(n_workers=0, processes=False, protocol="inproc://", dashboard_address=":0") as c:
         assert scaleout.check_scheduler(c.scheduler_address) == c.scheduler_address
+
+
+# ----------------------------------------------------------------------------------------------- calibrate
+_CAL = {"laplace": ["--mechanism", "laplace", "--epsilon", "1"],
+        "gaussian": ["--mechanism", "gaussian", "--epsilon", "1", "--delta", "1e-5"]}
+
+
+@pytest.mark.parametrize("mechanism", sorted(_CAL))
+@pytest.mark.parametrize("structure", [["--count", "3"], ["--tree-leaves", "8"], ["--counter-leaves", "64"]],
+                         ids=lambda s: s[0])
+@pytest.mark.parametrize("value", ["1e308", "1.7976931348623157e308", "1e-305", "2.2250738585072014e-308", "5e-324"])
+def test_calibrate_an_extreme_sensitivity_names_the_flag_and_its_range(mechanism, structure, value, cli, cli_contract):
+    """A finite --sensitivity whose calibrated noise would leave the float range: one line naming --sensitivity
+    and the range it may take at this budget, exit 2, nothing written (it used to list every accountant's
+    failure; 5e-324 answered a noise scale 10^200 times too large, the accountant's ratio floor)."""
+    import re
+
+    r = cli(["calibrate", *_CAL[mechanism], *structure, "--sensitivity", value])
+    cli_contract(r, codes=(2,))
+    m = re.search(r"--sensitivity must be in \[([^,\]]+), ([^\]]+)\] for this --epsilon, --delta and structure", r.err)
+    assert m, r.err
+    low, high = float(m.group(1)), float(m.group(2))
+    assert not low <= float(value) <= high and low < 1 < high
+    for inside in (low, high):   # the bounds said are sensitivities that work
+        ok = cli(["calibrate", *_CAL[mechanism], *structure, "--sensitivity", repr(inside), "--json"])
+        cli_contract(ok, codes=(0,))
+
+
+def test_calibrate_a_tiny_sensitivity_scales_the_noise_down_with_it(cli):
+    """Scale invariance down to the range's low end: from noise scale 1, a sensitivity below the accountants'
+    ratio floor (1e-100) was accounted as the floor, and the answer stopped shrinking (4e-100 for 1e-300)."""
+    import json
+
+    for sens in ("1", "1e-200", "1e-300"):
+        r = cli(["calibrate", "--mechanism", "laplace", "--tree-leaves", "8", "--epsilon", "1", "--sensitivity", sens, "--json"])
+        assert r.code == 0, r.err
+        assert json.loads(r.out)["noise_scale"] == pytest.approx(4 * float(sens), rel=1e-12)
+
+
+def test_calibrate_a_budget_no_noise_meets_names_epsilon_and_delta(cli, cli_contract):
+    r = cli(["calibrate", "--mechanism", "laplace", "--count", "3", "--sensitivity", "1", "--epsilon", "1e-300"])
+    cli_contract(r, codes=(2,))
+    assert "--epsilon 1e-300 and --delta 0" in r.err and "--sensitivity must" not in r.err, r.err
+
+
+# ----------------------------------------------------------------------------------------------- tls:// and non-Dask servers
+@pytest.fixture(scope="module")
+def http_port():
+    """A loopback port whose server answers every connection with an HTTP error and closes it."""
+    import threading
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen(8)
+
+    def serve():
+        while True:
+            try:
+                c, _ = s.accept()
+            except OSError:
+                return
+            with c:
+                c.sendall(b"HTTP/1.0 400 Bad Request\r\n\r\n")
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield s.getsockname()[1]
+    s.close()
+
+
+def _refused_fast(address: str, said: str, limit: float) -> None:
+    from privacct.errors import PrivacctError
+    from privacct.executors import map_tasks
+
+    t0 = time.perf_counter()
+    with pytest.raises(PrivacctError, match=said) as e:
+        map_tasks(abs, [(-1,)], "dask", address)
+    assert time.perf_counter() - t0 < limit, f"{time.perf_counter() - t0:.1f} s"
+    assert str(e.value).startswith(f"--scheduler '{address}'") and "\n" not in str(e.value)
+
+
+def test_tls_on_a_closed_port_is_refused_at_once():
+    pytest.importorskip("distributed")
+    _refused_fast(f"tls://127.0.0.1:{_closed_port()}", "cannot reach a Dask scheduler", 2)
+
+
+def test_tls_on_a_silent_port_is_refused_within_the_probe_timeout(silent_port):
+    """It waited distributed's 30 s (or, without TLS settings, failed with an internal TypeError)."""
+    pytest.importorskip("distributed")
+    from privacct.executors import PROBE_TIMEOUT
+
+    _refused_fast(f"tls://127.0.0.1:{silent_port}", "completes no TLS handshake within 3 s", PROBE_TIMEOUT + 2)
+
+
+@pytest.mark.parametrize("scheme, said", [("tls", "does not speak TLS"), ("tcp", "not with Dask's handshake")])
+def test_a_server_that_is_not_dask_is_refused_at_once(scheme, said, http_port):
+    """tcp: the first bytes were taken for Dask's, and the Client then tried to allocate the 'frame length' it read
+    from them (exabytes: an internal MemoryError)."""
+    pytest.importorskip("distributed")
+    _refused_fast(f"{scheme}://127.0.0.1:{http_port}", said, 2)
+
+
+def test_a_tls_server_passes_the_probe_and_then_needs_dask_tls_settings(tmp_path):
+    """A real TLS server (a self-signed certificate made with openssl) is not refused by the probe: the Client's
+    own security settings decide; without any, one line says so (not distributed's TypeError)."""
+    import shutil
+    import ssl
+    import subprocess
+    import threading
+
+    pytest.importorskip("distributed")
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed: no certificate for a loopback TLS server")
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+                    "-days", "1", "-subj", "/CN=127.0.0.1"], check=True, capture_output=True, timeout=60)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert, key)
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+
+    def serve():
+        while True:
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                return
+            try:
+                with ctx.wrap_socket(c, server_side=True):
+                    pass
+            except (OSError, ssl.SSLError):
+                pass
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        _refused_fast(f"tls://127.0.0.1:{srv.getsockname()[1]}", "tls:// needs Dask's TLS settings", 5)
+    finally:
+        srv.close()
+
+
+@pytest.mark.parametrize("server", ["silent", "http"])
+def test_audit_with_tls_to_a_port_that_is_not_dask_is_one_line(server, silent_port, http_port, cli, cli_contract):
+    pytest.importorskip("distributed")
+    port = silent_port if server == "silent" else http_port
+    t0 = time.perf_counter()
+    r = cli(["audit", "ucb-vi", "--privacy", "jdp", "--quiet", "--episodes", "4", "--trials", "10",
+             f"--scheduler=tls://127.0.0.1:{port}"])
+    cli_contract(r, codes=(2,))
+    assert "--scheduler" in r.err and "not a Dask scheduler over TLS" in r.err, r.err
+    assert time.perf_counter() - t0 < 12

@@ -83,15 +83,62 @@ def test_verify_refuses_a_bad_reading_with_one_line_and_exit_2(tmp_path, cli, cl
     assert res.code == 2 and "readings[0].overrides[0].group" in res.err
 
 
-def test_verify_shows_every_reading_and_its_causes_only_under_that_reading(tmp_path, cli):
+def test_verify_shows_every_reading_and_leads_with_the_one_the_proof_supports(tmp_path, cli):
+    """Like the report's rows, verify leads with the reading the paper's proof supports: its figures, verdict,
+    causes and exit status; the declared log beside it (here the declared log holds and the proof's reading
+    fails)."""
     log = _log((Reading("loud", supported_by="Lemma 2", overrides=(GroupOverride("g", noise_scale=0.5),)),), sigma=50.0)
     path = tmp_path / "r.json"
     log.save(path)
     res = cli(["verify", str(path)])
-    assert res.code == 0                                       # the declared log holds
+    assert res.code == 1                                       # the proof's reading fails
+    lines = res.out.splitlines()
+    assert lines[2].startswith("reading: loud, the one the paper's own proof supports") and "holds" in lines[2]
     assert "verdict in every reading: depends on the reading" in res.out
     assert "the paper's own proof supports reading loud: Lemma 2" in res.out
+    assert "verdict: FAILS" in lines and any(line.startswith("cause:") for line in lines)
+    scale = next(line for line in lines if line.startswith("  g "))
+    assert " 0.5 " in scale                                     # the groups under the lead reading
+    d = json.loads(cli(["verify", str(path), "--json"]).out)
+    assert d["lead_reading"]["name"] == "loud" and d["verdict"] == "FAILS" and d["holds"] is False
+    assert d["declared"]["verdict"] == "holds" and d["declared"]["reading"] == AS_DECLARED
+
+
+def test_verify_without_a_supported_reading_leads_with_the_declared_log(tmp_path, cli):
+    log = _log((Reading("loud", overrides=(GroupOverride("g", noise_scale=0.5),)),), sigma=50.0)
+    path = tmp_path / "r.json"
+    log.save(path)
+    res = cli(["verify", str(path)])
+    assert res.code == 0 and not res.out.splitlines()[2].startswith("reading:")
+    assert "the paper's own proof supports none of these readings" in res.out
     assert not any(line.startswith("cause:") for line in res.out.splitlines())
+    assert "lead_reading" not in json.loads(cli(["verify", str(path), "--json"]).out)
+
+
+def test_verify_of_the_seed004_log_leads_with_reading_b_as_the_report_does(tmp_path, cli):
+    """Seed 004's paper log: the report leads with reading B (1.287), reading A (3.654, the log as declared)
+    beside it; verify the same, from the same choice (ReadingsSummary.lead)."""
+    from privacct.algorithms.registry import get_learner
+    from privacct.algorithms.settings import as_paper_setting
+
+    spec = get_learner("private-lsvi-ucb")
+    setting = as_paper_setting(spec.paper_settings[0])
+    log = spec.build_log(setting.run_config("private-lsvi-ucb"))
+    summary = account_readings(log)
+    assert summary.lead.name == "B" and summary.declared.name == "A"
+    path = tmp_path / "seed004.json"
+    log.save(path)
+    res = cli(["verify", str(path)])
+    assert res.code == 1
+    lines = res.out.splitlines()
+    assert lines[2].startswith("reading: B, the one the paper's own proof supports")
+    assert "reading A, the log as declared: the noise the learner runs: accounted eps 3.654, FAILS" in lines[2]
+    tightest = next(line for line in lines if "<- tightest" in line)
+    assert float(tightest.split()[1]) == pytest.approx(1.287, abs=5e-4)
+    assert "dominant: y," in res.out
+    d = json.loads(cli(["verify", str(path), "--json"]).out)
+    assert d["accounted_epsilon"] == pytest.approx(1.287, abs=5e-4) and d["lead_reading"]["name"] == "B"
+    assert d["declared"]["accounted_epsilon"] == pytest.approx(3.654, abs=5e-4)
 
 
 def test_a_reading_may_state_the_papers_composition_rule(tmp_path, cli):

@@ -1,0 +1,95 @@
+"""The billboard check (audits/billboard.py, docs/auditing.md#the-billboard-check): coupled runs whose releases
+are made equal under both canaries must prescribe users 2..K the same actions; the planted policy leaks fail."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from privacct.audits import billboard as BB
+from privacct.audits.bounds import cp_upper
+from privacct.errors import PrivacctError
+
+#: ucb-vi where the bonus decides the policy (the planted leak's configuration in privacct.audits.suite.policy_leaks)
+UCB_LEAKY = dict(episodes=4, horizon=2, bonus_scale=1e6, options=(("e_scale", 1e-9),))
+#: private-lsvi-ucb where the switching test fires within K (a small shift lam~ at eps = 50)
+LSVI_SWITCHING = dict(epsilon=50.0, delta=1e-5, episodes=1000, options=(("beta", 5.0),))
+
+
+def test_faithful_ucb_vi_passes_with_its_bound():
+    r = BB.billboard_check("ucb-vi", trials=24, **UCB_LEAKY)
+    assert r.verdict == "passes" and r.differing == 0
+    assert r.p_upper == pytest.approx(float(cp_upper(0, 24, 0.05)))
+    assert not r.uncoupled and not r.diverged
+    assert "P[a trial would] <=" in r.summary()
+
+
+def test_bonus_on_exact_counts_fails():
+    r = BB.billboard_check("ucb-vi", trials=24, mutant="bonus-on-exact-counts", **UCB_LEAKY)
+    assert r.verdict == "fails" and r.differing > 0
+    assert r.first_difference is not None and r.first_difference.user >= 2
+    assert r.first_difference.actions_a != r.first_difference.actions_b
+    assert "billboard step of the proof fails" in r.summary()
+
+
+def test_private_lsvi_ucb_faithful_passes_and_switch_on_exact_gram_fails():
+    ok = BB.billboard_check("private-lsvi-ucb", trials=8, **LSVI_SWITCHING)
+    assert ok.verdict == "passes"
+    assert ok.shifted, "the y releases hold user 1 with other users: coupled by a shift of their noise"
+    bad = BB.billboard_check("private-lsvi-ucb", trials=8, mutant="switch-on-exact-gram", **LSVI_SWITCHING)
+    assert bad.verdict == "fails" and bad.differing > 0
+
+
+def test_without_the_coupling_a_faithful_learner_would_fail(monkeypatch):
+    """The check is not vacuous: replaying nothing (canary B's own values) makes the faithful learner's actions
+    differ, so 'passes' above is the coupling's doing."""
+    import privacct.mechanisms as M
+
+    monkeypatch.setattr(M, "coupled_value", lambda where, own: own)
+    r = BB.billboard_check("ucb-vi", trials=24, **UCB_LEAKY)
+    assert r.verdict == "fails" and r.differing > 0
+
+
+def test_a_release_it_cannot_couple_makes_it_inconclusive():
+    """A factorized counter draws noise over user 1 without her share: not coupled, so no verdict either way."""
+    r = BB.billboard_check("ucb-vi", trials=4, episodes=8, horizon=2, options=(("counter", "blt"),))
+    assert r.verdict == "inconclusive"
+    assert r.uncoupled and "not checkable" in r.summary()
+
+
+def test_refusals():
+    with pytest.raises(PrivacctError, match="privacy must be jdp"):
+        BB.billboard_check("ucb-vi", privacy="ldp")
+    with pytest.raises(PrivacctError, match="episodes"):
+        BB.billboard_check("ucb-vi", episodes=1)
+    with pytest.raises(PrivacctError, match="confidence"):
+        BB.billboard_check("ucb-vi", confidence=1.0)
+
+
+def test_same_seed_same_result():
+    a = BB.billboard_check("ucb-vi", trials=8, seed=3, mutant="bonus-on-exact-counts", **UCB_LEAKY).to_dict()
+    b = BB.billboard_check("ucb-vi", trials=8, seed=3, mutant="bonus-on-exact-counts", batch=3, **UCB_LEAKY).to_dict()
+    assert a == b
+
+
+def test_cli_billboard_exit_codes_and_json(capsys):
+    from privacct.cli import main
+
+    code = main(["audit", "ucb-vi", "--privacy", "jdp", "--billboard", "--episodes", "4", "--horizon", "2",
+                 "--trials", "10", "--json", "--quiet"])
+    d = json.loads(capsys.readouterr().out)
+    assert code == 0 and d["check"] == "billboard" and d["verdict"] == "passes" and d["trials"] == 10
+    assert main(["audit", "ucb-vi", "--privacy", "ldp", "--billboard"]) == 2
+    assert "--billboard needs --privacy jdp" in capsys.readouterr().err
+    assert main(["audit", "ucb-vi", "--privacy", "jdp", "--billboard", "--observe", "actions"]) == 2
+    assert "--observe actions does not apply" in capsys.readouterr().err
+
+
+def test_every_audit_says_which_claim_it_tests():
+    from privacct.audits.learner import claim_tested
+
+    assert "released statistics" in claim_tested("jdp", "released") and "lemma" in claim_tested("jdp", "released")
+    assert claim_tested("jdp", "actions").startswith("JDP itself")
+    assert claim_tested("ldp", "released").startswith("LDP itself")
+    assert "billboard step" in BB.BillboardResult.tests
