@@ -135,10 +135,12 @@ def one_run_width(spec, config) -> int:
     return max(1, min(classic, per_log))
 
 
-def audit_estimate(spec, config, trials: int, observe: str, workers: int) -> MemoryEstimate:
+def audit_estimate(spec, config, trials: int, observe: str, workers: int, *, width: int | None = None) -> MemoryEstimate:
     """Bytes of an audit of ``trials`` per side: both sides' samples (kept whole for the two halves, with
-    a copy for the statistics), plus ``workers`` learner batches of :data:`AUDIT_CHUNK` trials at once."""
-    width = observation_width(spec, config, observe)
+    a copy for the statistics), plus ``workers`` learner batches of :data:`AUDIT_CHUNK` trials at once. ``width``:
+    floats per trial when known (the audit's own layout, measured on its pilot); default the learner's upper bound
+    :func:`observation_width`."""
+    width = observation_width(spec, config, observe) if width is None else int(width)
     samples = 2 * 2 * FLOAT * int(trials) * width
     batch = min(int(trials), AUDIT_CHUNK)
     runs = max(1, int(workers)) * run_estimate(spec, config, max(batch, AUDIT_PILOT), audit=True, runner=False).total

@@ -278,10 +278,26 @@ def check_audit_memory(cfg, args) -> None:
 
     spec = get_learner(cfg.algorithm)
     workers = 1 if args.scheduler is not None else (os.cpu_count() or 1)
-    est = audit_estimate(spec, cfg, args.trials, args.observe, workers)
     named = f"--trials {args.trials} x --episodes {args.episodes}" + (
         "" if args.horizon is None else f" x --horizon {args.horizon}")
     lower = "--trials or --episodes" + ("" if args.horizon is None else " or --horizon")
+    est = audit_estimate(spec, cfg, args.trials, args.observe, workers)   # the learner's upper bound on the width
+    try:
+        check_memory(est.total, args=named, what=est.main_terms(), lower=lower)
+        return
+    except PrivacctError:
+        if args.observe != "released":
+            raise
+    # The upper bound does not fit: measure the audit's own flat sample on its 64-trial pilot (it keeps only the
+    # coordinates the canaries move, docs/auditing.md#learner-audits), if the pilot itself fits, and decide on that.
+    from privacct.algorithms.memory import run_estimate
+
+    from .learner import PILOT, LearnerMechanism
+
+    check_memory(run_estimate(spec, cfg, PILOT, audit=True, runner=False).total, args=named,
+                 what="the audit's pilot run", lower=lower)
+    width = LearnerMechanism(cfg, "released", not args.fresh_users).layout().width
+    est = audit_estimate(spec, cfg, args.trials, args.observe, workers, width=width)
     check_memory(est.total, args=named, what=est.main_terms(), lower=lower)
 
 

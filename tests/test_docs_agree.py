@@ -133,9 +133,28 @@ def doc_commands(path: Path, text: str | None = None) -> list[DocCommand]:
 
 
 def _tokens(text: str) -> list[str]:
-    spaced = re.sub(r"([\[\]()])", r" \1 ", text)
-    spaced = re.sub(r"\s\|\s", " | ", spaced)
-    return spaced.split()
+    """Synopsis tokens; a quoted argument ('...' or "...", as a shell reads it) is one word whatever it holds
+    (brackets, bars, spaces), glued to the text right before it (``KEY='a b'``)."""
+    out: list[str] = []
+    glue = False
+    for m in re.finditer(r"'([^']*)'|\"([^\"]*)\"|([^'\"]+)", text):
+        if m.group(3) is None:
+            word = m.group(1) if m.group(1) is not None else m.group(2)
+            if glue and out:
+                out[-1] += word
+            else:
+                out.append(word)
+            glue = True
+            continue
+        plain = m.group(3)
+        spaced = re.sub(r"([\[\]()])", r" \1 ", plain)
+        spaced = re.sub(r"\s\|\s", " | ", spaced)
+        words = spaced.split()
+        if words and glue and out and not plain[0].isspace():
+            out[-1] += words.pop(0)
+        out += words
+        glue = bool(plain) and not plain[-1].isspace()
+    return out
 
 
 def _parse_synopsis(tokens: list[str]):

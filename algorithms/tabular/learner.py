@@ -64,7 +64,7 @@ from .planning import bonus_coefficients, evaluate_po, log_terms, mirror_step, o
 from .privatizers import GROUP, Privatizer, build_tabular_log, e_terms
 from .stats import episode_stats, family_dims, split
 
-KNOWN_OPTIONS = ("e_scale", "confidence_delta", "eta", "pool_over_h", "counter")
+KNOWN_OPTIONS = ("e_scale", "confidence_delta", "eta", "pool_over_h", "counter", "reading")
 COUNTERS = ("tree", "tree-honaker", "sqrt-toeplitz", "blt")  # privacct.counters.strategies.STRATEGIES
 _CHUNK = 256  # episodes of uniforms pre-drawn per seed at a time (independent of the batch size)
 #: UCB-VI outside audits runs its episodes in the compiled loop (:mod:`.episode_jit`, the same bytes as the numpy
@@ -101,8 +101,14 @@ def validate(config: RunConfig, algorithm: str) -> dict[str, Any]:
         raise PrivacctError(f"option counter must be one of {', '.join(COUNTERS)}, got {counter!r}")
     if counter is not None and config.privacy != "jdp":
         raise PrivacctError(f"option counter applies to JDP (central) learners, got privacy {config.privacy!r}")
+    reading = opts.get("reading")
+    if reading is not None and (config.calibration != "paper" or config.privacy != "jdp" or not isinstance(reading, str)):
+        raise PrivacctError("option reading applies to the printed JDP constants (calibration paper, privacy jdp): the "
+                            f"name of one of the paper's readings, got {reading!r} (calibration {config.calibration}, "
+                            f"privacy {config.privacy})")
     return {
         "counter": counter,
+        "reading": reading,
         "e_scale": check_positive("option e_scale", opts.get("e_scale", 1.0)),
         "confidence_delta": check_delta("option confidence_delta", opts.get("confidence_delta", 0.1)),
         "eta": None if eta is None else check_positive("option eta", eta),
@@ -135,10 +141,22 @@ def build_log(config: RunConfig, algorithm: str, *, audited: bool = False):
     opts = validate(config, algorithm)
     mdp = make_mdp(config)
     counter = opts["counter"] if not (audited and opts["counter"] is None and config.privacy == "jdp") else "tree"
-    return build_tabular_log(algorithm=algorithm, privacy=config.privacy, calibration=config.calibration,
-                             epsilon=config.epsilon, delta=config.delta, H=mdp.horizon, S=mdp.n_states,
-                             A=mdp.n_actions, K=config.episodes, parameters=log_parameters(config, opts, mdp, algorithm),
-                             pooled=opts["pool_over_h"], counter=counter)
+    log = build_tabular_log(algorithm=algorithm, privacy=config.privacy, calibration=config.calibration,
+                            epsilon=config.epsilon, delta=config.delta, H=mdp.horizon, S=mdp.n_states,
+                            A=mdp.n_actions, K=config.episodes, parameters=log_parameters(config, opts, mdp, algorithm),
+                            pooled=opts["pool_over_h"], counter=counter)
+    if opts["reading"] is None:
+        return log
+    # the printed constants under one reading of the paper (docs/seed-002-tabular.md#readings-and-accounted-epsilon):
+    # the learner then RUNS that reading's noise (its privatizer reads the scale from the log), e.g. to audit the
+    # reading the proof supports, log2 K; the log records which, and carries no readings of its own
+    names = [r.name for r in log.readings]
+    if opts["reading"] not in names:
+        raise PrivacctError(f"option reading must be one of {', '.join(repr(n) for n in names)}, got {opts['reading']!r}")
+    import dataclasses
+
+    led = log.under_reading(opts["reading"])
+    return dataclasses.replace(led, parameters=tuple(dict(led.parameters, reading=opts["reading"]).items()))
 
 
 def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: str, audit: AuditHook | None = None,

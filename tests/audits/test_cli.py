@@ -137,3 +137,21 @@ def test_mutants_json(capsys):
     for d in out:
         assert d["caught_by"] and set(d["caught_by"]) <= {"accountant", "ledger", "audit"}
         assert set(d["epsilons"]) == {"accountant", "ledger", "audit"}
+
+
+def test_memory_check_measures_the_audits_own_sample_when_the_bound_does_not_fit():
+    """The learner's width bound counts every coordinate of every node (34 GiB for 2e6 trials at ucb-vi K = 5,
+    H = 2); the audit keeps the coordinates the canaries move, about 20 times fewer: measured on the pilot, the
+    audit fits. A size that does not fit even so is refused in one line naming the flags."""
+    import argparse
+
+    from privacct.audits.cli import check_audit_memory
+    from privacct.audits.learner import learner_config
+    from privacct.errors import PrivacctError
+
+    cfg = learner_config("ucb-vi", privacy="jdp", calibration="paper", episodes=5, horizon=2)
+    args = argparse.Namespace(trials=2_000_000, episodes=5, horizon=2, observe="released", fresh_users=False,
+                              scheduler=None)
+    check_audit_memory(cfg, args)                                        # fits once measured
+    with pytest.raises(PrivacctError, match="--trials 200000000 x --episodes 5 x --horizon 2 needs about"):
+        check_audit_memory(cfg, argparse.Namespace(**{**vars(args), "trials": 200_000_000}))

@@ -148,3 +148,28 @@ def test_result_dict_carries_the_same_configuration():
     assert d["accounted_epsilon"] == pytest.approx(1.0) and d["episodes"] == 4 and d["horizon"] == 1
     assert d["verdict"] == r.verdict and d["oracle"]["exact"] is True and "power" in d
     assert "accounted" in r.summary() and "K=4, H=1" in r.summary()
+
+
+def test_the_flat_sample_keeps_only_the_coordinates_the_canaries_move():
+    """Coordinates whose means are equal under both canaries add exactly 0 to the likelihood ratio and to the privacy
+    loss: the layout keeps the others only (a tabular node of 2HSA + HSAS coordinates moves in at most 6H), and the
+    statistic and the loss structure are those of the full observation."""
+    import numpy as np
+
+    from privacct.audits.learner import LearnerMechanism, learner_config, loss_structure, np_statistic
+
+    cfg = learner_config("ucb-vi", privacy="jdp", calibration="paper", episodes=5, horizon=2)
+    mech = LearnerMechanism(cfg)
+    layout = mech.layout()
+    obs = mech.observation("A", np.random.SeedSequence(3).spawn(8))
+    full = sum(b.size for b in obs.blocks)
+    moving = sum(int(np.count_nonzero(np.asarray(b.mean_a) != np.asarray(b.mean_b))) for b in obs.blocks)
+    assert layout.width == moving < full and moving <= len(obs.blocks) * 6 * 2
+    # the statistic on the kept coordinates equals the full Neyman-Pearson sum (Laplace blocks, constant means)
+    x = mech("A", np.random.default_rng(5), 16)
+    llr = np_statistic(layout)(x)
+    obs16 = mech.observation("A", np.random.default_rng(5).bit_generator.seed_seq.spawn(16))
+    ref = sum(((np.abs(b.values - b.mean_b) - np.abs(b.values - b.mean_a)) / b.scale).sum(axis=1) for b in obs16.blocks)
+    assert np.allclose(llr, np.round(ref, 9), atol=1e-8)
+    s = loss_structure(layout)
+    assert len(s.laplace) == moving
