@@ -20,6 +20,7 @@ import math
 import sys
 from typing import Any
 
+from privacct.log import FACTORIZED_STRATEGIES
 from privacct.cli import add_quiet, emit, emit_json, exit_help, integer_arg, number_arg, write
 from privacct.errors import PrivacctError, check_count, check_delta, check_positive, shown
 from privacct.outputs import Outputs
@@ -94,7 +95,7 @@ def register_run(subparsers) -> argparse.ArgumentParser:
                         "constant set's)")
     p.add_argument("--option", type=_option, action="append", default=[], metavar="KEY=VALUE",
                    help="learner option, repeatable, on top of the constant set's; " + OPTION_HELP)
-    p.add_argument("--counter", choices=["tree", "tree-honaker", "sqrt-toeplitz", "blt"], default=None,
+    p.add_argument("--counter", choices=list(FACTORIZED_STRATEGIES), default=None,
                    help="continual counter of a JDP learner's running sums (docs/counters.md; the same as --option "
                         "counter=STRATEGY); default: the tree for paper; for tight each family's choice (docs/counters.md): the "
                         "least worst-prefix error at the claim for ucb-vi, ucb-po and private-lsvi-ucb, the tree for the "

@@ -37,7 +37,7 @@ from typing import TextIO
 from .accounting import ACCOUNTANT_NAMES
 from .console import write  # re-exported: privacct.cli.write is what commands import
 from .errors import PrivacctError, check_count, check_delta, check_positive, printable, shown
-from .log import Structure
+from .log import FACTORIZED_STRATEGIES, Structure
 
 #: Exit status of an unexpected exception (a bug): distinct from 0/1 (verdict), 2 (bad input) and
 #: 3 (an inconclusive audit).
@@ -167,7 +167,7 @@ def integer_arg(name: str):
     return parse
 
 
-STRATEGY_CHOICES = ("tree", "tree-honaker", "sqrt-toeplitz", "blt")  # privacct.counters.strategies.STRATEGIES
+STRATEGY_CHOICES = FACTORIZED_STRATEGIES  # the counting strategies, named once (privacct.log)
 
 
 def _structure(args) -> Structure:

@@ -103,7 +103,8 @@ import numpy as np
 
 from privacct.errors import PrivacctError, check_count, check_positive
 from privacct.ledger import Ledger
-from privacct.log import Claim, MechanismLog, PaperStatement, ReleaseGroup, Sensitivity, Structure, tree_depth
+from privacct.log import (FACTORIZED_STRATEGIES, Claim, MechanismLog, PaperStatement, ReleaseGroup, Sensitivity, Structure,
+                          tree_depth)
 from privacct.log_readings import GroupOverride, Reading
 from privacct.mechanisms import TreeCounter, gaussian
 from privacct.tap import prescribed, user_contribution
@@ -114,7 +115,7 @@ from . import common as C
 
 NAME = "private-lsvi-ucb"
 OPTIONS = C.COMMON_OPTIONS + ("C", "counter", "update_cap")
-COUNTERS = ("tree", "tree-honaker", "sqrt-toeplitz", "blt")  # privacct.counters.strategies.STRATEGIES
+COUNTERS = FACTORIZED_STRATEGIES  # the counting strategies, named once (privacct.log)
 SOURCE = "Ngo, Vietri, Wu (ICML 2022), Improved Regret for Differentially Private Exploration in Linear MDP, Alg. 1 [seed 004]"
 SQRT2 = math.sqrt(2.0)
 

@@ -52,6 +52,7 @@ import numpy as np
 
 from privacct.errors import PrivacctError, check_count, check_delta, check_positive
 from privacct.ledger import Ledger
+from privacct.log import FACTORIZED_STRATEGIES
 from privacct.tap import canary_contribution, prescribed
 from privacct.tap import current as current_tap
 
@@ -65,7 +66,7 @@ from .privatizers import GROUP, Privatizer, build_tabular_log, e_terms
 from .stats import episode_stats, family_dims, split
 
 KNOWN_OPTIONS = ("e_scale", "confidence_delta", "eta", "pool_over_h", "counter", "reading")
-COUNTERS = ("tree", "tree-honaker", "sqrt-toeplitz", "blt")  # privacct.counters.strategies.STRATEGIES
+COUNTERS = FACTORIZED_STRATEGIES  # the counting strategies, named once (privacct.log)
 _CHUNK = 256  # episodes of uniforms pre-drawn per seed at a time (independent of the batch size)
 #: UCB-VI outside audits runs its episodes in the compiled loop (:mod:`.episode_jit`, the same bytes as the numpy
 #: loop below, which stays the reference and the path of audited runs and of UCB-PO). Tests switch it off to compare.
