@@ -31,6 +31,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .planning_jit import greedy_state, stage_value
+
 
 @numba.njit(cache=True)
 def _tree_add(t, e12, scale, alpha, noise, rel, texact, b, x, sa, sn):
@@ -129,20 +131,9 @@ def run_episodes(k0, m, K, pooled, mode, E1, c_root, c_inv, bonus, R, P, cost, s
                 hh = 0 if pooled else h
                 np.dot(Pm[hh], V, pv)   # numba's np.dot(a, b) is this call with a fresh ``out``
                 for s in range(S):
-                    mn = 0.0
-                    best = 0
-                    bestv = 0.0
-                    for a in range(A):
-                        rv = base[hh * SA + s * A + a] + pv[s * A + a]
-                        if a == 0:
-                            mn, best, bestv = rv, 0, rv
-                        else:
-                            if bestv == bestv and (rv < bestv or rv != rv):  # argmin: first minimiser, first NaN
-                                best, bestv = a, rv
-                            mn = mn if (mn <= rv or mn != mn) else rv    # np.minimum(mn, rv)
+                    best, mn = greedy_state(base, hh * SA + s * A, pv, s * A, A)
                     pol[h, s] = best
-                    v = mn if (mn >= 0.0 or mn != mn) else 0.0          # np.maximum(mn, 0)
-                    V[s] = v if (v <= cap or v != v) else cap           # np.minimum(v, H - h)
+                    V[s] = stage_value(mn, cap)
             # 3. exact value of the greedy policy (TabularMDP.evaluate_kernel)
             for s in range(S):
                 V[s] = 0.0

@@ -16,6 +16,32 @@ import numpy as np
 
 
 @numba.njit(cache=True)
+def greedy_state(base, start, pv, pstart, A):
+    """(action, value) of one state of one stage: numpy's ``argmin`` over the A values ``base[start + a] +
+    pv[pstart + a]`` (first minimiser, a NaN wins) and their running ``np.minimum``. Shared by
+    :func:`plan_vi_compiled` and the compiled episode loop (:mod:`.episode_jit`): one definition of the comparisons."""
+    m = 0.0
+    best = 0
+    bestv = 0.0
+    for a in range(A):
+        r = base[start + a] + pv[pstart + a]
+        if a == 0:
+            m, best, bestv = r, 0, r
+        else:
+            if bestv == bestv and (r < bestv or r != r):  # argmin: first minimiser, first NaN
+                best, bestv = a, r
+            m = m if (m <= r or m != m) else r  # np.minimum(m, r)
+    return best, m
+
+
+@numba.njit(cache=True)
+def stage_value(m, cap):
+    """V~_h(s) from the minimum over actions: ``np.minimum(np.maximum(m, 0), cap)``, NaN kept."""
+    v = m if (m >= 0.0 or m != m) else 0.0  # np.maximum(m, 0)
+    return v if (v <= cap or v != v) else cap  # np.minimum(v, H - h)
+
+
+@numba.njit(cache=True)
 def plan_vi_compiled(base, P, return_q):
     """(policy (B, H, S) int64, Q~ (B, H, S, A) or an empty array) of :func:`.planning.plan_vi`."""
     B, H, S, A = base.shape
@@ -27,24 +53,15 @@ def plan_vi_compiled(base, P, return_q):
         for b in range(B):
             pv = np.dot(np.ascontiguousarray(P[b, h]), V[b])  # (S*A,)
             for s in range(S):
-                m = 0.0
-                best = 0
-                bestv = 0.0
-                for a in range(A):
-                    r = base[b, h, s, a] + pv[s * A + a]
-                    if a == 0:
-                        m, best, bestv = r, 0, r
-                    else:
-                        if bestv == bestv and (r < bestv or r != r):  # argmin: first minimiser, first NaN
-                            best, bestv = a, r
-                        m = m if (m <= r or m != m) else r  # np.minimum(m, r)
-                    if return_q:
-                        x = r
+                row = base[b, h, s]
+                best, m = greedy_state(row, 0, pv, s * A, A)
+                if return_q:
+                    for a in range(A):
+                        x = row[a] + pv[s * A + a]   # the same sum greedy_state compared
                         if x == x:  # np.clip: max then min, NaN kept
                             x = x if x > 0.0 else 0.0
                             x = x if x < cap else cap
                         Q[b, h, s, a] = x
                 pol[b, h, s] = best
-                v = m if (m >= 0.0 or m != m) else 0.0  # np.maximum(m, 0)
-                V[b, s] = v if (v <= cap or v != v) else cap  # np.minimum(v, H - h)
+                V[b, s] = stage_value(m, cap)
     return pol, Q
