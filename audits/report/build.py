@@ -163,16 +163,24 @@ def others_phrase(row) -> str:
     return "; ".join(parts + [f"{tail} ({_g(lo)}-{_g(hi)})"])
 
 
+def readings_parts(row) -> list[str]:
+    """What follows a row's accounted eps wherever it is stated: the reading it is under, and the others beside it."""
+    out = []
+    reading, others = reading_phrase(row), others_phrase(row)
+    if reading:
+        out.append(f" {reading}")
+    if others:
+        out.append(f"; beside it, {others}")
+    return out
+
+
 # --------------------------------------------------------------------------- row parts
 def verdict_text(row) -> tuple:
     s, lead = row.setting, row.lead
     ex = lead.explanation
     parts = [("bold", row.summary_verdict), f": accounted {_g(ex.accounted_epsilon)} {_rel(ex)} {claim_phrase(s)} "
              f"(printed constants, K = {s.episodes}, {ex.tightest or 'no accountant'})"]
-    if reading_phrase(row):
-        parts.append(f" {reading_phrase(row)}")
-    if others_phrase(row):
-        parts.append(f"; beside it, {others_phrase(row)}")
+    parts += readings_parts(row)
     for note in row.verdict_notes:
         parts.append(f"; {note}")
     return text(*parts)
@@ -444,10 +452,7 @@ def causes_items(rows) -> list:
             continue
         head = [("bold", r.title), f" (seed {r.seed}), {r.summary_verdict}: accounted {_g(ex.accounted_epsilon)} {_rel(ex)} "
                 f"{claim_phrase(r.setting)}"]
-        if reading_phrase(r):
-            head.append(f" {reading_phrase(r)}")
-        if others_phrase(r):
-            head.append(f"; beside it, {others_phrase(r)}")
+        head += readings_parts(r)
         head.append(".")
         sub = [text(c.text) for c in ex.causes]
         robust = robust_text(r)
