@@ -38,7 +38,7 @@ from privacct.calibrate import calibrate_log
 from privacct.errors import PrivacctError, UnsupportedLogError, check_count, check_delta, check_positive
 from privacct.log import Claim, MechanismLog
 
-from ..base import CALIBRATIONS, AuditHook, AuditSetting, ConstantSet, LearnerSpec, ReportEpisodes, RunConfig, RunResult
+from ..base import AuditHook, AuditSetting, ConstantSet, LearnerSpec, ReportEpisodes, RunConfig, RunResult
 from ..neighbours import NeighbourSpec
 from ..settings import PaperSetting, Repair, choice, derived, printed
 from ..envs.linear_mixture import LM_ENVS, LinearMixtureMDP, make_linear_mixture_env
@@ -82,11 +82,9 @@ def _validate(config: RunConfig, spec_privacy: tuple[str, ...]) -> dict[str, Any
     o = _opts(config)
     if config.privacy not in spec_privacy:
         raise PrivacctError(f"privacy must be one of {', '.join(spec_privacy)} for {config.algorithm}, got {config.privacy!r}")
-    if config.calibration not in CALIBRATIONS:
-        raise PrivacctError(f"calibration must be one of {', '.join(CALIBRATIONS)}, got {config.calibration!r}")
-    check_count("episodes", config.episodes)
+    # calibration, episodes, epsilon and delta in [0, 1): RunConfig validated them (algorithms/base.py); the family
+    # adds what it alone knows: which privacy models a learner has, and that its Gaussian learners need delta > 0
     if config.privacy != "none":
-        check_positive("epsilon", config.epsilon)
         check_delta("delta", config.delta, allow_zero=config.algorithm in PURE)
     out = {
         "shift_scale": check_positive("option shift_scale", o.get("shift_scale", 1.0)),

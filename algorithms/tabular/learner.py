@@ -50,13 +50,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-from privacct.errors import PrivacctError, check_count, check_delta, check_positive
+from privacct.errors import PrivacctError, check_delta, check_positive
 from privacct.ledger import Ledger
 from privacct.log import FACTORIZED_STRATEGIES
 from privacct.tap import canary_contribution, prescribed
 from privacct.tap import current as current_tap
 
-from ..base import (CALIBRATIONS, PRIVACY_CHOICES, AuditHook, RunConfig, RunResult,
+from ..base import (AuditHook, RunConfig, RunResult,
                     noise_generators, stream_generators)
 from ..envs import make_env
 from ..envs.tabular import TabularMDP
@@ -76,17 +76,8 @@ _AHEAD_EPISODES = 32   # and at most this many episodes per call
 
 
 def validate(config: RunConfig, algorithm: str) -> dict[str, Any]:
-    """Check a config for this family; return the resolved options. Raises PrivacctError."""
-    if config.privacy not in PRIVACY_CHOICES:
-        raise PrivacctError(f"privacy must be one of {', '.join(PRIVACY_CHOICES)}, got {config.privacy!r}")
-    if config.calibration not in CALIBRATIONS:
-        raise PrivacctError(f"calibration must be one of {', '.join(CALIBRATIONS)}, got {config.calibration!r}")
-    check_positive("epsilon", config.epsilon)
-    check_delta("delta", config.delta, allow_zero=True)
-    check_count("episodes", config.episodes)
-    if config.horizon is not None:
-        check_count("horizon", config.horizon)
-    # bonus_scale (finite >= 0), epsilon, episodes, horizon: RunConfig validated them (algorithms/base.py)
+    """Check a config's options for this family (RunConfig validated its fields: privacy, calibration, epsilon,
+    delta, episodes, horizon, bonus_scale; algorithms/base.py); return the resolved options. Raises PrivacctError."""
     opts = dict(config.options)
     unknown = sorted(set(opts) - set(KNOWN_OPTIONS))
     if unknown:
