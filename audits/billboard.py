@@ -30,7 +30,7 @@ up to rounding, not to the bit; the result lists them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 import numpy as np
@@ -38,7 +38,7 @@ import numpy as np
 from privacct.errors import PrivacctError, check_count
 
 from .bounds import cp_upper
-from .learner import learner_config
+from .learner import audit_setting_fields, learner_config
 
 BATCH = 16   # trials run together in one batched learner call (each one seed)
 
@@ -139,12 +139,8 @@ def billboard_check(algorithm: str, *, privacy: str = "jdp", epsilon: float = 1.
                             f"got {privacy!r}")
     spec = get_learner(algorithm)
     if episodes is None:
-        setting = spec.audit_configuration()
-        episodes = setting.episodes
-        horizon = setting.horizon if horizon is None else horizon
-        env = setting.env if env is None else env
-        bonus_scale = setting.bonus_scale if bonus_scale is None else bonus_scale
-        options = tuple(sorted({**dict(setting.options), **dict(options)}.items()))
+        episodes, horizon, env, bonus_scale, options, _ = audit_setting_fields(
+            algorithm, horizon=horizon, env=env, bonus_scale=bonus_scale, options=options)
     check_count("episodes", episodes, minimum=2)
     check_count("trials", trials)
     check_count("batch", batch)
@@ -153,16 +149,16 @@ def billboard_check(algorithm: str, *, privacy: str = "jdp", epsilon: float = 1.
     cfg = learner_config(algorithm, privacy=privacy, epsilon=epsilon, delta=delta, calibration=calibration,
                          episodes=episodes, horizon=horizon, env=env, options=options,
                          bonus_scale=1.0 if bonus_scale is None else bonus_scale)
-    AuditHook("A", fixed_users, coins_seed, 1.0, mutant)   # validates coins_seed and the mutant's form before anything runs
+    hook = AuditHook("A", fixed_users, coins_seed, 1.0, mutant)   # validates coins_seed and the mutant before anything runs
     seeds = np.random.SeedSequence(check_count("seed", seed, minimum=0)).spawn(trials)
     differing, first = 0, None
     diverged, uncoupled, shifted = [], [], []
     for start in range(0, trials, batch):
         chunk = seeds[start:start + batch]
         rec = Coupling("record")
-        res_a = spec.run(cfg, chunk, audit=AuditHook("A", fixed_users, coins_seed, 1.0, mutant, coupling=rec))
+        res_a = spec.run(cfg, chunk, audit=replace(hook, coupling=rec))
         rep = rec.replay()
-        res_b = spec.run(cfg, chunk, audit=AuditHook("B", fixed_users, coins_seed, 1.0, mutant, coupling=rep))
+        res_b = spec.run(cfg, chunk, audit=replace(hook, canary="B", coupling=rep))
         acts_a = res_a.tap.actions_to_others(int(cfg.episodes))
         acts_b = res_b.tap.actions_to_others(int(cfg.episodes))
         if acts_a is None or acts_b is None:
@@ -171,10 +167,8 @@ def billboard_check(algorithm: str, *, privacy: str = "jdp", epsilon: float = 1.
         if rep.position != len(rep.values):
             rep.note("diverged", f"canary B's run put {rep.position} values of user 1 into primitives, canary A's "
                                  f"{len(rep.values)}")
-        for c, bucket in ((rec, uncoupled), (rep, uncoupled)):
-            bucket.extend(u for u in c.uncoupled if u not in bucket)
-        diverged.extend(d for d in rep.diverged if d not in diverged)
-        shifted.extend(s for s in rep.shifted if s not in shifted)
+        for seen, new in ((uncoupled, rec.uncoupled + rep.uncoupled), (diverged, rep.diverged), (shifted, rep.shifted)):
+            seen.extend(x for x in dict.fromkeys(new) if x not in seen)
         a = acts_a.reshape(len(chunk), acts_a.shape[1], -1)
         b = acts_b.reshape(len(chunk), acts_b.shape[1], -1)
         differ = np.any(a != b, axis=2)                        # (trials, users 2..K)

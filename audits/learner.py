@@ -451,6 +451,18 @@ def no_power_criterion(n_eval: int, alpha: float, delta: float, claim: float) ->
                       reference_epsilon=2.0 * claim, achievable_lower_bound=0.0, has_power=False, trials_needed=None)
 
 
+def audit_setting_fields(algorithm: str, *, horizon=None, env=None, bonus_scale=None, options=()) -> tuple:
+    """(episodes, horizon, env, bonus_scale, options, trials) of ``algorithm``'s audit setting
+    (``LearnerSpec.audit_configuration()``, docs/auditing.md#audit-configurations), each argument given overriding
+    its field and ``options`` added on top of the setting's."""
+    from privacct.algorithms.registry import get_learner
+
+    setting = get_learner(algorithm).audit_configuration()
+    return (setting.episodes, setting.horizon if horizon is None else horizon, setting.env if env is None else env,
+            setting.bonus_scale if bonus_scale is None else bonus_scale,
+            tuple(sorted({**dict(setting.options), **dict(options)}.items())), setting.trials)
+
+
 def audit_learner(algorithm: str, *, privacy: str = "jdp", epsilon: float = 1.0, delta: float = 0.0,
                   calibration: str = "tight", episodes: int | None = None, horizon: int | None = None,
                   env: str | None = None, observe: str = "released", fixed_users: bool = True,
@@ -475,16 +487,11 @@ def audit_learner(algorithm: str, *, privacy: str = "jdp", epsilon: float = 1.0,
     ``episodes`` given, an unset ``horizon`` / ``env`` is the environment's default, ``bonus_scale`` 1
     and ``trials`` 2000.
     """
-    from privacct.algorithms.registry import get_learner
 
     if episodes is None:
-        setting = get_learner(algorithm).audit_configuration()
-        episodes = setting.episodes
-        horizon = setting.horizon if horizon is None else horizon
-        env = setting.env if env is None else env
-        bonus_scale = setting.bonus_scale if bonus_scale is None else bonus_scale
-        trials = setting.trials if trials is None else trials
-        options = tuple(sorted({**dict(setting.options), **dict(options)}.items()))
+        episodes, horizon, env, bonus_scale, options, setting_trials = audit_setting_fields(
+            algorithm, horizon=horizon, env=env, bonus_scale=bonus_scale, options=options)
+        trials = setting_trials if trials is None else trials
     bonus_scale = 1.0 if bonus_scale is None else bonus_scale
     trials = 2000 if trials is None else trials
     if observe not in OBSERVATIONS:
@@ -567,6 +574,6 @@ def strongest_observation(algorithm: str, privacy: str) -> tuple[str, bool]:
     return "released", True
 
 
-__all__ = ["BlockLayout", "claim_tested", "Layout", "LearnerAuditResult", "LearnerMechanism", "OracleFigure", "SandwichViolation",
+__all__ = ["BlockLayout", "audit_setting_fields", "claim_tested", "Layout", "LearnerAuditResult", "LearnerMechanism", "OracleFigure", "SandwichViolation",
            "StatisticTester", "accounted_epsilon", "audit_learner", "learner_config", "loss_structure",
            "noise_factor_for", "np_statistic", "strongest_observation"]
