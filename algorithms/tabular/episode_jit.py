@@ -35,6 +35,17 @@ from .planning_jit import greedy_state, stage_value
 
 
 @numba.njit(cache=True)
+def _level_sum(levels, i, b, out):
+    """``out = levels[:i, b].sum(0)``: numpy's sequential sum from 0 over the levels, row by row."""
+    for e in range(out.size):
+        out[e] = 0.0
+    for q in range(i):
+        lq = levels[q, b]
+        for e in range(out.size):
+            out[e] += lq[e]
+
+
+@numba.njit(cache=True)
 def _tree_add(t, e12, scale, alpha, noise, rel, texact, b, x, sa, sn):
     """:meth:`privacct.mechanisms.TreeCounter.add` of ``x`` at step ``t`` for seed ``b``, node noise
     ``(e12[0] - e12[1]) scale``: ``rel`` is the counter's running release ``_release[b]``, ``texact`` its ``_exact[b]``.
@@ -44,19 +55,9 @@ def _tree_add(t, e12, scale, alpha, noise, rel, texact, b, x, sa, sn):
     i = 0
     while ((t >> i) & 1) == 0:
         i += 1
-    for e in range(dim):
-        sa[e] = 0.0
-    for q in range(i):
-        aq = alpha[q, b]
-        for e in range(dim):
-            sa[e] += aq[e]
+    _level_sum(alpha, i, b, sa)
     if i:
-        for e in range(dim):
-            sn[e] = 0.0
-        for q in range(i):
-            nq = noise[q, b]
-            for e in range(dim):
-                sn[e] += nq[e]
+        _level_sum(noise, i, b, sn)
         for e in range(dim):
             rel[e] = rel[e] - (sa[e] + sn[e])
     al = alpha[i, b]
