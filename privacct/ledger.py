@@ -372,6 +372,12 @@ class Ledger:
         for key, (sq, ab) in other._weighted.items():
             self._add_weights(key, 1, sq, ab)
 
+    @staticmethod
+    def chain(*parts: "Ledger") -> "LedgerChain":
+        """A read-only view of ``parts`` one after the other, reading as a ledger that extended them in order,
+        without copying their draws (:class:`LedgerChain`)."""
+        return LedgerChain(*parts)
+
     def _copy(self) -> "Ledger":
         """An independent copy (same draws, same order, same weighted sums)."""
         out = Ledger()
@@ -510,6 +516,82 @@ class Ledger:
     def _shapes(self) -> Iterable[tuple[str, str, tuple[int, ...]]]:
         """(group, mechanism, shape) of every key that ran."""
         return ((self._keys[k][0], self._keys[k][1], self._keys[k][3]) for k in self._active())
+
+
+class LedgerChain(Ledger):
+    """A read-only view of finished ledgers one after the other: every reading (draws, counts, norms, usage,
+    executed log, ``check_ledger``) equals that of a fresh :class:`Ledger` that ``extend``-ed the parts in order,
+    without copying their draws (docs/performance.md#design-a-compact-ledger-item-2, item 3: private-lsvi-ucb's
+    seeds share one tree ledger and own a small y ledger each).
+
+    It holds references to its parts, so a part must not record after the view is made: a view whose parts
+    have grown refuses to be read. Per key the view keeps the total draw count and, for weighted keys, the summed
+    per-user arrays (O(users), as a copy would); the runs and the order column are read from the parts when asked.
+    Recording into the view is refused. Build it with :meth:`Ledger.chain`."""
+
+    def __init__(self, *parts: Ledger) -> None:   # noqa: D107  (the parts, in order)
+        super().__init__()
+        for p in parts:
+            if not isinstance(p, Ledger):
+                raise PrivacctError(f"a ledger chain joins ledgers, got {type(p).__name__}")
+        self._parts = tuple(parts)
+        self._sizes = tuple(len(p) for p in parts)
+        self._maps: list[np.ndarray] = []
+        for p in parts:
+            self._maps.append(np.array([self._intern(*key) for key in p._keys], dtype=np.int64))
+        self._on = [0] * len(self._keys)
+        for p, mapping in zip(parts, self._maps, strict=True):
+            for k_part in range(len(p._keys)):
+                if p._on[k_part]:
+                    self._on[int(mapping[k_part])] += p._draws_of(k_part)
+        for p in parts:   # the same additions, in the same order, as Ledger.extend makes
+            for key, (sq, ab) in p._weighted.items():
+                self._add_weights(key, 1, sq, ab)
+
+    def _fresh(self) -> None:
+        if tuple(len(p) for p in self._parts) != self._sizes:
+            raise PrivacctError("a part of this ledger chain recorded after the chain was made: build the chain again")
+
+    def __len__(self) -> int:
+        return sum(self._sizes)
+
+    def _refuse(self, *args, **kwargs) -> None:
+        raise PrivacctError("a ledger chain is a read-only view: record into one of its parts before chaining")
+
+    key = record = record_many = record_run = extend = _refuse   # type: ignore[assignment]
+
+    def _copy(self) -> "Ledger":
+        out = Ledger()
+        for p in self._parts:
+            out.extend(p)
+        return out
+
+    def _runs(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        self._fresh()
+        parts = [p._runs(int(k_part)) for p, mapping in zip(self._parts, self._maps, strict=True)
+                 for k_part in np.flatnonzero(mapping == k).tolist() if p._on[k_part]]
+        if not parts:
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty.copy(), empty.copy()
+        lo, hi, n = (np.concatenate(c) for c in zip(*parts, strict=True))
+        return lo, hi, n
+
+    def _draws_of(self, k: int) -> int:
+        return self._on[k]
+
+    def _active(self) -> list[int]:
+        self._fresh()
+        return super()._active()
+
+    def _orders(self) -> np.ndarray:
+        self._fresh()
+        cols = [mapping[p._orders()] for p, mapping in zip(self._parts, self._maps, strict=True)]
+        return np.concatenate(cols).astype(self._order.dtype) if cols else self._order[:0]
+
+    def draws(self) -> Iterator[Draw]:
+        self._fresh()
+        for p in self._parts:
+            yield from p.draws()
 
 
 def independent_values(mechanism: str, shape: tuple[int, ...]) -> int:

@@ -504,17 +504,15 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
             progress(k)
     if np.any(n_upd > cap):  # cannot happen: the cap is enforced above; kept as a guard
         raise PrivacctError(f"{NAME}: internal error, {int(n_upd.max())} updates exceed the cap {cap}")
-    # Seed b's ledger = the shared tree draws + its own y draws. Seeds with the same update episodes
-    # have identical y records, so they share one merged Ledger object (cheap for 1000+ seeds).
+    # Seed b's ledger = the shared tree draws + its own y draws: a read-only view over the one tree ledger and
+    # the seed's y ledger, not a copy (docs/performance.md#design-a-compact-ledger-item-2, item 3). Seeds with
+    # the same update episodes have identical y records, so they share one view (cheap for 1000+ seeds).
     merged: dict[tuple[int, ...], Ledger] = {}
     ledgers = []
     for b in range(B):
         key = tuple(update_eps[b])
         if key not in merged:
-            led = Ledger()
-            led.extend(tree_ledger)
-            led.extend(y_ledgers[b])
-            merged[key] = led
+            merged[key] = Ledger.chain(tree_ledger, y_ledgers[b])
         ledgers.append(merged[key])
     worst = int(np.argmax(n_upd))
     info: dict[str, Any] = {

@@ -428,6 +428,64 @@ def test_an_extension_continues_or_breaks_the_runs_like_the_reference(key, lo, m
     assert_same(ref, head)
 
 
+@settings(max_examples=100)
+@given(ops, ops, ops, st.lists(declared_logs(), max_size=2))
+def test_a_chain_reads_as_the_ledger_that_extended_its_parts(first, second, third, logs):
+    """Ledger.chain (private-lsvi-ucb: one shared tree ledger, one small y ledger per seed) reads, on every
+    reading and through check_ledger, as the reference that recorded the parts one after the other; a ledger
+    extended by the chain, and the chain after pickling, too."""
+    ref = _ReferenceLedger()
+    parts = []
+    for part_ops in (first, second, third):
+        piece_ref, piece = _ReferenceLedger(), Ledger()
+        for op in part_ops:
+            apply(op, piece_ref, piece)
+        ref.extend(piece_ref)
+        parts.append(piece)
+    view = Ledger.chain(parts[0], Ledger.chain(parts[1], parts[2]))   # a chain may hold a chain
+    assert_same(ref, view, _logs_for(ref, logs))
+    assert_same(ref, pickle.loads(pickle.dumps(view)))
+    copied = Ledger()
+    copied.extend(view)
+    assert_same(ref, copied)
+
+
+def test_a_chain_refuses_records_and_a_part_that_grew():
+    shared, own = Ledger(), Ledger()
+    shared.record(group="g", users=(1, 3), mechanism="gaussian", scale=1.0, shape=(2,))
+    own.record(group="y", users=(2, 2), mechanism="gaussian", scale=2.0, shape=(2,))
+    view = Ledger.chain(shared, own)
+    assert len(view) == 2 and view.groups() == ["g", "y"]
+    with pytest.raises(PrivacctError, match="read-only"):
+        view.record(group="g", users=(1, 1), mechanism="gaussian", scale=1.0, shape=(2,))
+    with pytest.raises(PrivacctError, match="read-only"):
+        view.extend(own)
+    own.record(group="y", users=(3, 3), mechanism="gaussian", scale=2.0, shape=(2,))
+    with pytest.raises(PrivacctError, match="recorded after the chain"):
+        view.per_user_counts("y")
+    with pytest.raises(PrivacctError, match="joins ledgers"):
+        Ledger.chain(shared, [own])
+
+
+def test_a_chain_holds_no_copy_of_its_parts_draws():
+    """The view's own memory does not grow with its parts' draws (the 100-seed private-lsvi-ucb target)."""
+    shared = Ledger()
+    k = shared.key(group="gram", mechanism="gaussian", scale=1.0, shape=(4, 4))
+    lo = np.arange(1, 20001, dtype=np.int64)
+    shared.record_many(k, lo, lo + np.arange(20000) % 7)   # runs that do not join: ~24 B each
+    held_shared = _bytes_held(lambda: _copy_of(shared))[1]
+    own = Ledger()
+    own.record(group="y", users=(5, 5), mechanism="gaussian", scale=2.0, shape=(4,))
+    _, held_view = _bytes_held(lambda: Ledger.chain(shared, own))
+    assert held_view < held_shared / 20, (held_view, held_shared)
+
+
+def _copy_of(led: Ledger) -> Ledger:
+    out = Ledger()
+    out.extend(led)
+    return out
+
+
 # --------------------------------------------------------------------------- fixed cases
 def _ldp_keys(led: Ledger, n_groups: int = 10) -> list[int]:
     return [led.key(group=f"g{j}", mechanism="gaussian" if j % 2 else "symmetric-gaussian-matrix", scale=1.5,
