@@ -121,13 +121,21 @@ def _user_array(name: str, values, size: int | None = None) -> np.ndarray:
     return a
 
 
-def _counts_of_runs(lo: np.ndarray, hi: np.ndarray, n: np.ndarray, size: int) -> np.ndarray:
-    """Draws containing each user 1..size (index 0 is user 1) over the runs (lo, hi, n): run (lo, hi, n) is the
-    n intervals [lo + i, hi + i]; second-order difference array, exact in int64."""
+def _counts_of_runs(parts: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]], size: int) -> np.ndarray:
+    """Draws containing each user 1..size (index 0 is user 1) over the runs (lo, hi, n) of ``parts`` (int64 arrays,
+    views allowed): run (lo, hi, n) is the n intervals [lo + i, hi + i]; second-order difference array, exact in
+    int64, accumulated in place part by part (no concatenated copy: a K = 10^6 tree ledger's check held its runs
+    twice and 4 bincounts at once)."""
     m = size + 3
-    d2 = (np.bincount(lo, minlength=m) - np.bincount(lo + n, minlength=m)
-          - np.bincount(hi + 1, minlength=m) + np.bincount(hi + 1 + n, minlength=m))
-    return np.cumsum(np.cumsum(d2))[1:size + 1].astype(np.int64, copy=False)
+    d2 = np.zeros(m, dtype=np.int64)
+    for lo, hi, n in parts:
+        d2 += np.bincount(lo, minlength=m)
+        d2 -= np.bincount(lo + n, minlength=m)
+        d2 -= np.bincount(hi + 1, minlength=m)
+        d2 += np.bincount(hi + 1 + n, minlength=m)
+    np.cumsum(d2, out=d2)
+    np.cumsum(d2, out=d2)
+    return d2[1:size + 1]
 
 
 def _runs_of(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -389,12 +397,25 @@ class Ledger:
         return out
 
     # ------------------------------------------------------------------ reading
+    def _run_parts(self, k: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """The runs of key ``k`` as (lo, hi, n) pieces in order: read-only views of the closed-run columns, then the
+        open run. Views: use them before the ledger records again (an exported column cannot grow)."""
+        if not self._on[k]:
+            return []
+        parts = []
+        if len(self._rn[k]):
+            parts.append(tuple(np.frombuffer(c, dtype=np.int64) for c in (self._rlo[k], self._rhi[k], self._rn[k])))
+        parts.append((np.array([self._olo[k]], dtype=np.int64), np.array([self._ohi[k]], dtype=np.int64),
+                      np.array([self._on[k]], dtype=np.int64)))
+        return parts
+
     def _runs(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(lo, hi, n) of every run of key ``k``, the open one last (fresh int64 arrays)."""
-        lo, hi, n = _int64s(self._rlo[k]), _int64s(self._rhi[k]), _int64s(self._rn[k])
-        if not self._on[k]:
-            return lo, hi, n
-        return np.append(lo, self._olo[k]), np.append(hi, self._ohi[k]), np.append(n, self._on[k])
+        parts = self._run_parts(k)
+        if not parts:
+            return _int64s(self._rlo[k]), _int64s(self._rhi[k]), _int64s(self._rn[k])
+        lo, hi, n = (np.concatenate(c) for c in zip(*parts, strict=True))
+        return lo, hi, n
 
     def _draws_of(self, k: int) -> int:
         return int(np.frombuffer(self._rn[k], dtype=np.int64).sum()) + self._on[k] if len(self._rn[k]) else self._on[k]
@@ -405,11 +426,10 @@ class Ledger:
 
     def _counts(self, ks: Sequence[int]) -> np.ndarray:
         """Per-user draw counts over the keys ``ks`` (index 0 is user 1; length: the last user drawn)."""
-        parts = [self._runs(k) for k in ks if self._on[k]]
+        parts = [p for k in ks for p in self._run_parts(k)]
         if not parts:
             return np.zeros(0, dtype=np.int64)
-        lo, hi, n = (np.concatenate(c) for c in zip(*parts, strict=True))
-        return _counts_of_runs(lo, hi, n, int((hi + n - 1).max()))
+        return _counts_of_runs(parts, max(int((hi + n - 1).max()) for _, hi, n in parts))
 
     def draws(self) -> Iterator[Draw]:
         """Every draw as a :class:`Draw`, in the order recorded (built lazily from the columns)."""
@@ -566,15 +586,10 @@ class LedgerChain(Ledger):
             out.extend(p)
         return out
 
-    def _runs(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _run_parts(self, k: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         self._fresh()
-        parts = [p._runs(int(k_part)) for p, mapping in zip(self._parts, self._maps, strict=True)
-                 for k_part in np.flatnonzero(mapping == k).tolist() if p._on[k_part]]
-        if not parts:
-            empty = np.zeros(0, dtype=np.int64)
-            return empty, empty.copy(), empty.copy()
-        lo, hi, n = (np.concatenate(c) for c in zip(*parts, strict=True))
-        return lo, hi, n
+        return [piece for p, mapping in zip(self._parts, self._maps, strict=True)
+                for k_part in np.flatnonzero(mapping == k).tolist() for piece in p._run_parts(k_part)]
 
     def _draws_of(self, k: int) -> int:
         return self._on[k]
