@@ -36,6 +36,8 @@ import inspect
 from dataclasses import dataclass
 from typing import Any
 
+from .envs.registry import size_count as positive_int  # optional sizes of a configuration, read for an estimate
+
 FLOAT = 8
 #: Audit batch: trials run together per chunk (privacct.audits.learner.LEARNER_CHUNK) and pilot trials.
 AUDIT_CHUNK = 250
@@ -62,15 +64,6 @@ class MemoryEstimate:
 def levels(leaves: int) -> int:
     """Nodes of a binary tree counter that contain one leaf: floor(log2 K) + 1."""
     return max(1, int(leaves).bit_length())
-
-
-def positive_int(value: Any, default: int) -> int:
-    """``value`` as an integer >= 1, else ``default`` (for optional sizes of a configuration)."""
-    try:
-        v = int(value)
-        return v if v >= 1 else default
-    except (TypeError, ValueError, OverflowError):
-        return default
 
 
 def episodes_of(config) -> int:

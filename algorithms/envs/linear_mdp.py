@@ -211,16 +211,28 @@ def simplex_linear_mdp(*, n_states: int, n_actions: int, dim: int, horizon: int,
     return LinearMDP.build(phi, theta, mu, initial_state=S - 1, name=name)
 
 
+#: (S, A, d, default H) of each shipped instance: the factories below build from these, and the environment
+#: index (algorithms/envs/registry.py) reads them to size a run without building it.
+LINEAR_ENV_SIZES: dict[str, tuple[int, int, int, int]] = {
+    "linear-two-state": (2, 30, 10, 5),
+    "linear-d10-h10": (10, 20, 10, 10),
+}
+
+
+def _instance(name: str, horizon: int | None, *, n_home: int, instance_seed: int) -> LinearMDP:
+    S, A, d, H0 = LINEAR_ENV_SIZES[name]
+    return simplex_linear_mdp(n_states=S, n_actions=A, dim=d, horizon=H0 if horizon is None else horizon,
+                              n_home=n_home, instance_seed=instance_seed, name=name)
+
+
 def two_state(horizon: int | None = None) -> LinearMDP:
     """2 states, 30 actions, d = 10, H = 5 by default."""
-    return simplex_linear_mdp(n_states=2, n_actions=30, dim=10, horizon=5 if horizon is None else horizon,
-                              n_home=5, instance_seed=2022, name="linear-two-state")
+    return _instance("linear-two-state", horizon, n_home=5, instance_seed=2022)
 
 
 def d10_h10(horizon: int | None = None) -> LinearMDP:
     """10 states, 20 actions, d = 10, H = 10 by default (the scaling instance)."""
-    return simplex_linear_mdp(n_states=10, n_actions=20, dim=10, horizon=10 if horizon is None else horizon,
-                              n_home=4, instance_seed=2021, name="linear-d10-h10")
+    return _instance("linear-d10-h10", horizon, n_home=4, instance_seed=2021)
 
 
 LINEAR_ENVS: dict[str, Callable[..., LinearMDP]] = {
@@ -240,4 +252,4 @@ def make_linear_env(name: str, horizon: int | None = None) -> LinearMDP:
     return LINEAR_ENVS[name](horizon)
 
 
-__all__ = ["LINEAR_ENVS", "LinearMDP", "make_linear_env", "simplex_linear_mdp", "two_state", "d10_h10"]
+__all__ = ["LINEAR_ENVS", "LINEAR_ENV_SIZES", "LinearMDP", "make_linear_env", "simplex_linear_mdp", "two_state", "d10_h10"]

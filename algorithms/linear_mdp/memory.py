@@ -9,18 +9,21 @@ sizes of the shipped ones.
 
 from __future__ import annotations
 
+from ..envs.registry import environments
 from ..memory import FLOAT, episodes_of, levels, positive_int
 
-#: (S, A, d, default H) of the linear-MDP environments, without building them.
-ENVS = {"linear-two-state": (2, 30, 10, 5), "linear-d10-h10": (10, 20, 10, 10)}
-UNKNOWN_ENV = (10, 30, 10, 10)
-
-
 def sizes(config, default_env: str) -> tuple[int, int, int, int]:
-    """(S, A, d, H) of ``config``'s environment (``default_env``: the learner's)."""
+    """(S, A, d, H) of ``config``'s environment (``default_env``: the learner's), from the environment index
+    (algorithms/envs/registry.py) without building it; a name it does not know gets the largest shipped sizes."""
     env = getattr(config, "env", None) or default_env
-    S, A, d, H0 = ENVS.get(env, UNKNOWN_ENV)
-    return S, A, d, positive_int(getattr(config, "horizon", None), H0)
+    horizon = getattr(config, "horizon", None)
+    known = environments("linear-mdp")
+    if env in known:
+        z = known[env].sizes(horizon=horizon)
+        return z.states, z.actions, z.dim, z.horizon
+    every = [e.sizes() for e in known.values()]
+    return (max(z.states for z in every), max(z.actions for z in every), max(z.dim for z in every),
+            positive_int(horizon, max(z.horizon for z in every)))
 
 
 def memory(config, batch: int, audit: bool, *, default_env: str) -> dict[str, int]:

@@ -12,20 +12,18 @@ keep O(log K) (``tree-honaker``) or O(d) (``blt``, 4 buffers) copies, within the
 
 from __future__ import annotations
 
-from ..memory import FLOAT, episodes_of, levels, positive_int
+from ..envs.registry import environments
+from ..memory import FLOAT, episodes_of, levels
 
 
 def sizes(config, default_env: str) -> tuple[int, int, int, int]:
-    """(S, A, d, H) of ``config``'s environment (``default_env``: the learner's), without building it."""
-    opts = dict(getattr(config, "options", ()) or ())
+    """(S, A, d, H) of ``config``'s environment (``default_env``: the learner's), from the environment index
+    (algorithms/envs/registry.py) without building it; a name it does not know is estimated as RiverSwim."""
     env = getattr(config, "env", None) or default_env
-    horizon = getattr(config, "horizon", None)
-    if env == "hard-to-learn":
-        d = min(positive_int(opts.get("d"), 5), 64)
-        H = positive_int(horizon, 6)
-        return H + 2, 2 ** min(d - 1, 62), d, H
-    S = positive_int(opts.get("n_states"), 3)
-    return S, 2, 2 * S * S, positive_int(horizon, 2 * S)
+    known = environments("linear-mixture")
+    z = (known.get(env) or known["riverswim-lm"]).sizes(dict(getattr(config, "options", ()) or ()),
+                                                         getattr(config, "horizon", None))
+    return z.states, z.actions, z.dim, z.horizon
 
 
 def opts_counter(config) -> str | None:

@@ -10,17 +10,17 @@ fit. An unknown environment falls back to RiverSwim's sizes.
 
 from __future__ import annotations
 
-from ..memory import FLOAT, episodes_of, levels, positive_int
-
-#: (S, A, default H) of the tabular environments, without building them.
-ENVS = {"riverswim": (6, 2, 20)}
-
+from ..envs.registry import environments
+from ..memory import FLOAT, episodes_of, levels
 
 def sizes(config, default_env: str) -> tuple[int, int, int]:
-    """(S, A, H) of ``config``'s environment (``default_env``: the learner's)."""
+    """(S, A, H) of ``config``'s environment (``default_env``: the learner's), from the environment index
+    (algorithms/envs/registry.py) without building it; an environment it does not name (a Gymnasium adapter)
+    is estimated at RiverSwim's sizes."""
     env = getattr(config, "env", None) or default_env
-    S, A, H0 = ENVS.get(env, ENVS["riverswim"])
-    return S, A, positive_int(getattr(config, "horizon", None), H0)
+    known = environments("tabular")
+    z = (known.get(env) or known["riverswim"]).sizes(horizon=getattr(config, "horizon", None))
+    return z.states, z.actions, z.horizon
 
 
 def memory(config, batch: int, audit: bool, *, default_env: str) -> dict[str, int]:

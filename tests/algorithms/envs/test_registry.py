@@ -42,3 +42,43 @@ def test_unknown_names_and_kinds():
     assert "'nope'" in str(unknown_environment("nope", "tabular")) and "is the" not in str(unknown_environment("nope", "tabular"))
     with pytest.raises(PrivacctError, match="kind must be one of"):
         environments("atari")
+
+
+def _build(name: str, kind: str, options: dict, horizon):
+    if kind == "tabular":
+        from privacct.algorithms.envs import make_env
+
+        return make_env(name, horizon)
+    if kind == "linear-mdp":
+        from privacct.algorithms.envs.linear_mdp import make_linear_env
+
+        return make_linear_env(name, horizon)
+    from privacct.algorithms.envs.linear_mixture import make_linear_mixture_env
+
+    return make_linear_mixture_env(name, horizon=horizon, n_states=options.get("n_states"), d=options.get("d"))
+
+
+@pytest.mark.parametrize("name", sorted(environments()))
+@pytest.mark.parametrize("options, horizon", [({}, None), ({}, 3), ({"n_states": 4, "d": 4}, None), ({"d": 6}, 4)])
+def test_the_index_sizes_are_those_of_the_built_environment(name, options, horizon):
+    """The sizes the memory models read (Environment.sizes, without building) are the built environment's."""
+    e = environments()[name]
+    if e.kind != "linear-mixture" or name == "hard-to-learn":
+        options = {k: v for k, v in options.items() if k == "d" and name == "hard-to-learn"}
+    else:
+        options = {k: v for k, v in options.items() if k == "n_states"}
+    env = _build(name, e.kind, options, horizon)
+    z = e.sizes(options, horizon)
+    assert (z.states, z.actions, z.horizon) == (env.n_states, env.n_actions, env.horizon)
+    assert z.dim == (0 if e.kind == "tabular" else env.dim)
+
+
+def test_the_memory_models_read_the_index():
+    """A family's memory model sizes a run from the index (no table of its own): the linear-MDP model follows a
+    change of the index's sizes."""
+    from privacct.algorithms.linear_mdp import memory as lm
+    from privacct.algorithms.tabular import memory as tm
+
+    cfg = RunConfig("private-lsvi-ucb", "jdp", episodes=10, env="linear-d10-h10", horizon=7)
+    assert lm.sizes(cfg, "linear-two-state") == (10, 20, 10, 7)
+    assert tm.sizes(RunConfig("ucb-vi", "jdp", episodes=10, horizon=3), "riverswim") == (6, 2, 3)
