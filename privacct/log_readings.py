@@ -6,6 +6,9 @@ release groups (:class:`GroupOverride`); :meth:`privacct.log.MechanismLog.under_
 log under one reading. Parsing is as strict as the rest of the log (privacct/log.py): unknown keys,
 overrides of groups the log does not have, two overrides of one group, duplicate names and an
 override that changes nothing are refused with the field named.
+
+This module builds on the release groups (privacct/log_groups.py), not on the log: privacct/log.py imports it,
+never the other way round.
 """
 
 from __future__ import annotations
@@ -14,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from .errors import PrivacctError, check_positive, shown
-from .log import (MAX_GROUPS, MAX_NAME_CHARS, NORMS, PaperStatement, ReleaseGroup, Sensitivity, Structure, _object,
-                  check_choice, check_text, paper_statement_from_dict)
+from .log_groups import (MAX_GROUPS, MAX_NAME_CHARS, NORMS, PaperStatement, ReleaseGroup, Sensitivity, Structure, _object,
+                         check_choice, check_text, paper_statement_from_dict)
 
 #: Readings one log may carry.
 MAX_READINGS = 64

@@ -20,8 +20,9 @@ Rules a JSON Schema cannot express, which the parser alone enforces:
 
 from __future__ import annotations
 
+from .counters.registry import strategies
 from .errors import MAX_COUNT
-from .log import (COMPOSITION_RULES, FACTORIZED_STRATEGIES, MAX_BLT_BUFFERS, MAX_DEPTH, MAX_DOCUMENT_CHARS, MAX_FLOAT, MAX_GROUPS, MAX_NAME_CHARS,
+from .log import (COMPOSITION_RULES, MAX_BLT_BUFFERS, MAX_DEPTH, MAX_DOCUMENT_CHARS, MAX_FLOAT, MAX_GROUPS, MAX_NAME_CHARS,
                   MAX_TEXT_CHARS, MECHANISM_NORMS, MECHANISMS, NEIGHBOURING, NORMS, PRIVACY_MODELS, SCHEMA_VERSION)
 from .log_readings import MAX_READINGS
 
@@ -51,8 +52,10 @@ def _json_value_defs() -> dict:
 
 # ---- factorized structure (docs/counters.md) -----------------------------------------------------
 def _factorized_structures() -> list[dict]:
-    """kind factorized: a strategy and K leaves; ``blt`` also its buffers (theta in (0, 1), omega > 0)."""
-    plain = [n for n in FACTORIZED_STRATEGIES if n != "blt"]
+    """kind factorized: a strategy and K leaves; a strategy that takes buffers (``blt``) also its buffers (theta in
+    (0, 1), omega > 0), one branch each. The strategies are the registry's (privacct.counters.registry)."""
+    registered = strategies()
+    plain = [s.name for s in registered if not s.takes_buffers]
     buffer = {"type": "object", "properties": {"theta": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
                                                "omega": _POS},
               "required": ["theta", "omega"], "additionalProperties": False}
@@ -64,10 +67,12 @@ def _factorized_structures() -> list[dict]:
          "required": ["kind", "strategy", "leaves"], "additionalProperties": False,
          "description": "a continual counter over K steps released as L (R x + z); the per-user sensitivity multiplier "
                         "(largest column norm of R) is derived from the strategy, never typed in"},
-        {"type": "object", "properties": {"kind": {"const": "factorized"}, "strategy": {"const": "blt"}, "leaves": _COUNT,
+    ] + [
+        {"type": "object", "properties": {"kind": {"const": "factorized"}, "strategy": {"const": s.name}, "leaves": _COUNT,
                                           "params": params},
          "required": ["kind", "strategy", "leaves", "params"], "additionalProperties": False,
-         "description": "buffered linear Toeplitz R: R_kk = 1, R_(t+k),t = sum_i omega_i theta_i^(k-1) (Dvijotham et al. 2024)"},
+         "description": s.summary}
+        for s in registered if s.takes_buffers
     ]
 # ---- end of the factorized structure ------------------------------------------------------------
 

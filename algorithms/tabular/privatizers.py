@@ -244,10 +244,10 @@ def e_terms(log: MechanismLog | None, *, S: int, A: int, H: int, K: int, confide
 def counter_terms(structure: Structure) -> float:
     """m of the E terms for a central counter: the tree's floor(log2 (K - 1)) + 1 nodes, or a
     factorized counter's worst prefix variance in node variances (module docstring)."""
-    if structure.kind == "tree" or structure.strategy == "tree":
-        return float(tree_depth(int(structure.leaves)))
-    from privacct.counters.strategies import worst_prefix_variance
+    from privacct.counters.strategies import Strategy, worst_prefix_variance
 
+    if Strategy.of(structure).is_binary_tree:
+        return float(tree_depth(int(structure.leaves)))
     return worst_prefix_variance(structure)
 
 

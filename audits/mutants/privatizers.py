@@ -374,9 +374,12 @@ class FactorizedCounterPrivatizer:
         return Claim(self.epsilon, self.delta)
 
     def _structure(self, buffers) -> Structure:
-        if self.strategy == "sqrt-toeplitz":
-            return Structure.factorized("sqrt-toeplitz", self.users)
-        return Structure.factorized("blt", self.users, {"buffers": [{"theta": t, "omega": w} for t, w in buffers]})
+        """The strategy's structure over the users, with ``buffers`` if it takes them (privacct.counters.registry)."""
+        from privacct.counters.registry import get_strategy
+        from privacct.counters.strategies import Strategy
+
+        takes = get_strategy(self.strategy).takes_buffers
+        return Strategy(self.strategy, buffers if takes else None).structure(self.users)
 
     def declared_structure(self) -> Structure:
         if self.bug == "norm-too-small":
@@ -397,7 +400,7 @@ class FactorizedCounterPrivatizer:
                              Sensitivity("l2", 2.0, "replace-one: x_1 in [-1, 1] moves by at most 2"),
                              self.declared_structure(), dimension=1,
                              description=f"prefix sums of x_1..x_K released at every step through a {self.strategy} counter")
-        kind = "factorized" if self.strategy == "blt" else self.strategy
+        kind = "factorized" if self.strategy == type(self).strategy else self.strategy   # the default keeps its first name
         return MechanismLog(f"mutant-{kind}-counter-{self.bug or 'correct'}", "joint", (group,),
                             parameters={"K": self.users}, claim=self.claim,
                             source="privacct.audits.mutants.privatizers.FactorizedCounterPrivatizer")

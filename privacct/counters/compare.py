@@ -5,7 +5,9 @@
 toolkit's calibration (:func:`privacct.calibrate.calibrate_noise`, the tightest accountant that
 applies) and reports the derived worst prefix variance of each; :func:`least_noise` picks the
 strategy with the least worst prefix variance (ties: the earlier name in
-:data:`privacct.counters.strategies.STRATEGIES`).
+:data:`privacct.counters.strategies.STRATEGIES`, the registry's order). :func:`candidates_for` is derived from
+the registry too: each strategy says whether ``tight`` chooses among it
+(:meth:`privacct.counters.base.CounterStrategy.tight_candidate`).
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..calibrate import calibrate_noise
+from ..calibrate import calibrate_log, calibrate_noise
 from ..errors import PrivacctError, check_count, check_delta, check_positive
-from ..log import MECHANISM_NORMS, MECHANISMS, Structure
+from ..log import MECHANISM_NORMS, MECHANISMS, MechanismLog, Structure
+from .registry import strategies as registered_strategies
 from .strategies import STRATEGIES, Strategy, column_norm, noise_unit_variance, norm_for, worst_prefix_variance
 
 
@@ -84,9 +87,6 @@ class GroupAlternatives:
 
 def log_alternatives(log, *, epsilon: float, delta: float, strategies=STRATEGIES) -> list[GroupAlternatives]:
     """:class:`GroupAlternatives` for every ``tree`` or ``factorized`` group of ``log``."""
-    from ..calibrate import calibrate_log
-    from ..log import MechanismLog
-
     if not isinstance(log, MechanismLog):
         raise PrivacctError(f"log must be a privacct.log.MechanismLog, got {type(log).__name__}")
     epsilon = check_positive("epsilon", epsilon)
@@ -96,7 +96,7 @@ def log_alternatives(log, *, epsilon: float, delta: float, strategies=STRATEGIES
         if g.structure.kind not in ("tree", "factorized"):
             continue
         leaves = int(g.structure.leaves)  # type: ignore[arg-type]
-        current = "tree" if g.structure.kind == "tree" else str(g.structure.strategy)
+        current = Strategy.of(g.structure).name
         figs, errs = [], []
         for s in strategies:
             try:
@@ -119,8 +119,9 @@ def candidates_for(mechanism: str) -> tuple[str, ...]:
     amortised work per step; ``sqrt-toeplitz`` keeps every z and costs O(t) per step, so a learner
     runs it only when named): ``tree``, ``tree-honaker``, ``blt`` for Gaussian noise; for Laplace
     noise ``tree`` and ``tree-honaker`` (the l1-optimal BLT buffers are near the identity, prefix
-    variance about K node variances; docs/counters.md#learners)."""
-    return ("tree", "tree-honaker") if mechanism == "laplace" else ("tree", "tree-honaker", "blt")
+    variance about K node variances; docs/counters.md#learners). Each registered strategy says whether it is a
+    candidate (:meth:`~privacct.counters.base.CounterStrategy.tight_candidate`), in the registry's order."""
+    return tuple(s.name for s in registered_strategies() if s.tight_candidate(mechanism))
 
 
 def with_least_noise(log, group: str, *, epsilon: float, delta: float):
@@ -137,8 +138,6 @@ def with_least_noise(log, group: str, *, epsilon: float, delta: float):
     i = [x.name for x in log.release_groups].index(group)
     groups = list(log.release_groups)
     groups[i] = g.with_structure(best.structure)
-    from ..calibrate import calibrate_log
-
     return calibrate_log(log.replace_groups(groups), epsilon=epsilon, delta=delta), best.strategy
 
 

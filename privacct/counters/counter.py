@@ -17,6 +17,11 @@ estimate of the prefix sum S_t = x_1 + ... + x_t. Every noise value is drawn thr
   Sec. 3): u = C^(-1) z by the recursion Q(B) u = P(B) z (B the backshift, C(x) = Q(x)/P(x),
   :func:`privacct.counters.strategies.blt_polynomials`) and a running sum of u. Memory O(d).
 
+Each strategy's step is its registry object's (:class:`privacct.counters.base.CounterStrategy`: ``start``,
+``step``, ``noisy_sum``, and for a Toeplitz strategy the noise path ``init_mixing_state`` / ``mix_noise`` /
+``mixing_parameters``, in privacct/counters/tree.py, tree_honaker.py, sqrt_toeplitz.py, blt.py); this class
+holds the run's state, draws, and the ledger probe every Toeplitz strategy shares.
+
 Ledger: each draw records the users of its node (trees, weight 1 each) or, for the Toeplitz
 strategies, the users of steps 1..t with the weights of row t of the EXECUTED encoder R_exec =
 L_exec^{-1} A (R[t, s] = r_(t-s); docs/counters.md#ledger), not the declared R: at the first draw
@@ -38,17 +43,8 @@ from ..ledger import Ledger
 from ..log import Structure
 from ..mechanisms import NOISE_KINDS, TreeCounter, _shape, draw
 from ..rng import as_generators
-from .strategies import (Strategy, _honaker_weight, blt_polynomials, column_coefficients, executed_encoder,
-                         noise_unit_variance, prefix_variances)
-
-TOEPLITZ = ("sqrt-toeplitz", "blt")     # strategies whose release noise is L z, mixed by _mix_noise
-
-
-def _combine(coef: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """sum_j coef[j] rows[j], accumulated strictly in order j = 0, 1, ... (cumsum; neither BLAS nor
-    pairwise summation, whose order depends on the array's shape): each seed's value does not depend
-    on the batch size (same seed, same bytes)."""
-    return np.cumsum(np.multiply(coef.reshape((-1,) + (1,) * (rows.ndim - 1)), rows), axis=0)[-1]
+from .base import CounterStrategy, norm_for
+from .strategies import Strategy, executed_encoder, noise_unit_variance, prefix_variances
 
 
 class FactorizedCounter:
@@ -80,27 +76,17 @@ class FactorizedCounter:
         given = Strategy.of(strategy)
         if isinstance(strategy, Structure) and strategy.kind == "factorized" and int(strategy.leaves) != self.leaves:
             raise PrivacctError(f"strategy structure has leaves={strategy.leaves}, the counter leaves={self.leaves}")
-        self.structure = given.structure(self.leaves, norm="l1" if mechanism == "laplace" else "l2")
+        self.structure = given.structure(self.leaves, norm=norm_for(mechanism))
         self.strategy = self.structure.strategy
+        #: the registry's object for ``strategy``: its step runs every addition
+        self.implementation: CounterStrategy = given.implementation
         B = len(self.rngs)
         self._exact = np.zeros((B,) + self.shape)
         self._noise = np.zeros((B,) + self.shape)   # noise of the current release
         self.steps = 0
-        if self.strategy == "tree":
-            self._tree = TreeCounter(self.shape, leaves=self.leaves, mechanism=mechanism, scale=self.scale,
-                                     rngs=self.rngs, ledger=ledger, group=group, first_user=self.first_user)
-        elif self.strategy == "tree-honaker":
-            levels = self.leaves.bit_length()
-            self._est = np.zeros((levels, B) + self.shape)     # noise part of the estimate of the last node per level
-        else:
-            if self.strategy == "sqrt-toeplitz":
-                self._coef = column_coefficients(self.structure)
-            else:
-                P, Q = blt_polynomials(self.structure.buffers)
-                self._P, self._Q = [float(v) for v in P[1:]], [float(v) for v in Q[1:]]   # P_0 = Q_0 = 1
-            self._init_mixing_state(self, B, self.shape)
-            self._executed: np.ndarray | None = None     # r_0..r_(K-1) of R_exec, probed at the first draw
-            self._probed: tuple = ()                      # the recursion's coefficients at that probe
+        self._executed: np.ndarray | None = None     # Toeplitz: r_0..r_(K-1) of R_exec, probed at the first draw
+        self._probed: tuple = ()                      # the recursion's coefficients at that probe
+        self.implementation.start(self)
 
     @property
     def batch(self) -> int:
@@ -122,41 +108,25 @@ class FactorizedCounter:
         if self.steps >= self.leaves:
             raise PrivacctError(f"counter is full: it was built for leaves={self.leaves} additions")
         t = self.steps + 1
-        weights = self._row_weights(t) if self.strategy in TOEPLITZ else None   # may refuse: before any state moves
+        weights = self.implementation.ledger_weights(self, t)   # may refuse: before any state moves
         self.steps = t
         self._exact += x
-        if self.strategy == "tree":
-            return self._tree.add(x)
-        u0 = self.first_user - 1
-        if self.strategy == "tree-honaker":
-            nu = (t & -t).bit_length() - 1
-            est = self._draw((u0 + t, u0 + t))                        # the leaf [t, t]
-            for i in range(1, nu + 1):
-                y = self._draw((u0 + t - (1 << i) + 1, u0 + t))       # node [t - 2^i + 1, t]
-                w = _honaker_weight(i)                                # v_i = 2 v_(i-1) / (2 v_(i-1) + 1) = weight on y
-                est = w * y + (1.0 - w) * (self._est[i - 1] + est)
-            # release noise = sum of the estimates of the set bits of t: bits 0..nu-1 of t - 1 leave, bit nu enters
-            for i in range(nu):
-                self._noise -= self._est[i]
-            self._est[nu] = est
-            self._noise += est
-        else:
-            z = self._draw((u0 + 1, u0 + t), weights)
-            self._mix_noise(self, t, z)
+        self.implementation.step(self, t, x, weights)
         return self.noisy_sum()
+
+    def _online_tree(self) -> TreeCounter:
+        """:class:`privacct.mechanisms.TreeCounter` over this counter's stream (shape, leaves, noise, seeds, ledger,
+        users): the primitive the ``tree`` strategy runs (privacct/counters/tree.py)."""
+        return TreeCounter(self.shape, leaves=self.leaves, mechanism=self.mechanism, scale=self.scale, rngs=self.rngs,
+                           ledger=self.ledger, group=self.group, first_user=self.first_user)
 
     # ------------------------------------------------------------------ the noise path (Toeplitz strategies)
     def _init_mixing_state(self, st, batch: int, shape: tuple[int, ...]) -> None:
         """Zeroed noise-mixing state on ``st`` (the counter itself, or the probe's scratch object), for
-        ``batch`` seeds of values of ``shape``: the release noise ``_noise`` and the past draws
-        (sqrt-toeplitz: every z_t; blt: ring buffers of the last d z and u)."""
+        ``batch`` seeds of values of ``shape``: the release noise ``_noise`` and the past draws the strategy's
+        recursion keeps (sqrt-toeplitz: every z_t; blt: ring buffers of the last d z and u)."""
         st._noise = np.zeros((batch,) + shape)
-        if self.strategy == "sqrt-toeplitz":
-            st._z = np.zeros((self.leaves, batch) + shape)
-        else:
-            d = len(self._P)
-            st._zhist = np.zeros((d, batch) + shape)      # ring buffers: slot (t - k) % d holds z_(t-k), u_(t-k)
-            st._uhist = np.zeros((d, batch) + shape)
+        self.implementation.init_mixing_state(self, st, batch, shape)
 
     def _mix_noise(self, st, t: int, z: np.ndarray) -> None:
         """The noise path: fold the fresh draw ``z`` = z_t of step ``t`` (1-based; shape (B, *shape)) into
@@ -164,25 +134,13 @@ class FactorizedCounter:
         the ledger's weights are those of the recursion that runs; it reads and writes state only through
         ``st`` and draws nothing. sqrt-toeplitz: (C z)_t = sum_j c_j z_(t-j); blt: u_t = z_t + sum_k P_k
         z_(t-k) - sum_k Q_k u_(t-k) and a running sum of u (docs/counters.md#blt)."""
-        if self.strategy == "sqrt-toeplitz":
-            st._z[t - 1] = z
-            st._noise = _combine(self._coef[:t][::-1], st._z[:t])
-            return
-        u = z.copy()
-        d = len(self._P)
-        for k in range(1, d + 1):                                 # in order k = 1..d: same bytes per seed
-            slot = (t - k) % d
-            u += self._P[k - 1] * st._zhist[slot]
-            u -= self._Q[k - 1] * st._uhist[slot]
-        slot = t % d
-        st._zhist[slot], st._uhist[slot] = z, u
-        st._noise += u
+        self.implementation.mix_noise(self, st, t, z)
 
     def impulse_response(self) -> np.ndarray:
         """l_0..l_(K-1): column 1 of the executed L_exec, the release noise after steps 1..K of a fresh
         scalar state fed z = (1, 0, ..., 0) through :meth:`_mix_noise` (no rng draw, no ledger record;
         the counter's own state is untouched). Toeplitz strategies only."""
-        if self.strategy not in TOEPLITZ:
+        if not self.implementation.toeplitz:
             raise PrivacctError(f"strategy {self.strategy!r} has no Toeplitz noise path to probe")
         st = SimpleNamespace()
         self._init_mixing_state(st, 1, ())
@@ -200,9 +158,7 @@ class FactorizedCounter:
 
     def _mixing_parameters(self) -> tuple[np.ndarray, ...]:
         """The coefficients the recursion reads (sqrt-toeplitz: c; blt: P_1..P_d, Q_1..Q_d)."""
-        if self.strategy == "sqrt-toeplitz":
-            return (np.asarray(self._coef, dtype=float),)
-        return (np.asarray(self._P, dtype=float), np.asarray(self._Q, dtype=float))
+        return self.implementation.mixing_parameters(self)
 
     def _row_weights(self, t: int) -> np.ndarray | None:
         """Ledger weights of draw z_t: row t of R_exec (r_(t-1), ..., r_0), None without a ledger. The
@@ -220,9 +176,7 @@ class FactorizedCounter:
         return self._executed[:t][::-1]
 
     def noisy_sum(self) -> np.ndarray:
-        if self.strategy == "tree":
-            return self._tree.noisy_sum()
-        return self._exact + self._noise
+        return self.implementation.noisy_sum(self)
 
     def exact_sum(self) -> np.ndarray:
         """The noiseless prefix sum (for tests and regret diagnostics only; never released)."""

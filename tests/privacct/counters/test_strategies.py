@@ -84,7 +84,7 @@ def test_column_one_dominates_every_column():
 
 
 def test_toeplitz_bound_beyond_the_exact_range_is_an_upper_bound():
-    from privacct.counters import strategies as S
+    from privacct.counters import sqrt_toeplitz as S
 
     n = 2**12
     exact = math.fsum((toeplitz_coefficients(4 * n) ** 2).tolist())
