@@ -14,14 +14,17 @@ How (docs/accounting.md#calibration):
   normalised problem whatever the units: multiplying every sensitivity by k multiplies the
   answer by k (up to the rounding of s0 and of the final product; the property test allows
   1e-12 relative).
-* Where the accountant has a closed form (basic composition of Laplace releases,
-  analytic Gaussian, zCDP of a Gaussian log) it is tried first, then the same value raised by a
-  relative 2^-40; the first that the accountant confirms is returned.
+* Where the accountant has a closed form it answers it itself
+  (:meth:`privacct.accounting.Accountant.closed_form_factor`: basic composition of Laplace releases,
+  analytic Gaussian, zCDP); it is tried first, then the same value raised by a relative 2^-40; the
+  first that the accountant confirms is returned.
 * Otherwise t is the least point 2^(m / 2^20) of a fixed geometric lattice at which the
   accountant, run on the scaled log itself, meets the budget: the conservative root-finder
   (:mod:`privacct.accounting.rootfind`) keeps the private side, so the returned log has been
   accounted and meets the budget by construction (never overshoots), and it is within a
-  relative 6.6e-7 of the least factor. The search starts from a cheaper accountant's answer.
+  relative 6.6e-7 of the least factor. The search starts from a cheaper accountant's answer: the
+  calibration of the accountant's ``calibration_guide`` (PLD: RDP's), else the first closed form of
+  :data:`GUESS_CLOSED_FORMS` that applies.
 """
 
 from __future__ import annotations
@@ -30,8 +33,7 @@ import functools
 import math
 import sys
 
-from .accounting import ACCOUNTANT_NAMES, get_accountant, releases
-from .accounting.base import is_gaussian, is_pure
+from .accounting import ACCOUNTANT_NAMES, get_accountant
 from .errors import NumericalError, PrivacctError, UnsupportedLogError, check_delta, check_positive
 from .log import MechanismLog, ReleaseGroup, Sensitivity, Structure
 
@@ -42,6 +44,9 @@ _MAX_FLOAT = 1.7976931348623157e308
 #: within normal floats; below 1e-300 a scale is near the subnormal range, above max/2 one doubling overflows).
 MIN_NOISE_SCALE = 1e-300
 MAX_NOISE_SCALE = _MAX_FLOAT / 2
+#: Accountants whose closed forms (:meth:`privacct.accounting.Accountant.closed_form_factor`) start the
+#: lattice search of an accountant without one, in this order (the first that applies; zCDP's is the closer).
+GUESS_CLOSED_FORMS = ("zcdp", "basic")
 
 
 def _eps_or_inf(acc, log: MechanismLog, delta: float) -> float:
@@ -64,40 +69,16 @@ def _unit_scale(log: MechanismLog) -> float:
     return 2.0 ** max(math.log2(g.sensitivity.value) - math.log2(g.noise_scale) for g in log.release_groups)
 
 
-def _closed_form_factor(name: str, log: MechanismLog, epsilon: float, delta: float) -> float | None:
-    from .accounting import formulas as F
-
-    if name == "basic" and is_pure(log):
-        from .accounting.basic import exact_sum_up
-
-        return exact_sum_up([(r.count, r.exact / _fraction(epsilon)) for r in releases(log)])
-    if name == "analytic-gaussian" and is_gaussian(log):
-        from .accounting.analytic_gaussian import mu_of
-
-        return mu_of(releases(log)) / F.gaussian_mu_for(epsilon, delta)
-    if name == "zcdp" and delta > 0:
-        from .accounting.zcdp import rho_of
-
-        return math.sqrt(rho_of(releases(log)) / F.zcdp_rho_for(epsilon, delta))
-    return None
-
-
-def _fraction(x: float):
-    from fractions import Fraction
-
-    return Fraction(x)
-
-
-def _guess(name: str, log: MechanismLog, epsilon: float, delta: float) -> float | None:
-    """A starting factor: RDP's for PLD (usually within a few per cent), else a closed form."""
+def _guess(acc, log: MechanismLog, epsilon: float, delta: float) -> float | None:
+    """A starting factor for ``acc``'s lattice search: its guide's calibration (PLD: RDP's, usually within a
+    few per cent), else the first closed form of :data:`GUESS_CLOSED_FORMS` that applies."""
     try:
-        if name == "pld":
-            return calibration_factor(log, epsilon=epsilon, delta=delta, accountant="rdp")
-        for other in ("zcdp", "basic"):
-            if get_accountant(other).why_not_for_any_noise(log, delta=delta) is None:
-                c = _closed_form_factor(other, log, epsilon, delta)
-                if c is not None and math.isfinite(c) and c > 0:
-                    return c
+        if acc.calibration_guide is not None:
+            return calibration_factor(log, epsilon=epsilon, delta=delta, accountant=acc.calibration_guide)
+        for other in GUESS_CLOSED_FORMS:
+            c = get_accountant(other).closed_form_factor(log, epsilon=epsilon, delta=delta)
+            if c is not None and math.isfinite(c) and c > 0:
+                return c
     except PrivacctError:
         pass
     return None
@@ -131,7 +112,7 @@ def calibration_factor(log: MechanismLog, *, epsilon: float, delta: float, accou
     log2_lo = max(math.log2(MIN_NOISE_SCALE) - math.log2(b_min), -1000.0)
     c_hi, c_lo = 2.0 ** log2_hi, 2.0 ** log2_lo
 
-    closed = _closed_form_factor(accountant, log, epsilon, delta)
+    closed = acc.closed_form_factor(log, epsilon=epsilon, delta=delta)
     if closed is not None and math.isfinite(closed) and c_lo <= closed <= c_hi:
         for c in (closed, closed * (1.0 + _NUDGE)):
             if gap_at(c) <= 0:
@@ -146,7 +127,7 @@ def calibration_factor(log: MechanismLog, *, epsilon: float, delta: float, accou
     if lower >= upper:
         raise NumericalError(f"calibration under {accountant!r}: the noise scales of this log leave no room to "
                              "rescale them within the floating-point range")
-    guess = closed if closed is not None else _guess(accountant, log, epsilon, delta)
+    guess = closed if closed is not None else _guess(acc, log, epsilon, delta)
     start = None
     if guess is not None and math.isfinite(guess) and guess > 0:
         start = lattice_index_at_or_above(guess / s0)

@@ -209,7 +209,7 @@ def _delta_for(args, *, required_for_gaussian: bool = True) -> float:
 
 
 def cmd_account(args) -> int:
-    from .accounting import all_epsilons
+    from .accounting import figures
     from .calibrate import single_group_log
 
     sens = check_positive("--sensitivity", args.sensitivity)
@@ -217,9 +217,8 @@ def cmd_account(args) -> int:
     structure = _structure(args)
     delta = _delta_for(args)
     log = single_group_log(mechanism=args.mechanism, sensitivity=sens, structure=structure, noise_scale=scale)
-    errs: dict[str, str] = {}
-    eps = all_epsilons(log, delta=delta, errors=errs)
-    tight = min(eps, key=lambda k: eps[k]) if eps else None
+    f = figures(log, delta=delta)
+    eps, errs, tight = dict(f.epsilons), dict(f.not_applicable), f.tightest
     count = log.release_groups[0].per_user_count
     if args.json:
         emit_json({"epsilon": eps, "tightest": tight, "delta": delta, "per_user_count": count, "not_applicable": errs})
@@ -395,7 +394,7 @@ def cmd_verify(args) -> int:
     log, where = _verify_log(args)
     if log.claim is None:
         raise PrivacctError(f"{where}: claim is missing (verify needs a claim with epsilon and delta)")
-    rep, lead = _lead_report(log)
+    rep, lead, decided = _lead_report(log)
     alternatives = None
     if args.counters:
         from .accounting import default_delta
@@ -418,27 +417,30 @@ def cmd_verify(args) -> int:
         if alternatives is not None:
             emit(_counters_text(alternatives))
     # conservative: the claim holds only if it holds under the reading the proof supports AND for the log as declared
-    # (the noise the learner runs); either failing exits 1
-    return 0 if rep.holds and (lead is None or lead["declared"]["holds"]) else 1
+    # (the noise the learner runs); either failing exits 1 (privacct.accounting.verdict.ClaimVerdict)
+    return 0 if decided.holds else 1
 
 
 def _lead_report(log):
-    """(report, lead): the report ``privacct verify`` shows, led like the report's rows by the reading the
-    paper's own proof supports (:attr:`privacct.readings.ReadingsSummary.lead`): every figure, the verdict,
+    """(report, lead, verdict): the report ``privacct verify`` shows, led like the report's rows by the reading
+    the paper's own proof supports (:func:`privacct.accounting.verdict.lead_reading`): every figure, the verdict,
     the causes and the exit status under that reading, the readings table listing every reading. ``lead``
     is None when the log has no readings or leads with the log as declared; else the JSON fields that
-    name the lead reading and the declared log beside it, and ``lead_text``, the line saying so."""
-    import dataclasses
-
-    from .report import privacy_report
+    name the lead reading and the declared log beside it, and ``lead_text``, the line saying so. ``verdict``:
+    the :class:`privacct.accounting.verdict.ClaimVerdict` verify exits with, from the verdicts the report's
+    explanations are on (each log is accounted once: the lead reading's explanation is the readings table's)."""
+    from .accounting.verdict import ClaimVerdict, lead_reading
+    from .report import privacy_report, report_of
 
     rep = privacy_report(log)
     summary = rep.readings
-    if summary is None or summary.lead.declared:
-        return rep, None
-    lead, declared = summary.lead, summary.declared
-    under = privacy_report(log.under_reading(lead.name), delta=rep.claimed_delta, readings=False)
-    shown_rep = dataclasses.replace(under, readings=summary)
+    name = None if summary is None else lead_reading(log)
+    if name is None:
+        return rep, None, ClaimVerdict(None, rep.decision, rep.decision)
+    lead = next(r for r in summary.results if r.name == name)
+    declared = summary.declared
+    shown_rep = report_of(log.under_reading(name), lead.explanation, readings=summary)
+    decided = ClaimVerdict(name, lead.explanation.decision, declared.explanation.decision)
     dx = declared.explanation
     what = "the log as declared: the noise the learner runs"
     text = (f"reading: {printable(lead.name)}, the one the paper's own proof supports; every figure below is under it "
@@ -449,7 +451,7 @@ def _lead_report(log):
         "declared": {"reading": declared.name, "accounted_epsilon": _finite_or_none(dx.accounted_epsilon),
                      "accountant": dx.tightest, "verdict": dx.verdict, "holds": dx.holds},
         "lead_text": text,
-    }
+    }, decided
 
 
 def _eps_text(x) -> str:

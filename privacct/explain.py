@@ -4,6 +4,10 @@
     >>> ex = explain(log)                 # at privacct.accounting.default_delta(log)
     >>> ex.breakdown.dominant_family, ex.holds, [c.text for c in ex.causes]
 
+The verdict itself is not decided here: it is :mod:`privacct.accounting.verdict` (the accountants'
+figures alone, docs/accounting.md#verdict), and an :class:`Explanation` is the layer a report asks for
+on top of it (``explain(log, decision=verdict(log))`` reuses the verdict's figures; ``ex.decision``).
+
 Everything here is computed from the log (docs/accounting.md#budget-breakdown):
 
 * **Breakdown.** Per release group, its cost in the currency in which losses add exactly: zCDP
@@ -44,13 +48,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .accounting import ACCOUNTANT_NAMES, all_epsilons, default_delta, get_accountant
+from .accounting import ACCOUNTANT_NAMES, Figures, default_delta, figures, get_accountant
 from .accounting.base import is_gaussian, is_pure, ratio_up
-from .errors import NumericalError, PrivacctError, UnsupportedLogError, check_delta, printable
+from .accounting.verdict import VERDICT_RTOL, Verdict, verdict, within
+from .errors import NumericalError, PrivacctError, check_delta, printable
 from .log import MechanismLog, ReleaseGroup
 
-#: Relative tolerance of the verdict (printed formulas that meet a claim exactly land within ulps).
-VERDICT_RTOL = 1e-9
 #: A step index at the end of a group name: ``_h3``, ``-h3``, ``[h=3]``, `` h=3``.
 _STEP_SUFFIX = re.compile(r"(?:[_-]h\d+|\[h=\d+\]| h=\d+)$")
 #: Smaller deltas at which a trivially holding claim's noise is shown (docs/seed-001-linear-mixture-ldp.md).
@@ -203,16 +206,11 @@ class Cause:
 
 @dataclass(frozen=True)
 class Explanation:
-    """Everything :func:`explain` computes for one log at one delta."""
+    """Everything :func:`explain` computes for one log at one delta: the layer on top of a
+    :class:`privacct.accounting.verdict.Verdict` (``decision``, whose figures and verdict it shows under the
+    names below), with the over-noising factor, the breakdown, the causes and a trivial claim's smaller deltas."""
 
-    log_name: str
-    delta: float
-    claimed_epsilon: float | None
-    epsilons: tuple[tuple[str, float], ...]
-    not_applicable: tuple[tuple[str, str], ...]
-    tightest: str | None
-    accounted_epsilon: float | None
-    holds: bool | None
+    decision: Verdict
     over_noising_factor: float | None
     over_noising_accountant: str | None
     over_noising_note: str
@@ -220,14 +218,47 @@ class Explanation:
     causes: tuple[Cause, ...]
     trivial_at: tuple[tuple[float, float], ...]
 
+    # ---- the decision's figures, under the names the explanation has always used ----------------
+    @property
+    def log_name(self) -> str:
+        return self.decision.log_name
+
+    @property
+    def delta(self) -> float:
+        return self.decision.delta
+
+    @property
+    def claimed_epsilon(self) -> float | None:
+        return self.decision.claimed_epsilon
+
+    @property
+    def epsilons(self) -> tuple[tuple[str, float], ...]:
+        return self.decision.epsilons
+
+    @property
+    def not_applicable(self) -> tuple[tuple[str, str], ...]:
+        return self.decision.not_applicable
+
+    @property
+    def tightest(self) -> str | None:
+        return self.decision.tightest
+
+    @property
+    def accounted_epsilon(self) -> float | None:
+        return self.decision.accounted_epsilon
+
+    @property
+    def holds(self) -> bool | None:
+        return self.decision.holds
+
     @property
     def verdict(self) -> str:
-        return "no claim" if self.holds is None else ("holds" if self.holds else "FAILS")
+        return self.decision.text
 
     @property
     def trivial(self) -> bool:
         """The claim holds with eps = 0 at the claimed delta (delta alone covers the outputs)."""
-        return bool(self.holds) and self.accounted_epsilon == 0.0
+        return self.decision.trivial
 
     def to_dict(self) -> dict[str, Any]:
         return {"delta": self.delta, "accounted_epsilon": _finite(self.accounted_epsilon), "tightest": self.tightest,
@@ -264,21 +295,41 @@ paper_group_cost = _paper_cost
 
 def epsilon_alone(log: MechanismLog, delta: float) -> tuple[float | None, str | None]:
     """(eps, accountant) of ``log`` at ``delta`` under the tightest accountant that applies
-    (Gaussian-only at delta > 0: the analytic Gaussian, exact, Balle & Wang 2018 Thm 8)."""
+    (Gaussian-only at delta > 0: the analytic Gaussian, exact, Balle & Wang 2018 Thm 8, so no other is run)."""
     if delta > 0 and is_gaussian(log):
         try:
             return get_accountant("analytic-gaussian").epsilon(log, delta=delta), "analytic-gaussian"
         except PrivacctError:
             pass
-    eps = all_epsilons(log, delta=delta)
-    if not eps:
-        return None, None
-    name = min(eps, key=lambda k: eps[k])
-    return eps[name], name
+    f = figures(log, delta=delta)
+    return f.epsilon, f.tightest
 
 
-def breakdown(log: MechanismLog, delta: float) -> Breakdown:
-    """The budget breakdown of ``log`` at ``delta`` (module docstring)."""
+def _alone_from(f: Figures, gaussian: bool) -> tuple[float | None, str | None]:
+    """:func:`epsilon_alone` of a log whose every accountant's figures ``f`` are already known (the same
+    answer: the analytic Gaussian's figure where it is there for a Gaussian-only log at delta > 0, which is
+    where :func:`epsilon_alone` asks it first, else the tightest)."""
+    if f.delta > 0 and gaussian:
+        ag = dict(f.epsilons).get("analytic-gaussian")
+        if ag is not None:
+            return ag, "analytic-gaussian"
+    return f.epsilon, f.tightest
+
+
+def breakdown(log: MechanismLog, delta: float, *, known: Figures | None = None) -> Breakdown:
+    """The budget breakdown of ``log`` at ``delta`` (module docstring). ``known``: every accountant's figures
+    for the whole log at ``delta``, if already computed (a family that is the whole log is not accounted
+    again). Each distinct set of groups is accounted alone once (a one-group family is its group)."""
+    alone_memo: dict[tuple[str, ...], tuple[float | None, str | None]] = {}
+    if known is not None and known.delta == delta:
+        alone_memo[tuple(g.name for g in log.release_groups)] = _alone_from(known, is_gaussian(log))
+
+    def alone(members: list[ReleaseGroup]) -> tuple[float | None, str | None]:
+        key = tuple(g.name for g in members)
+        if key not in alone_memo:
+            alone_memo[key] = epsilon_alone(_sublog(log, members), delta)
+        return alone_memo[key]
+
     measure = "eps" if is_pure(log) else "rho"
     budget = None
     if log.claim is not None:
@@ -303,7 +354,7 @@ def breakdown(log: MechanismLog, delta: float) -> Breakdown:
     paper_total = math.fsum(x[2] for x in groups)
     shares = tuple(GroupShare(g.name, family_of(g.name), g.mechanism, g.per_user_count, g.sensitivity.value, g.noise_scale,
                               cost, cost / total if total > 0 else 0.0, paper_cost, ps, pc, eq,
-                              *epsilon_alone(_sublog(log, [g]), delta),
+                              *alone([g]),
                               None if g.paper is None else g.paper.composition,
                               "" if g.paper is None else g.paper.composition_equation)
                    for g, cost, paper_cost, ps, pc, eq in groups)
@@ -312,8 +363,7 @@ def breakdown(log: MechanismLog, delta: float) -> Breakdown:
         fams.setdefault(s.family, []).append(s)
     families = []
     for name, members in fams.items():
-        sub = _sublog(log, [log.group(s.name) for s in members])
-        eps, acc = epsilon_alone(sub, delta)
+        eps, acc = alone([log.group(s.name) for s in members])
         cost = math.fsum(s.cost for s in members)
         families.append(FamilyShare(name, tuple(s.name for s in members), sum(s.per_user_count for s in members), cost,
                                     cost / total if total > 0 else 0.0, math.fsum(s.paper_cost for s in members), eps, acc))
@@ -487,7 +537,7 @@ def headline(ex: "Explanation") -> str:
     unit = "rho" if b.measure == "rho" else "eps"
     claim = ex.claimed_epsilon
     over = sorted((f for f in b.families if claim is not None and f.epsilon_alone is not None
-                   and f.epsilon_alone > claim * (1 + VERDICT_RTOL)), key=lambda f: -(f.epsilon_alone or 0.0))
+                   and not within(f.epsilon_alone, claim)), key=lambda f: -(f.epsilon_alone or 0.0))
     if over:
         fam = over[0]
         head = f"{printable(fam.name)} alone {_fmt(fam.epsilon_alone)} > {claim:g}"
@@ -517,44 +567,38 @@ def headline(ex: "Explanation") -> str:
     return head + (f": {why}" if why else "")
 
 
-def explain(log: MechanismLog, *, delta: float | None = None) -> Explanation:
+def explain(log: MechanismLog, *, delta: float | None = None, decision: Verdict | None = None) -> Explanation:
     """The accounting of ``log`` at ``delta`` (default :func:`privacct.accounting.default_delta`)
-    with its breakdown, over-noising factor and, for a failing claim, its computed causes."""
+    with its breakdown, over-noising factor and, for a failing claim, its computed causes: the layer on top
+    of the verdict. ``decision``: ``log``'s verdict (:func:`privacct.accounting.verdict.verdict`) if already
+    decided, whose figures are then not computed again; else it is decided here."""
     if not isinstance(log, MechanismLog):
         raise PrivacctError(f"log must be a MechanismLog, got {type(log).__name__}")
-    delta = default_delta(log) if delta is None else check_delta("delta", delta, allow_zero=True)
-    errs: dict[str, str] = {}
-    eps = all_epsilons(log, delta=delta, errors=errs)
-    b = breakdown(log, delta)
-    tightest = min(eps, key=lambda k: eps[k]) if eps else None
-    acc = eps[tightest] if tightest else None
-    holds = factor = fac_acc = None
+    if decision is None:
+        delta = default_delta(log) if delta is None else check_delta("delta", delta, allow_zero=True)
+        decision = verdict(log, delta=delta)
+    elif not isinstance(decision, Verdict) or decision.log_name != log.name or (delta is not None and delta != decision.delta) \
+            or decision.claimed_epsilon != (None if log.claim is None else log.claim.epsilon):
+        raise PrivacctError(f"decision must be the verdict of log {log.name!r}"
+                            f"{'' if delta is None else f' at delta={delta:g}'}, got {decision!r:.200}")
+    delta = decision.delta
+    b = breakdown(log, delta, known=decision.figures)
+    factor = fac_acc = None
     note = "no claim"
     extra: tuple[Cause, ...] = ()
     trivial_at: tuple[tuple[float, float], ...] = ()
     if log.claim is not None:
-        if acc is None:
-            if not errs:
-                raise UnsupportedLogError(f"no accountant applies at delta={delta:g}")
-            holds = False
-            reasons = "; ".join(f"{k}: {v}" for k, v in errs.items())
+        if decision.uncertified:
             extra = (Cause("no-accountant", "", (), None, None, None, "",
-                           f"no accountant certifies the claim at delta={delta:g} ({printable(reasons)})"),)
-        else:
-            holds = bool(acc <= log.claim.epsilon * (1 + VERDICT_RTOL))
+                           f"no accountant certifies the claim at delta={delta:g} ({printable(decision.figures.reasons)})"),)
         c, fac_acc, note = least_noise(log, log.claim.epsilon, delta)
         factor = None if c is None else _finite(1.0 / c)
-        if holds and acc == 0.0:
+        if decision.trivial:
             trivial_at = tuple((d, epsilon_alone(log, d)[0]) for d in TRIVIAL_DELTAS if d < delta) or tuple(
                 (d, epsilon_alone(log, d)[0]) for d in (delta / 10, delta / 1000))
-    elif acc is None:
-        reasons = "; ".join(f"{k}: {v}" for k, v in errs.items())
-        raise UnsupportedLogError(f"no accountant applies at delta={delta:g}: {reasons}")
     return Explanation(
-        log_name=log.name, delta=delta, claimed_epsilon=None if log.claim is None else log.claim.epsilon,
-        epsilons=tuple(eps.items()), not_applicable=tuple(errs.items()), tightest=tightest, accounted_epsilon=acc,
-        holds=holds, over_noising_factor=factor, over_noising_accountant=fac_acc, over_noising_note=note, breakdown=b,
-        causes=extra + causes(log, b, holds), trivial_at=trivial_at)
+        decision=decision, over_noising_factor=factor, over_noising_accountant=fac_acc, over_noising_note=note, breakdown=b,
+        causes=extra + causes(log, b, decision.holds), trivial_at=trivial_at)
 
 
 __all__ = ["Breakdown", "Cause", "Explanation", "FamilyShare", "GroupShare", "SPECIFIC_CAUSES", "VERDICT_RTOL", "breakdown",

@@ -2,15 +2,18 @@
 tightest, the claim's verdict, the over-noising factor, the budget breakdown, every reading of
 an ambiguous paper and, for a failing claim only, the computed causes.
 
-The numbers come from :func:`privacct.explain.explain` (breakdown, causes, over-noising factor;
-docs/accounting.md#budget-breakdown) and :func:`privacct.readings.account_readings`
-(docs/accounting.md#readings); this module assembles and renders them.
+The verdict comes from :func:`privacct.accounting.verdict.verdict` (the accountants' figures alone), the
+layer on top of it from :func:`privacct.explain.explain` (breakdown, causes, over-noising factor;
+docs/accounting.md#budget-breakdown), which the report asks for with that verdict, and the readings from
+:func:`privacct.readings.account_readings` (docs/accounting.md#readings); this module assembles and
+renders them.
 
-Verdict rule (docs/accounting.md#verdict): the claim holds when the tightest accounted epsilon at
-the claimed delta is at most the claimed epsilon, up to a relative 1e-9 that absorbs
-floating-point rounding of a printed formula that meets its claim exactly. ``privacct verify`` leads with the
-reading the paper's own proof supports and shows the declared log beside it; its exit status is 0 only when the
-claim holds under both (conservative: docs/accounting.md).
+Verdict rule (docs/accounting.md#verdict; :mod:`privacct.accounting.verdict`, the one place it is
+computed): the claim holds when the tightest accounted epsilon at the claimed delta is at most the claimed
+epsilon, up to a relative 1e-9 that absorbs floating-point rounding of a printed formula that meets its claim
+exactly. ``privacct verify`` leads with the reading the paper's own proof supports and shows the declared log
+beside it; its exit status is 0 only when the claim holds under both
+(:class:`privacct.accounting.verdict.ClaimVerdict`, conservative: docs/accounting.md#readings).
 
 Output safety: :meth:`PrivacyReport.to_text` escapes every string a log carries (names,
 derivations, equations, readings) with :func:`privacct.errors.printable`, and indents every table
@@ -31,12 +34,13 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from .accounting.verdict import VERDICT_RTOL, Verdict, verdict
 from .errors import PrivacctError, printable
-from .explain import VERDICT_RTOL, Explanation, _finite, explain
+from .explain import Explanation, _finite, explain
 from .log import MechanismLog
 from .readings import ReadingsSummary, account_readings
 
-__all__ = ["PrivacyReport", "VERDICT_RTOL", "privacy_report"]
+__all__ = ["PrivacyReport", "VERDICT_RTOL", "privacy_report", "report_of"]
 
 
 def _num(x: Any, spec: str) -> str:
@@ -63,26 +67,31 @@ class PrivacyReport:
     groups: tuple[dict[str, Any], ...]
     readings: ReadingsSummary | None = None
 
-    # ---- the explanation's figures under the names the report has always used ----------------
+    # ---- the verdict's figures under the names the report has always used -------------------
+    @property
+    def decision(self) -> Verdict:
+        """The verdict the report shows (:mod:`privacct.accounting.verdict`), the one its explanation is on."""
+        return self.explanation.decision
+
     @property
     def epsilons(self) -> dict[str, float]:
-        return dict(self.explanation.epsilons)
+        return dict(self.decision.epsilons)
 
     @property
     def not_applicable(self) -> dict[str, str]:
-        return dict(self.explanation.not_applicable)
+        return dict(self.decision.not_applicable)
 
     @property
     def tightest(self) -> str | None:
-        return self.explanation.tightest
+        return self.decision.tightest
 
     @property
     def tightest_epsilon(self) -> float | None:
-        return self.explanation.accounted_epsilon
+        return self.decision.accounted_epsilon
 
     @property
     def holds(self) -> bool | None:
-        return self.explanation.holds
+        return self.decision.holds
 
     @property
     def over_noising_factor(self) -> float | None:
@@ -95,7 +104,7 @@ class PrivacyReport:
 
     @property
     def verdict(self) -> str:
-        return self.explanation.verdict
+        return self.decision.text
 
     def to_dict(self) -> dict[str, Any]:
         ex = self.explanation
@@ -247,7 +256,8 @@ def _paper_view(log: MechanismLog) -> tuple[dict[str, Any], ...]:
 def privacy_report(log: MechanismLog, *, delta: float | None = None, readings: bool = True) -> PrivacyReport:
     """The report of ``log`` at ``delta`` (default: :func:`privacct.accounting.default_delta`,
     the claim's delta, else 0 for a pure log and 1e-6 otherwise), with every reading the log
-    carries (``readings=False`` leaves them out).
+    carries (``readings=False`` leaves them out): the verdict, then the explanation the report asks for
+    on top of it (the verdict's figures are not computed again).
 
     A claim that no accountant can certify (every one is not applicable at the claimed delta,
     e.g. delta = 0 with Gaussian releases, or every figure beyond the float range) FAILS, with
@@ -255,9 +265,18 @@ def privacy_report(log: MechanismLog, *, delta: float | None = None, readings: b
     """
     if not isinstance(log, MechanismLog):
         raise PrivacctError(f"log must be a MechanismLog, got {type(log).__name__}")
-    ex = explain(log, delta=delta)
+    ex = explain(log, decision=verdict(log, delta=delta))
     summary = account_readings(log, delta=ex.delta, declared=ex) if readings else None
+    return report_of(log, ex, readings=summary)
+
+
+def report_of(log: MechanismLog, explanation: Explanation, *, readings: ReadingsSummary | None = None) -> PrivacyReport:
+    """The report of ``log`` from its explanation, already computed (e.g. a reading's, from
+    :attr:`privacct.readings.ReadingResult.explanation`), with ``readings`` beside it: nothing is accounted."""
+    if not isinstance(log, MechanismLog):
+        raise PrivacctError(f"log must be a MechanismLog, got {type(log).__name__}")
+    ex = explanation
     return PrivacyReport(
         log_name=log.name, privacy_model=log.privacy_model, neighbouring=log.neighbouring,
         claimed_epsilon=None if log.claim is None else log.claim.epsilon, claimed_delta=ex.delta,
-        explanation=ex, groups=_paper_view(log), readings=summary)
+        explanation=ex, groups=_paper_view(log), readings=readings)

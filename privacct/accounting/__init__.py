@@ -5,14 +5,23 @@ A small registry of accountants (one module each) behind one interface (:class:`
 dry run. Accountant modules are imported on first use, so importing this package (and
 ``privacct.cli``) loads neither numpy, scipy nor dp_accounting.
 
-    >>> from privacct.accounting import all_epsilons, tightest_epsilon, default_delta
+    >>> from privacct.accounting import all_epsilons, figures, tightest_epsilon, default_delta
     >>> all_epsilons(log, delta=default_delta(log))   # {name: epsilon} for every accountant that applies
+    >>> figures(log, delta=1e-6)                      # Figures: the same, the reasons of the others, the tightest
     >>> tightest_epsilon(log, delta=1e-6)             # (name, epsilon) of the smallest figure
+
+"The tightest" is one rule, :func:`tightest_of` (the smallest figure; on a tie the first in registry
+order), which :class:`Figures`, :func:`tightest_epsilon`, :mod:`privacct.explain` and ``privacct account``
+read. The verdict on a claim, from these figures alone, is :mod:`privacct.accounting.verdict`
+(docs/accounting.md#verdict). Every accountant answers its own closed-form calibration, if it has one
+(:meth:`Accountant.closed_form_factor`, docs/accounting.md#calibration).
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 from ..errors import NumericalError, PrivacctError, UnsupportedLogError, check_delta, check_positive, shown
 from ..log import MechanismLog
@@ -74,18 +83,60 @@ def all_epsilons(log: MechanismLog, *, delta: float, errors: dict[str, str] | No
     return out
 
 
+def tightest_of(epsilons: Mapping[str, float]) -> str | None:
+    """The one "pick the tightest" rule: the accountant with the smallest figure, the first in the mapping's
+    order on a tie (registry order for :func:`all_epsilons` and :class:`Figures`); None for no figure. Every
+    figure is an upper bound on the same epsilon, so the smallest is the best valid one
+    (docs/accounting.md#verdict)."""
+    return min(epsilons, key=epsilons.__getitem__) if epsilons else None
+
+
+@dataclass(frozen=True)
+class Figures:
+    """Every accountant's epsilon for one log at one ``delta``: the figures of those that apply
+    (``epsilons``, registry order) and the reason of each that does not (``not_applicable``). Computed by
+    :func:`figures`; the verdict (:func:`privacct.accounting.verdict.decide`) needs nothing else."""
+
+    delta: float
+    epsilons: tuple[tuple[str, float], ...]
+    not_applicable: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def tightest(self) -> str | None:
+        """The accountant of the smallest figure (:func:`tightest_of`); None when none applies."""
+        return tightest_of(dict(self.epsilons))
+
+    @property
+    def epsilon(self) -> float | None:
+        """The tightest figure; None when no accountant applies."""
+        name = self.tightest
+        return None if name is None else dict(self.epsilons)[name]
+
+    @property
+    def reasons(self) -> str:
+        """Why the others do not apply, ``name: reason`` joined by ``; ``."""
+        return "; ".join(f"{k}: {v}" for k, v in self.not_applicable)
+
+
+def figures(log: MechanismLog, *, delta: float) -> Figures:
+    """Every accountant's figure for ``log`` at ``delta`` (:func:`all_epsilons` once) with the reasons of
+    those that do not apply."""
+    delta = check_delta("delta", delta, allow_zero=True)
+    errs: dict[str, str] = {}
+    eps = all_epsilons(log, delta=delta, errors=errs)
+    return Figures(delta, tuple(eps.items()), tuple(errs.items()))
+
+
 def tightest_epsilon(log: MechanismLog, *, delta: float, accountant: str | None = None) -> tuple[str, float]:
-    """(name, epsilon): the named accountant's figure, or the smallest over all that apply."""
+    """(name, epsilon): the named accountant's figure, or the smallest over all that apply (:func:`tightest_of`)."""
     log = require_log(log)
     delta = check_delta("delta", delta, allow_zero=True)
     if accountant is not None:
         return accountant, get_accountant(accountant).epsilon(log, delta=delta)
-    errs: dict[str, str] = {}
-    figures = all_epsilons(log, delta=delta, errors=errs)
-    if not figures:
-        raise UnsupportedLogError("no accountant applies: " + "; ".join(f"{k}: {v}" for k, v in errs.items()))
-    name = min(figures, key=lambda k: figures[k])
-    return name, figures[name]
+    f = figures(log, delta=delta)
+    if f.tightest is None:
+        raise UnsupportedLogError("no accountant applies: " + f.reasons)
+    return f.tightest, f.epsilon
 
 
 def delta(log: MechanismLog, *, epsilon: float, accountant: str | None = None) -> float:
@@ -104,6 +155,7 @@ def delta(log: MechanismLog, *, epsilon: float, accountant: str | None = None) -
 
 
 __all__ = [
-    "ACCOUNTANTS", "ACCOUNTANT_NAMES", "DEFAULT_DELTA", "Accountant", "Release", "accountant_class", "all_epsilons",
-    "default_delta", "delta", "epsilon", "get_accountant", "releases", "tightest_epsilon",
+    "ACCOUNTANTS", "ACCOUNTANT_NAMES", "DEFAULT_DELTA", "Accountant", "Figures", "Release", "accountant_class",
+    "all_epsilons", "default_delta", "delta", "epsilon", "figures", "get_accountant", "releases", "tightest_epsilon",
+    "tightest_of",
 ]

@@ -39,6 +39,11 @@ class AnalyticGaussian(Accountant):
     def _epsilon(self, rel, delta):
         return F.gaussian_epsilon(delta, mu_of(rel))
 
+    def _closed_form_factor(self, rel, epsilon, delta):
+        """mu = sqrt(sum count mu_i^2) shrinks as 1/c, so c = mu(1) / mu*, mu* the largest mu meeting (epsilon,
+        delta) by Balle & Wang Thm 8 (docs/accounting.md#calibration, docs/accounting.md#analytic-gaussian)."""
+        return mu_of(rel) / F.gaussian_mu_for(epsilon, delta)
+
     def delta(self, log, *, epsilon):
         epsilon = check_positive("epsilon", epsilon)
         if self.why_not(log, delta=0.5) is not None:

@@ -176,11 +176,17 @@ class Accountant(abc.ABC):
     UnsupportedLogError / NumericalError (never NaN or inf); figures never fall below the exact
     value of the accountant's bound (outward rounding) and are monotone: more releases, less
     noise, a larger sensitivity or a smaller delta never lower them; ``why_not_for_any_noise``
-    gives the reasons that no noise scale can remove (calibration refuses only those).
+    gives the reasons that no noise scale can remove (calibration refuses only those);
+    ``closed_form_factor`` is None or the least common noise factor meeting a budget, up to the
+    rounding :func:`privacct.calibrate.calibration_factor` confirms away (docs/accounting.md#calibration).
     """
 
     name: str = ""
     citation: str = ""
+    #: The accountant whose calibrated factor starts this one's calibration search, when this one has no
+    #: closed form and that one's answer is usually close (PLD: RDP's, docs/accounting.md#calibration);
+    #: None: the search starts from a cheap closed form (:func:`privacct.calibrate.calibration_factor`).
+    calibration_guide: str | None = None
 
     def why_not_for_any_noise(self, log: MechanismLog, *, delta: float) -> str | None:
         """Reasons this accountant cannot bound ``log`` at ``delta`` whatever its noise scales."""
@@ -237,6 +243,23 @@ class Accountant(abc.ABC):
         found by the conservative root-finder (the private side: an upper bound)."""
         epsilon = check_positive("epsilon", epsilon)
         return delta_by_root(self, log, epsilon)
+
+    def closed_form_factor(self, log: MechanismLog, *, epsilon: float, delta: float) -> float | None:
+        """The common factor c by which every noise scale of ``log`` is multiplied so that this accountant's
+        epsilon at ``delta`` is ``epsilon``, in closed form (docs/accounting.md#calibration); None when this
+        accountant has no closed form for ``log`` or cannot bound it at ``delta`` at any noise. Evaluated in
+        floating point, so not yet confirmed: :func:`privacct.calibrate.calibration_factor` re-accounts it
+        (and nudges it outward) before it is used."""
+        log = require_log(log)
+        epsilon = check_positive("epsilon", epsilon)
+        delta = check_delta("delta", delta, allow_zero=True)
+        if self.why_not_for_any_noise(log, delta=delta) is not None:
+            return None
+        return self._closed_form_factor(releases(log), epsilon, delta)
+
+    def _closed_form_factor(self, rel: list[Release], epsilon: float, delta: float) -> float | None:
+        """:meth:`closed_form_factor` for these releases (the accountant applies at ``delta``); None: no closed form."""
+        return None
 
 
 def delta_by_root(acc: Accountant, log: MechanismLog, epsilon: float) -> float:

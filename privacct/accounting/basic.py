@@ -68,6 +68,13 @@ class BasicComposition(Accountant):
         levels = pure_and_gaussian_levels(rel, delta)
         return exact_sum_up([(c, e) for e, c in levels])
 
+    def _closed_form_factor(self, rel, epsilon, delta):
+        """A pure log: basic eps is sum count_i eps0_i and every eps0_i = Delta_i / (c b_i) shrinks as 1/c, so
+        c = eps_basic(1) / epsilon, summed exactly and rounded up once (docs/accounting.md#calibration)."""
+        if any(r.kind != "laplace" for r in rel):
+            return None
+        return exact_sum_up([(r.count, r.exact / Fraction(epsilon)) for r in rel])
+
     def delta(self, log, *, epsilon):
         if is_pure(log):
             from ..errors import check_positive

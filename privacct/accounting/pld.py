@@ -75,6 +75,7 @@ class PLD(Accountant):
     name = "pld"
     citation = "dp_accounting 0.6.0 privacy_loss_distribution (pessimistic connect-the-dots; Doroshenko et al. 2022)"
 
+    calibration_guide = "rdp"   # RDP's calibrated factor usually already meets PLD's budget (docs/accounting.md#calibration)
     BASE_INTERVAL = 1e-4
     GRID_POINTS = 1e5
     MAX_LOSS_RANGE = 1e4

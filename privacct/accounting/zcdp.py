@@ -7,6 +7,8 @@ and ratio, and both conversions grow with rho and 1/delta.
 
 from __future__ import annotations
 
+import math
+
 from ..errors import check_positive
 from . import formulas as F
 from .base import Accountant, Release, releases
@@ -34,6 +36,11 @@ class ZCDP(Accountant):
 
     def _epsilon(self, rel, delta):
         return F.zcdp_epsilon(rho_of(rel), delta)
+
+    def _closed_form_factor(self, rel, epsilon, delta):
+        """rho = sum count mu_i^2 / 2 shrinks as 1/c^2, so c = sqrt(rho(1) / rho*), rho* the largest rho whose
+        conversion meets (epsilon, delta) (docs/accounting.md#calibration, docs/accounting.md#zcdp)."""
+        return math.sqrt(rho_of(rel) / F.zcdp_rho_for(epsilon, delta))
 
     def delta(self, log, *, epsilon):
         epsilon = check_positive("epsilon", epsilon)

@@ -101,6 +101,21 @@ class TestAccountantContract:
                 assert acc.why_not(log, delta=d) is not None
                 assert acc.why_not(log.scaled_noise(1e6), delta=d) is not None
 
+    def test_closed_form_calibration_is_none_or_the_least_factor(self, name, which):
+        """Each accountant answers its own closed-form calibration (docs/accounting.md#calibration): None, or the
+        common noise factor c at which its epsilon is the budget -- met at c or one 2^-40 nudge above it (what
+        calibration tries before its lattice search), missed 1e-6 below; None whenever no noise can make it apply."""
+        acc, log = get_accountant(name), LOGS[which]
+        for eps, d in ((1.0, 0.0), (0.5, 1e-6), (4.0, 1e-3)):
+            c = acc.closed_form_factor(log, epsilon=eps, delta=d)
+            if acc.why_not_for_any_noise(log, delta=d) is not None:
+                assert c is None
+            if c is None:
+                continue
+            assert math.isfinite(c) and c > 0
+            assert min(acc.epsilon(log.scaled_noise(x), delta=d) for x in (c, c * (1 + 2.0**-40))) <= eps
+            assert acc.epsilon(log.scaled_noise(c * (1 - 1e-6)), delta=d) > eps
+
     def test_nothing_reaches_stderr(self, name, which, capfd):
         import warnings
 
@@ -114,6 +129,19 @@ class TestAccountantContract:
                     except PrivacctError:
                         pass
         assert caught == [] and capfd.readouterr().err == ""
+
+
+def test_the_closed_forms_are_the_documented_ones():
+    """basic (pure logs), zCDP (delta > 0) and the analytic Gaussian (Gaussian logs, delta > 0) answer a closed-form
+    calibration (docs/accounting.md#calibration); the others have none and say so with None."""
+    have = {(n, w, d) for n in ACCOUNTANTS for w in LOGS for d in (0.0, 1e-6)
+            if get_accountant(n).closed_form_factor(LOGS[w], epsilon=1.0, delta=d) is not None}
+    pure = {"laplace", "huge-count", "factorized-laplace"}
+    gaussian = {"gauss", "factorized-gauss"}
+    assert have == ({("basic", w, d) for w in pure for d in (0.0, 1e-6)} | {("zcdp", w, 1e-6) for w in LOGS}
+                    | {("analytic-gaussian", w, 1e-6) for w in gaussian})
+    with pytest.raises(PrivacctError, match="epsilon"):
+        get_accountant("zcdp").closed_form_factor(GAUSS, epsilon=0.0, delta=1e-6)
 
 
 # --------------------------------------------------------------------------- golden numbers

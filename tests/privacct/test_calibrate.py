@@ -78,3 +78,46 @@ def test_calibration_is_cached_per_log_and_equal_to_the_uncached_answer():
     assert (a, name) == _calibrate(log, 1.0, 1e-6, None)
     c = calibrate_log(log, epsilon=2.0, delta=1e-6)
     assert c.release_groups[0].noise_scale < a.release_groups[0].noise_scale
+
+
+def test_calibration_asks_the_accountant_for_its_closed_form(monkeypatch):
+    """calibrate.py dispatches on no accountant name (docs/accounting.md#calibration): the closed form it tries first
+    is the accountant's own answer (a confirmed one is returned as it is, an unconfirmed one is refused by the
+    re-accounting), and an accountant without one is searched on the lattice."""
+    from privacct.accounting.rdp import RDP
+    from privacct.accounting.zcdp import ZCDP
+    from privacct.calibrate import calibration_factor
+
+    log = single_group_log(mechanism="gaussian", sensitivity=1.0, structure=Structure.repeated(1000))
+    least = calibration_factor(log, epsilon=1.0, delta=1e-6, accountant="rdp")              # RDP has none: lattice
+    monkeypatch.setattr(RDP, "_closed_form_factor", lambda self, rel, epsilon, delta: 2 * least)
+    assert calibration_factor(log, epsilon=1.0, delta=1e-6, accountant="rdp") == 2 * least  # confirmed: taken
+    monkeypatch.setattr(RDP, "_closed_form_factor", lambda self, rel, epsilon, delta: least / 2)
+    assert calibration_factor(log, epsilon=1.0, delta=1e-6, accountant="rdp") == least      # over budget: refused
+
+    closed = get_accountant("zcdp").closed_form_factor(log, epsilon=1.0, delta=1e-6)
+    assert calibration_factor(log, epsilon=1.0, delta=1e-6, accountant="zcdp") in (closed, closed * (1 + 2.0**-40))
+    monkeypatch.setattr(ZCDP, "_closed_form_factor", lambda self, rel, epsilon, delta: None)
+    searched = calibration_factor(log, epsilon=1.0, delta=1e-6, accountant="zcdp")         # the lattice instead
+    assert searched != closed and closed <= searched <= closed * (1 + 1e-6)
+
+
+def test_pld_calibration_starts_from_its_guide(monkeypatch):
+    """PLD has no closed form; its search starts from its guide's calibration (RDP's), named by the accountant."""
+    import privacct.calibrate as C
+    from privacct.accounting.pld import PLD
+
+    asked = []
+    real = C.calibration_factor
+
+    def recording(log, *, epsilon, delta, accountant):
+        asked.append(accountant)
+        return real(log, epsilon=epsilon, delta=delta, accountant=accountant)
+
+    monkeypatch.setattr(C, "calibration_factor", recording)
+    log = single_group_log(mechanism="gaussian", sensitivity=1.0, structure=Structure.repeated(100))
+    a = C.calibration_factor(log, epsilon=1.0, delta=1e-6, accountant="pld")
+    assert get_accountant("pld").calibration_guide == "rdp" and asked == ["pld", "rdp"]
+    asked.clear()
+    monkeypatch.setattr(PLD, "calibration_guide", "zcdp")
+    assert C.calibration_factor(log, epsilon=1.0, delta=1e-6, accountant="pld") == a and asked == ["pld", "zcdp"]
