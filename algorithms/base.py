@@ -13,7 +13,11 @@ it (docs/extending.md).
 Typed records at the boundary (validated here, in one place):
 
 * :class:`RunConfig` -- one learner configuration (the family options stay a tuple of pairs so the
-  record is hashable; each family validates its own option names and values);
+  record is hashable; each family validates its own option names and values), validated once where it is made
+  and passed whole (issue 22): a command makes one, every step reads it, its declared log is built once and kept
+  on it (:meth:`LearnerSpec.declared_log`), a summary serialises it (:meth:`RunConfig.to_dict`), and the records
+  that hold a configuration (a paper setting, a learner audit, an audit's result) hold the RunConfig and read its
+  fields through it (:class:`ConfigFields`);
 * :class:`AuditHook` -- the audit hook: which canary is user 1, whether users 2..K are fixed, the
   agent's coins, and the planted-bug noise multiplier. It is passed explicitly,
   ``spec.run(config, seeds, audit=AuditHook("A"))``, never through ``RunConfig.options``;
@@ -50,6 +54,7 @@ AUDIT SEMANTICS (the same for every family)
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Protocol
@@ -130,6 +135,45 @@ class RunConfig:
 
     def option(self, name: str, default: Any = None) -> Any:
         return dict(self.options).get(name, default)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record as JSON-ready fields, in field order (``options`` as a dict): what a run summary, a paper
+        setting and an audit's ``--json`` serialise, never copied field by field."""
+        return {f.name: (dict(self.options) if f.name == "options" else getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+    def declared_log(self, build: Callable[["RunConfig"], MechanismLog | None]) -> MechanismLog | None:
+        """``build(self)``, built once per record: the log is kept on this RunConfig (per builder; outside its fields,
+        so equality, hashing and pickling ignore it), so a record passed whole builds its log once however many steps
+        read it (issue 22). A refusal is not kept. Callers use :meth:`LearnerSpec.declared_log`."""
+        logs = self.__dict__.setdefault(_LOGS, {})
+        if build not in logs:
+            logs[build] = build(self)
+        return logs[build]
+
+    def __getstate__(self) -> dict[str, Any]:
+        # the kept logs stay behind (a builder may be a closure, and a worker builds its own)
+        return {k: v for k, v in self.__dict__.items() if k != _LOGS}
+
+
+#: The instance attribute that keeps a RunConfig's declared logs (:meth:`RunConfig.declared_log`).
+_LOGS = "_declared_logs"
+#: RunConfig's field names (a record that holds a RunConfig reads them from it: :class:`ConfigFields`).
+RUN_FIELDS = tuple(f.name for f in dataclasses.fields(RunConfig))
+
+
+class ConfigFields:
+    """Mixin of a record that holds a :class:`RunConfig` as its field ``config`` (a paper setting, a learner audit,
+    an audit's result): the configuration's fields read as the record's own (``audit.episodes`` is
+    ``audit.config.episodes``), so they are held once and never copied into loose fields."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name in RUN_FIELDS:
+            try:
+                config = object.__getattribute__(self, "config")
+            except AttributeError:   # not yet set (unpickling)
+                raise AttributeError(name) from None
+            return getattr(config, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
 
 class ScaledNoiseGenerator(np.random.Generator):
@@ -566,16 +610,19 @@ class ConstantSet:
             raise PrivacctError(f"constant set {self.name!r}: options {', '.join(PRIVACY_OPTIONS)} change privacy "
                                 "or its derived shift and cannot be part of a constant set")
 
+    def config_fields(self, *, bonus_scale: float | None = None, options=()) -> dict[str, Any]:
+        """The RunConfig fields this set gives (``bonus_scale``, ``options``) with the caller's on top: ``bonus_scale``
+        None keeps the set's, every option given overrides the set's (sorted by name)."""
+        return {"bonus_scale": self.bonus_scale if bonus_scale is None else bonus_scale,
+                "options": tuple(sorted({**dict(self.options), **dict(options)}.items()))}
+
     def apply(self, config: "RunConfig", *, keep_bonus: bool = False, keep_options: tuple[str, ...] = ()) -> "RunConfig":
         """``config`` with this set's bonus_scale (unless ``keep_bonus``) and options (those named in
         ``keep_options`` keep the config's own value)."""
-        opts = dict(self.options)
-        for k, v in config.options:
-            if k in keep_options or k not in opts:
-                opts[k] = v
-        return RunConfig(config.algorithm, config.privacy, config.epsilon, config.delta, config.calibration,
-                         config.episodes, config.env, config.horizon,
-                         config.bonus_scale if keep_bonus else self.bonus_scale, tuple(sorted(opts.items())))
+        own = dict(self.options)
+        kept = [(k, v) for k, v in config.options if k in keep_options or k not in own]
+        return dataclasses.replace(config, **self.config_fields(bonus_scale=config.bonus_scale if keep_bonus else None,
+                                                                 options=kept))
 
 
 @dataclass(frozen=True)
@@ -612,10 +659,21 @@ class AuditSetting:
             raise PrivacctError(f"audit_setting.bonus_scale must be a finite number >= 0, got {b!r}")
         object.__setattr__(self, "options", tuple((str(k), v) for k, v in self.options))
 
-    def run_fields(self) -> dict[str, Any]:
-        """RunConfig keyword arguments of this setting (no trials, no why, no departures)."""
-        return {"episodes": self.episodes, "horizon": self.horizon, "env": self.env, "bonus_scale": self.bonus_scale,
-                "options": self.options}
+    def run_config(self, algorithm: str, *, privacy: str, epsilon: float = 1.0, delta: float = 0.0,
+                   calibration: str = "tight", horizon: int | None = None, env: str | None = None,
+                   bonus_scale: float | None = None, options=()) -> "RunConfig":
+        """The RunConfig of the claim (``privacy``, ``epsilon``, ``delta``, ``calibration``) at this setting, made
+        once: ``horizon``, ``env`` and ``bonus_scale`` given override the setting's, ``options`` go on top of its
+        options (the setting's in their declared order, then the new ones)."""
+        return RunConfig(algorithm, privacy, epsilon, delta, calibration, self.episodes,
+                         self.env if env is None else env, self.horizon if horizon is None else horizon,
+                         self.bonus_scale if bonus_scale is None else bonus_scale,
+                         tuple({**dict(self.options), **dict(options)}.items()))
+
+    def apply(self, config: "RunConfig") -> "RunConfig":
+        """``config``'s claim (its algorithm, privacy, epsilon, delta and calibration) at this setting."""
+        return dataclasses.replace(config, episodes=self.episodes, env=self.env, horizon=self.horizon,
+                                   bonus_scale=self.bonus_scale, options=self.options)
 
 
 @dataclass(frozen=True)
@@ -687,6 +745,23 @@ class LearnerSpec:
     reproduce: str | None = None
     #: Planted policy bugs the learner implements for :attr:`AuditHook.mutant` (name -> one sentence).
     mutants: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        # every typed paper setting holds the RunConfig of THIS learner at that setting (a family may declare one
+        # setting for several learners); untyped dicts are read when used (settings.as_paper_setting)
+        from .settings import PaperSetting   # settings imports this module
+
+        object.__setattr__(self, "paper_settings", tuple(s.bound(self.name) if isinstance(s, PaperSetting) else s
+                                                         for s in self.paper_settings))
+
+    def declared_log(self, config: RunConfig) -> MechanismLog | None:
+        """``build_log(config)``, built once per record (:meth:`RunConfig.declared_log`): every command step that
+        reads the log of the record it was passed shares one build (and its calibration)."""
+        if not isinstance(config, RunConfig):
+            raise PrivacctError(f"config must be a RunConfig, got {type(config).__name__}")
+        if config.algorithm != self.name:
+            raise PrivacctError(f"config.algorithm must be {self.name!r} for this learner, got {config.algorithm!r}")
+        return config.declared_log(self.build_log)
 
     def run_observed(self, config: RunConfig, seeds, *, audit: AuditHook) -> RunResult:
         """:meth:`run` with ``result.observation`` always set: the learner's own, or derived from its primitives'
@@ -769,7 +844,7 @@ class LearnerSpec:
         return result
 
 
-__all__ = ["AuditHook", "CanaryPlan", "AuditSetting", "ReportEpisodes", "BLOCK_MECHANISMS", "CALIBRATIONS", "CANARIES", "CONSTANT_SETS", "ConstantSet", "LearnerSpec",
+__all__ = ["AuditHook", "CanaryPlan", "AuditSetting", "ConfigFields", "RUN_FIELDS", "ReportEpisodes", "BLOCK_MECHANISMS", "CALIBRATIONS", "CANARIES", "CONSTANT_SETS", "ConstantSet", "LearnerSpec",
            "Observation", "ObservedBlock", "PRIVACY_CHOICES", "PRIVACY_OPTIONS", "RunConfig", "RunFn", "RunResult",
            "ScaledNoiseGenerator", "check_observation", "check_tap", "DerivedMeans", "derived_observation", "pair_taps", "check_seeds", "child_sequence", "noise_generators",
            "stream_generators"]

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import json
 import math
 import sys
-from typing import Any
+from typing import Any, Callable
 
 from privacct.log import FACTORIZED_STRATEGIES
 from privacct.cli import add_quiet, emit, emit_json, exit_help, integer_arg, number_arg, write
@@ -110,12 +109,12 @@ def register_run(subparsers) -> argparse.ArgumentParser:
 
 
 def run_config(args) -> RunConfig:
-    """The validated RunConfig of ``privacct run``'s arguments (one PrivacctError line for any bad one)."""
+    """The RunConfig of ``privacct run``'s arguments, made (and so validated) once, every default resolved first (one
+    PrivacctError line naming the flag for any bad one)."""
     check_privacy(args.algorithm, args.privacy)
     refuse_inapplicable(args.privacy, {"--epsilon": args.epsilon, "--delta": args.delta,
                                        "--calibration": args.calibration, "--counter": args.counter})
     epsilon = DEFAULT_EPSILON if args.epsilon is None else check_positive("--epsilon", args.epsilon)
-    calibration = args.calibration or DEFAULT_CALIBRATION
     check_count("--episodes", args.episodes)
     check_count("--seeds", args.seeds)
     check_count("--seed", args.seed, minimum=0)
@@ -127,16 +126,28 @@ def run_config(args) -> RunConfig:
         if any(k == "counter" for k, _ in args.option):
             raise PrivacctError("--counter and --option counter=... cannot both be given")
         args.option = list(args.option) + [("counter", args.counter)]
-    spec = learners()[args.algorithm]
-    cset = spec.constant_set(args.constants)
-    config = RunConfig(algorithm=args.algorithm, privacy=args.privacy, epsilon=epsilon, delta=0.0,
-                       calibration=calibration, episodes=args.episodes, env=args.env, horizon=args.horizon,
-                       bonus_scale=1.0 if args.bonus_scale is None else args.bonus_scale, options=tuple(args.option))
-    user_opts = tuple(k for k, _ in args.option)
-    config = cset.apply(config, keep_bonus=args.bonus_scale is not None, keep_options=user_opts)
-    delta = default_delta(args.algorithm, args.privacy, config) if args.delta is None else args.delta
-    check_delta("--delta", delta, allow_zero=True)
-    return dataclasses.replace(config, delta=float(delta))
+    cset = learners()[args.algorithm].constant_set(args.constants)
+    fields = dict(algorithm=args.algorithm, privacy=args.privacy, epsilon=epsilon,
+                  calibration=args.calibration or DEFAULT_CALIBRATION, episodes=args.episodes, env=args.env,
+                  horizon=args.horizon, **cset.config_fields(bonus_scale=args.bonus_scale, options=args.option))
+    delta = claim_delta(args.algorithm, args.privacy, args.delta, probe=lambda: RunConfig(**fields, delta=0.0))
+    return RunConfig(**fields, delta=delta)
+
+
+def claim_delta(algorithm: str, privacy: str, given: float | None, *, probe: Callable[[], RunConfig]) -> float:
+    """The claim's delta of ``privacct run`` / ``privacct audit`` (the same default, :mod:`privacct.algorithms.defaults`):
+    ``--delta`` checked, else the learner's paper setting's for ``privacy``, else (a learner without one) the default its
+    log gives at the configuration ``probe()`` makes (the command's, at delta 0; made only then)."""
+    if given is not None:
+        return check_delta("--delta", given, allow_zero=True)
+    if privacy == "none":
+        return 0.0
+    from .settings import paper_delta
+
+    delta = paper_delta(get_learner(algorithm), privacy)
+    if delta is not None:
+        return float(delta)
+    return float(default_delta(algorithm, privacy, probe()))
 
 
 def _overridden(args) -> tuple[str, ...]:
@@ -155,7 +166,7 @@ def cmd_run(args) -> int:
     check_out(args.out, RUN_OUTPUTS)
     check_run_memory(config, args.seeds)
     try:
-        get_learner(args.algorithm).build_log(config)  # the family validates env, options and the claim
+        get_learner(args.algorithm).declared_log(config)  # the family validates env, options and the claim (built once)
     except PrivacctError as e:
         if config.privacy != "none" and "noise_scale" in str(e) and "inf" in str(e):
             # a claim so small that the noise it calls for overflows (--epsilon 5e-324): say which flag

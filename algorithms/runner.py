@@ -9,8 +9,9 @@ Files written to ``out_dir`` (created if needed) as one complete set or not at a
 * ``privacy_report.json`` -- :func:`privacct.report.privacy_report` of that log, plus the
   declared-vs-executed ledger check (private runs only);
 * ``regret.png`` -- cumulative regret, mean and a +-1 std band over seeds;
-* ``summary.json`` -- what :func:`run_experiment` returns, without the timings: the same seed gives
-  the same bytes (every file but ``timing.json`` is byte-reproducible, :mod:`privacct.atomic`);
+* ``summary.json`` -- what :func:`run_experiment` returns, without the timings: the run's RunConfig serialised
+  whole (:meth:`~privacct.algorithms.base.RunConfig.to_dict`, the environment resolved) and the run's results; the
+  same seed gives the same bytes (every file but ``timing.json`` is byte-reproducible, :mod:`privacct.atomic`);
 * ``timing.json`` -- ``elapsed_seconds`` and ``episodes_per_second`` (aggregate: seeds x K /
   wall-clock seconds of the learner's run);
 * ``manifest.json`` -- every file with its size and SHA-256 (written last).
@@ -62,6 +63,11 @@ from .registry import get_learner
 #: What ``privacct run`` writes (:class:`privacct.outputs.Outputs`).
 RUN_OUTPUTS = Outputs("privacct run", ("curves.npz", "curves.csv", "mechanism_log.json", "privacy_report.json",
                                        "regret.png", "summary.json", "timing.json"))
+#: The order of the summary's first keys (``summary.json``, ``privacct run --json``): the run's RunConfig
+#: (:meth:`~privacct.algorithms.base.RunConfig.to_dict`) with the run's own ``family``, ``seeds`` and ``seed`` among
+#: its fields; the values come from the record.
+SUMMARY_HEAD = dict.fromkeys(("algorithm", "family", "privacy", "calibration", "epsilon", "delta", "episodes", "seeds",
+                              "seed"))
 #: Fields of the summary that are timings: written to ``timing.json``, not ``summary.json``.
 TIMING_FIELDS = ("elapsed_seconds", "episodes_per_second")
 #: A run whose estimated wall-clock time exceeds this many seconds says so on stderr (not with ``--quiet``).
@@ -303,7 +309,7 @@ def run_experiment(config: RunConfig, *, n_seeds: int, seed: int = 0, out_dir: s
     if out_dir is not None:
         check_out(out_dir, RUN_OUTPUTS)
     check_run_memory(config, n_seeds)
-    declared = spec.build_log(config)  # validates the configuration before anything runs
+    declared = spec.declared_log(config)  # the family validates its options before anything runs (built once per record)
     seeds = spawn_sequences(seed, n_seeds)
     with contextlib.ExitStack() as stack:
         outputs = stack.enter_context(OutputSet(out_dir, RUN_OUTPUTS)) if out_dir is not None else None
@@ -331,19 +337,10 @@ def run_experiment(config: RunConfig, *, n_seeds: int, seed: int = 0, out_dir: s
         priv = privacy_summary(result)
         uniform = uniform_policy_regret(config)
         summary: dict[str, Any] = {
-            "algorithm": config.algorithm,
-            "family": spec.family,
-            "privacy": config.privacy,
-            "calibration": config.calibration,
-            "epsilon": config.epsilon,
-            "delta": config.delta,
-            "episodes": config.episodes,
-            "seeds": n_seeds,
-            "seed": seed,
-            "env": config.env or spec.default_env,
-            "horizon": config.horizon,
-            "bonus_scale": config.bonus_scale,
-            "options": {k: v for k, v in config.options},
+            **SUMMARY_HEAD,                                         # the keys' order in summary.json
+            **config.to_dict(),                                     # the record, serialised whole
+            "env": config.env or spec.default_env,                  # ... with the environment it ran
+            "family": spec.family, "seeds": n_seeds, "seed": seed,
             "constants": "custom" if constants is None else constants.name,
             "constants_how": None if constants is None else constants.how,
             "constants_overridden": list(overridden),

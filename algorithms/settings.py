@@ -23,12 +23,12 @@ printed without a citation.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
-from privacct.errors import PrivacctError, check_count, check_delta, check_positive
+from privacct.errors import PrivacctError
 
-from .base import RunConfig
+from .base import ConfigFields, RunConfig
 
 PRINTED, CHOICE, DERIVED = "printed", "choice", "derived"
 PROVENANCE_KINDS = (PRINTED, CHOICE, DERIVED)
@@ -82,32 +82,35 @@ class Repair:
         return {"name": self.name, "why": self.why}
 
 
-@dataclass(frozen=True)
-class PaperSetting:
-    """One setting at which a paper's claim is checked (module docstring). The RunConfig fields
-    (privacy, epsilon, delta, episodes, env, horizon, bonus_scale, options) plus ``provenance``
-    (one entry per :data:`PROVENANCE_FIELDS`), ``repairs`` and ``baseline``."""
+#: The algorithm of a setting declared without one (the loose form, before a LearnerSpec binds it to its learner).
+UNBOUND = "(unbound paper setting)"
 
-    privacy: str
-    epsilon: float
-    delta: float
-    episodes: int
+
+@dataclass(frozen=True, init=False)
+class PaperSetting(ConfigFields):
+    """One setting at which a paper's claim is checked (module docstring): ``config``, the learner's
+    :class:`~privacct.algorithms.base.RunConfig` at that setting with the printed constants (calibration
+    ``paper``), plus ``provenance`` (one entry per :data:`PROVENANCE_FIELDS`), ``repairs``, ``baseline`` and
+    ``baseline_note``. The configuration's fields read as the setting's own (``setting.epsilon``).
+
+    Made from a RunConfig, ``PaperSetting(config, provenance, repairs=..., baseline=..., baseline_note=...)``, or in
+    the loose form a family declares before its learners exist, ``PaperSetting(privacy, epsilon, delta, episodes,
+    provenance, env=, horizon=, bonus_scale=, options=, repairs=, baseline=, baseline_note=)``: the same RunConfig,
+    its algorithm set when a :class:`~privacct.algorithms.base.LearnerSpec` takes the setting (:meth:`bound`)."""
+
+    config: RunConfig
     provenance: tuple[tuple[str, Provenance], ...]
-    env: str | None = None
-    horizon: int | None = None
-    bonus_scale: float = 1.0
-    options: tuple[tuple[str, Any], ...] = ()
     repairs: tuple[Repair, ...] = ()
     baseline: str | None = None
     baseline_note: str = ""
 
-    def __post_init__(self) -> None:
-        if self.privacy not in ("jdp", "ldp"):
-            raise PrivacctError(f"paper setting privacy must be jdp or ldp, got {self.privacy!r}")
-        object.__setattr__(self, "epsilon", check_positive("paper setting epsilon", self.epsilon))
-        object.__setattr__(self, "delta", check_delta("paper setting delta", self.delta, allow_zero=True))
-        object.__setattr__(self, "episodes", check_count("paper setting episodes", self.episodes))
-        prov = dict(self.provenance.items() if isinstance(self.provenance, Mapping) else self.provenance)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        first = args[0] if args else kwargs.get("config")
+        config, provenance, repairs, baseline, baseline_note = (
+            _record_form if isinstance(first, RunConfig) else _loose_form)(*args, **kwargs)
+        if config.privacy not in ("jdp", "ldp"):
+            raise PrivacctError(f"paper setting privacy must be jdp or ldp, got {config.privacy!r}")
+        prov = dict(provenance.items() if isinstance(provenance, Mapping) else provenance)
         missing = [f for f in PROVENANCE_FIELDS if f not in prov]
         unknown = sorted(set(prov) - set(PROVENANCE_FIELDS))
         if missing or unknown:
@@ -115,9 +118,15 @@ class PaperSetting:
                                 f"missing {missing}, unknown {unknown}")
         if not all(isinstance(v, Provenance) for v in prov.values()):
             raise PrivacctError("paper setting provenance values must be Provenance records")
-        object.__setattr__(self, "provenance", tuple((f, prov[f]) for f in PROVENANCE_FIELDS))
-        object.__setattr__(self, "options", tuple(tuple(o) for o in self.options))
-        object.__setattr__(self, "repairs", tuple(self.repairs))
+        for name, value in (("config", config), ("provenance", tuple((f, prov[f]) for f in PROVENANCE_FIELDS)),
+                            ("repairs", tuple(repairs)), ("baseline", baseline), ("baseline_note", baseline_note)):
+            object.__setattr__(self, name, value)
+
+    def bound(self, algorithm: str) -> "PaperSetting":
+        """This setting as ``algorithm``'s (its config's algorithm set; the setting itself when it already is)."""
+        if self.config.algorithm == algorithm:
+            return self
+        return replace(self, config=replace(self.config, algorithm=algorithm))
 
     def provenance_of(self, name: str) -> Provenance:
         return dict(self.provenance)[name]
@@ -127,37 +136,56 @@ class PaperSetting:
         """True when the paper prints both eps and delta of this setting (then it is a *claim*)."""
         return all(self.provenance_of(f).kind == PRINTED for f in ("epsilon", "delta"))
 
-    def run_config(self, algorithm: str, *, calibration: str = "paper") -> RunConfig:
-        return RunConfig(algorithm=algorithm, privacy=self.privacy, epsilon=self.epsilon, delta=self.delta,
-                         calibration=calibration, episodes=self.episodes, env=self.env, horizon=self.horizon,
-                         bonus_scale=self.bonus_scale, options=self.options)
+    def run_config(self, algorithm: str | None = None, *, calibration: str = "paper") -> RunConfig:
+        """The setting's RunConfig for ``algorithm`` (default: the learner it is bound to) under ``calibration``: the
+        record itself where nothing changes, so a caller passing it on shares its declared log."""
+        config = self.bound(algorithm).config if algorithm is not None else self.config
+        return config if config.calibration == calibration else replace(config, calibration=calibration)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"privacy": self.privacy, "epsilon": self.epsilon, "delta": self.delta, "episodes": self.episodes,
-                "env": self.env, "horizon": self.horizon, "bonus_scale": self.bonus_scale,
-                "options": {k: v for k, v in self.options},
-                "provenance": {k: v.to_dict() for k, v in self.provenance},
+        setting = {k: v for k, v in self.config.to_dict().items() if k not in ("algorithm", "calibration")}
+        return {**setting, "provenance": {k: v.to_dict() for k, v in self.provenance},
                 "claim_printed": self.claim_printed, "repairs": [r.to_dict() for r in self.repairs],
                 "baseline": self.baseline, "baseline_note": self.baseline_note}
+
+
+def _record_form(config: RunConfig, provenance: Any, repairs: tuple[Repair, ...] = (), baseline: str | None = None,
+                 baseline_note: str = "") -> tuple:
+    return config, provenance, repairs, baseline, baseline_note
+
+
+def _loose_form(privacy: str, epsilon: float, delta: float, episodes: int, provenance: Any, env: str | None = None,
+                horizon: int | None = None, bonus_scale: float = 1.0, options=(), repairs: tuple[Repair, ...] = (),
+                baseline: str | None = None, baseline_note: str = "") -> tuple:
+    """A setting declared in the loose form (:class:`PaperSetting`): its RunConfig is made here, validated once
+    (a refusal said as the paper setting's), for the learner the setting is later bound to."""
+    try:
+        config = RunConfig(UNBOUND, privacy=privacy, epsilon=epsilon, delta=delta, episodes=episodes, env=env,
+                           horizon=horizon, bonus_scale=bonus_scale, options=tuple(tuple(o) for o in options))
+    except PrivacctError as e:
+        raise PrivacctError(f"paper setting {e}") from None
+    return config, provenance, repairs, baseline, baseline_note
 
 
 _NOT_RECORDED = "not recorded: the learner declares this setting as an untyped dict without provenance"
 
 
-def as_paper_setting(s: PaperSetting | Mapping[str, Any]) -> PaperSetting:
-    """``s`` itself, or an untyped dict read with every provenance ``choice`` ("not recorded")."""
+def as_paper_setting(s: PaperSetting | Mapping[str, Any], algorithm: str | None = None) -> PaperSetting:
+    """``s`` itself, or an untyped dict read with every provenance ``choice`` ("not recorded"); with ``algorithm``,
+    bound to that learner (:meth:`PaperSetting.bound`)."""
     if isinstance(s, PaperSetting):
-        return s
+        return s if algorithm is None else s.bound(algorithm)
     if not isinstance(s, Mapping):
         raise PrivacctError(f"a paper setting must be a PaperSetting or a dict, got {type(s).__name__}")
     d = dict(s)
     unknown = sorted(set(d) - {"privacy", "epsilon", "delta", "episodes", "env", "horizon", "bonus_scale", "options"})
     if unknown:
         raise PrivacctError(f"paper setting has unknown key(s) {', '.join(unknown)}")
-    return PaperSetting(d["privacy"], d.get("epsilon", 1.0), d.get("delta", 0.0), d.get("episodes", 1000),
-                        tuple((f, choice(_NOT_RECORDED)) for f in PROVENANCE_FIELDS), env=d.get("env"),
-                        horizon=d.get("horizon"), bonus_scale=d.get("bonus_scale", 1.0),
-                        options=tuple(tuple(o) for o in (d.get("options") or ())))
+    setting = PaperSetting(d["privacy"], d.get("epsilon", 1.0), d.get("delta", 0.0), d.get("episodes", 1000),
+                           tuple((f, choice(_NOT_RECORDED)) for f in PROVENANCE_FIELDS), env=d.get("env"),
+                           horizon=d.get("horizon"), bonus_scale=d.get("bonus_scale", 1.0),
+                           options=tuple(tuple(o) for o in (d.get("options") or ())))
+    return setting if algorithm is None else setting.bound(algorithm)
 
 
 def paper_delta(spec, privacy: str) -> float | None:
@@ -170,4 +198,5 @@ def paper_delta(spec, privacy: str) -> float | None:
 
 
 __all__ = ["CHOICE", "DERIVED", "PRINTED", "PROVENANCE_FIELDS", "PROVENANCE_KINDS", "PaperSetting", "Provenance", "Repair",
+           "UNBOUND",
            "as_paper_setting", "choice", "derived", "paper_delta", "printed"]

@@ -35,10 +35,11 @@ from typing import Any, Callable
 
 import numpy as np
 
+from privacct.algorithms.base import ConfigFields, RunConfig
 from privacct.errors import PrivacctError, check_count
 
 from .bounds import cp_upper
-from .learner import audit_setting_fields, learner_config
+from .learner import audit_config, check_audit_config
 
 BATCH = 16   # trials run together in one batched learner call (each one seed)
 
@@ -55,15 +56,11 @@ class ActionDifference:
 
 
 @dataclass(frozen=True)
-class BillboardResult:
-    """The billboard check of one learner configuration (module docstring)."""
+class BillboardResult(ConfigFields):
+    """The billboard check of one learner configuration (module docstring): ``config``, the RunConfig checked (its
+    fields read as the result's own, ``r.episodes``), and what the check found."""
 
-    algorithm: str
-    privacy: str
-    calibration: str
-    episodes: int
-    horizon: int | None
-    env: str | None
+    config: RunConfig
     mutant: str | None
     trials: int
     differing: int
@@ -120,35 +117,36 @@ def _verdict(differing: int, diverged, uncoupled) -> str:
     return "passes"
 
 
-def billboard_check(algorithm: str, *, privacy: str = "jdp", epsilon: float = 1.0, delta: float = 0.0,
-                    calibration: str = "tight", episodes: int | None = None, horizon: int | None = None,
-                    env: str | None = None, options: tuple = (), bonus_scale: float | None = None, trials: int = 32,
-                    confidence: float = 0.95, seed: int = 0, mutant: str | None = None, coins_seed: int = 0,
-                    fixed_users: bool = False, batch: int = BATCH, progress: Callable[[int], None] | None = None) -> BillboardResult:
-    """Run the billboard check (module docstring) on ``trials`` >= 1 coupled pairs of runs of ``algorithm`` (JDP only).
+def billboard_check(config: RunConfig | str, *, trials: int = 32, confidence: float = 0.95, seed: int = 0,
+                    mutant: str | None = None, coins_seed: int = 0, fixed_users: bool = False, batch: int = BATCH,
+                    progress: Callable[[int], None] | None = None, **fields: Any) -> BillboardResult:
+    """Run the billboard check (module docstring) on ``trials`` >= 1 coupled pairs of runs of ``config`` (JDP only).
 
-    The configuration defaults are the learner's audit setting's (as :func:`privacct.audits.learner.audit_learner`)
-    when ``episodes`` is None. ``mutant``: a planted policy bug the learner implements (``LearnerSpec.mutants``).
-    ``progress(n)``: called with the trials done so far."""
+    ``config``: the RunConfig checked, passed whole; or, the keyword form, a learner name with the configuration's
+    fields as keywords, read as :func:`privacct.audits.learner.audit_learner` reads them (:func:`privacct.audits.learner.
+    audit_config`: ``episodes`` None is the learner's audit setting). ``mutant``: a planted policy bug the learner
+    implements (``LearnerSpec.mutants``). ``progress(n)``: called with the trials done so far."""
     from privacct.algorithms.base import AuditHook
     from privacct.algorithms.registry import get_learner
     from privacct.tap import Coupling
 
+    privacy = config.privacy if isinstance(config, RunConfig) else fields.get("privacy", "jdp")
     if privacy != "jdp":
         raise PrivacctError(f"privacy must be jdp for a billboard check (under LDP the releases are the output), "
                             f"got {privacy!r}")
-    spec = get_learner(algorithm)
-    if episodes is None:
-        episodes, horizon, env, bonus_scale, options, _ = audit_setting_fields(
-            algorithm, horizon=horizon, env=env, bonus_scale=bonus_scale, options=options)
-    check_count("episodes", episodes, minimum=2)
+    if isinstance(config, RunConfig):
+        if fields:
+            raise PrivacctError(f"billboard_check: give the configuration as a RunConfig or as keywords, not both "
+                                f"(got {', '.join(sorted(fields))} beside a RunConfig)")
+        cfg = check_audit_config(config)
+    else:
+        cfg = audit_config(config, **fields)
+    spec = get_learner(cfg.algorithm)
+    check_count("episodes", cfg.episodes, minimum=2)
     check_count("trials", trials)
     check_count("batch", batch)
     if not 0.0 < confidence < 1.0:
         raise PrivacctError(f"confidence must be in (0, 1), got {confidence!r}")
-    cfg = learner_config(algorithm, privacy=privacy, epsilon=epsilon, delta=delta, calibration=calibration,
-                         episodes=episodes, horizon=horizon, env=env, options=options,
-                         bonus_scale=1.0 if bonus_scale is None else bonus_scale)
     hook = AuditHook("A", fixed_users, coins_seed, 1.0, mutant)   # validates coins_seed and the mutant before anything runs
     seeds = np.random.SeedSequence(check_count("seed", seed, minimum=0)).spawn(trials)
     differing, first = 0, None
@@ -162,7 +160,7 @@ def billboard_check(algorithm: str, *, privacy: str = "jdp", epsilon: float = 1.
         acts_a = res_a.tap.actions_to_others(int(cfg.episodes))
         acts_b = res_b.tap.actions_to_others(int(cfg.episodes))
         if acts_a is None or acts_b is None:
-            raise PrivacctError(f"learner {algorithm!r} reports no actions of users 2..K (privacct.tap.prescribed): "
+            raise PrivacctError(f"learner {cfg.algorithm!r} reports no actions of users 2..K (privacct.tap.prescribed): "
                                 "a billboard check compares them")
         if rep.position != len(rep.values):
             rep.note("diverged", f"canary B's run put {rep.position} values of user 1 into primitives, canary A's "
@@ -180,9 +178,8 @@ def billboard_check(algorithm: str, *, privacy: str = "jdp", epsilon: float = 1.
             progress(min(trials, start + batch))
     verdict = _verdict(differing, diverged, uncoupled)
     p_upper = float(cp_upper(differing, trials, 1.0 - confidence))
-    return BillboardResult(algorithm, privacy, calibration, int(cfg.episodes), cfg.horizon, cfg.env, mutant, int(trials),
-                           differing, float(confidence), p_upper, verdict, tuple(diverged), tuple(uncoupled),
-                           tuple(shifted), first)
+    return BillboardResult(cfg, mutant, int(trials), differing, float(confidence), p_upper, verdict, tuple(diverged),
+                           tuple(uncoupled), tuple(shifted), first)
 
 
 __all__ = ["ActionDifference", "BillboardResult", "billboard_check"]

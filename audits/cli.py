@@ -31,12 +31,12 @@ mutant is caught by at least one check (and, with ``--controls``, no correct con
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 
-from privacct.algorithms.cli import OPTION_HELP, _option
+from privacct.algorithms.base import RunConfig
+from privacct.algorithms.cli import OPTION_HELP, _option, claim_delta
 from privacct.cli import add_quiet, emit, emit_json, exit_help, integer_arg, number_arg
-from privacct.errors import PrivacctError, check_count, check_delta, check_positive
+from privacct.errors import PrivacctError, check_count, check_positive
 
 EXIT_CODES = {"passes": 0, "fails": 1, "inconclusive": 3}
 BILLBOARD_TRIALS = 32   # coupled pairs of runs of ``privacct audit --billboard`` (P[a leak unseen] <= 0.09 at 95%)
@@ -108,10 +108,10 @@ def audit_arguments(args):
     and the configuration defaults of the learner's audit setting (``spec.audit_configuration()``). The
     arguments left out (``--episodes``, ``--horizon``, ``--env``, ``--trials``) are set on ``args`` from the
     setting, so the rest of the command reads one resolved value."""
-    from privacct.algorithms.defaults import DEFAULT_CALIBRATION, default_delta, private_models
+    from privacct.algorithms.defaults import DEFAULT_CALIBRATION, private_models
     from privacct.algorithms.registry import get_learner, learners
 
-    from .learner import learner_config
+    from .learner import check_audit_config
 
     spec = get_learner(args.algorithm)
     if not private_models(args.algorithm):
@@ -169,21 +169,19 @@ def audit_arguments(args):
         raise PrivacctError("--billboard needs --episodes >= 2 (the actions sent to users 2..K)")
     if args.observe == "actions" and args.episodes < 2:
         raise PrivacctError("--observe actions needs --episodes >= 2 (the actions sent to users 2..K)")
-    calibration = args.calibration or DEFAULT_CALIBRATION
-    cfg = learner_config(args.algorithm, privacy=args.privacy, epsilon=args.epsilon, delta=0.0, calibration=calibration,
-                         episodes=args.episodes, horizon=args.horizon, env=args.env, options=tuple(options.items()),
-                         bonus_scale=setting.bonus_scale)
-    delta = default_delta(args.algorithm, args.privacy, cfg) if args.delta is None else args.delta
-    check_delta("--delta", delta, allow_zero=True)
-    return dataclasses.replace(cfg, delta=float(delta))
+    fields = dict(algorithm=args.algorithm, privacy=args.privacy, epsilon=args.epsilon,
+                  calibration=args.calibration or DEFAULT_CALIBRATION, episodes=args.episodes, horizon=args.horizon,
+                  env=args.env, options=tuple(options.items()), bonus_scale=setting.bonus_scale)
+    delta = claim_delta(args.algorithm, args.privacy, args.delta, probe=lambda: RunConfig(**fields, delta=0.0))
+    return check_audit_config(RunConfig(**fields, delta=delta))
 
 
 def _one_run_arguments(args, spec):
     """The configuration of ``privacct audit --one-run`` (the learner's paper setting for the privacy model unless
     flags say otherwise); the flags of the many-trial audit that do not apply are refused."""
-    from privacct.algorithms.defaults import DEFAULT_CALIBRATION, default_delta
+    from privacct.algorithms.defaults import DEFAULT_CALIBRATION
 
-    from .learner import learner_config
+    from .learner import check_audit_config
 
     for flag, value in (("--trials", args.trials), ("--fresh-users", args.fresh_users or None),
                         ("--scheduler", args.scheduler), ("--observe actions", args.observe == "actions" or None)):
@@ -212,12 +210,11 @@ def _one_run_arguments(args, spec):
     check_count("--seed", args.seed, minimum=0)
     if not 0.0 < args.confidence < 1.0:
         raise PrivacctError(f"--confidence must be in (0, 1), got {args.confidence!r}")
-    cfg = learner_config(args.algorithm, privacy=args.privacy, epsilon=args.epsilon, delta=0.0,
-                         calibration=args.calibration or DEFAULT_CALIBRATION, episodes=args.episodes, horizon=args.horizon,
-                         env=args.env, options=tuple(options.items()), bonus_scale=bonus)
-    delta = default_delta(args.algorithm, args.privacy, cfg) if args.delta is None else args.delta
-    check_delta("--delta", delta, allow_zero=True)
-    return dataclasses.replace(cfg, delta=float(delta))
+    fields = dict(algorithm=args.algorithm, privacy=args.privacy, epsilon=args.epsilon,
+                  calibration=args.calibration or DEFAULT_CALIBRATION, episodes=args.episodes, horizon=args.horizon,
+                  env=args.env, options=tuple(options.items()), bonus_scale=bonus)
+    delta = claim_delta(args.algorithm, args.privacy, args.delta, probe=lambda: RunConfig(**fields, delta=0.0))
+    return check_audit_config(RunConfig(**fields, delta=delta))
 
 
 def _cmd_one_run(args, cfg) -> int:
@@ -259,10 +256,7 @@ def _cmd_billboard(args, cfg) -> int:
     check_memory(2 * est.total, args=f"--episodes {cfg.episodes}", what=f"two coupled runs of {est.main_terms()}",
                  lower="--episodes")
     with Progress(args.trials, f"billboard check {args.algorithm}", unit="trials", quiet=args.quiet) as bar:
-        r = billboard_check(args.algorithm, privacy=args.privacy, epsilon=args.epsilon, delta=cfg.delta,
-                            calibration=cfg.calibration, episodes=cfg.episodes, horizon=cfg.horizon, env=cfg.env,
-                            options=cfg.options, bonus_scale=cfg.bonus_scale, trials=args.trials,
-                            confidence=args.confidence, seed=args.seed, progress=bar.update)
+        r = billboard_check(cfg, trials=args.trials, confidence=args.confidence, seed=args.seed, progress=bar.update)
     if args.json:
         emit_json(r.to_dict())
     else:
@@ -313,19 +307,13 @@ def cmd_audit(args) -> int:
         return _cmd_billboard(args, cfg)
     check_audit_memory(cfg, args)
     with heartbeat(f"audit {args.algorithm}/{args.privacy}", quiet=args.quiet):
-        r = audit_learner(args.algorithm, privacy=args.privacy, epsilon=args.epsilon, delta=cfg.delta,
-                          calibration=cfg.calibration, episodes=cfg.episodes, horizon=cfg.horizon, env=cfg.env,
-                          options=cfg.options, bonus_scale=cfg.bonus_scale,
-                          observe=args.observe, fixed_users=not args.fresh_users, trials=args.trials,
-                          confidence=args.confidence, seed=args.seed,
-                          scheduler=args.scheduler, on_violation="report")
+        r = audit_learner(cfg, observe=args.observe, fixed_users=not args.fresh_users, trials=args.trials,
+                          confidence=args.confidence, seed=args.seed, scheduler=args.scheduler, on_violation="report")
     if args.json:
-        d = r.to_dict()
-        d.update({"algorithm": args.algorithm, "privacy": args.privacy, "calibration": cfg.calibration,
-                  "delta": cfg.delta, "episodes": cfg.episodes, "horizon": cfg.horizon, "env": cfg.env,
-                  "bonus_scale": cfg.bonus_scale, "options": [list(o) for o in cfg.options], "observe": args.observe,
-                  "fixed_users": not args.fresh_users})
-        emit_json(d)
+        # the result, then the record audited (its claim's epsilon is the result's claimed_epsilon; options as pairs)
+        record = {k: v for k, v in cfg.to_dict().items() if k != "epsilon"}
+        emit_json({**r.to_dict(), **record, "options": [list(o) for o in cfg.options], "observe": args.observe,
+                   "fixed_users": not args.fresh_users})
     else:
         emit(r.summary())
     # eps_lb above the accounted eps of the same configuration: the code leaks more than its own log declares

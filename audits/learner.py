@@ -45,7 +45,8 @@ from typing import Any
 
 import numpy as np
 
-from privacct.errors import PrivacctError, check_count, check_positive
+from privacct.algorithms.base import RUN_FIELDS, ConfigFields, RunConfig
+from privacct.errors import PrivacctError
 
 from .oracle import LossStructure, gdp_epsilon, learner_power_criterion, oracle_epsilon
 from .power import PowerCheck
@@ -243,7 +244,7 @@ class LearnerMechanism:
     """``mechanism(canary, rng, size)``: ``size`` batched runs of a learner with user 1 = ``canary``,
     returning the flat observation (``observe="released"``) or the actions sent to users 2..K."""
 
-    config: Any  # privacct.algorithms.base.RunConfig
+    config: RunConfig
     observe: str = "released"
     fixed_users: bool = True
     coins_seed: int = 0
@@ -294,44 +295,68 @@ class LearnerMechanism:
 # --------------------------------------------------------------------------- configuration and accounting
 def learner_config(algorithm: str, *, privacy: str = "jdp", epsilon: float = 1.0, delta: float = 0.0,
                    calibration: str = "tight", episodes: int = 32, horizon: int | None = None,
-                   env: str | None = None, options: tuple = (), bonus_scale: float = 1.0):
-    from privacct.algorithms.base import CALIBRATIONS, RunConfig
+                   env: str | None = None, options: tuple = (), bonus_scale: float = 1.0) -> RunConfig:
+    """The RunConfig of an audit given field by field (the keyword form; RunConfig validates it, once), checked for an
+    audit (:func:`check_audit_config`)."""
+    return check_audit_config(RunConfig(algorithm, privacy=privacy, epsilon=epsilon, delta=delta,
+                                        calibration=calibration, episodes=episodes, env=env, horizon=horizon,
+                                        bonus_scale=bonus_scale, options=tuple(options)))
+
+
+def check_audit_config(config: RunConfig) -> RunConfig:
+    """``config`` when it can be audited: a RunConfig of a registered learner under one of its private models (a claim
+    is needed); one PrivacctError line otherwise."""
     from privacct.algorithms.registry import get_learner
 
-    spec = get_learner(algorithm)
-    if privacy not in ("jdp", "ldp"):
-        raise PrivacctError(f"privacy must be jdp or ldp for an audit (a claim is needed), got {privacy!r}")
-    if privacy not in spec.privacy_models:
+    if not isinstance(config, RunConfig):
+        raise PrivacctError(f"config must be a RunConfig, got {type(config).__name__}")
+    spec = get_learner(config.algorithm)
+    if config.privacy not in ("jdp", "ldp"):
+        raise PrivacctError(f"privacy must be jdp or ldp for an audit (a claim is needed), got {config.privacy!r}")
+    if config.privacy not in spec.privacy_models:
         raise PrivacctError(f"privacy must be one of {', '.join(p for p in spec.privacy_models if p != 'none')} "
-                            f"for {algorithm!r}, got {privacy!r}")
-    if calibration not in CALIBRATIONS:
-        raise PrivacctError(f"calibration must be one of {', '.join(CALIBRATIONS)}, got {calibration!r}")
-    check_positive("epsilon", epsilon)
-    check_count("episodes", episodes)
-    if horizon is not None:
-        check_count("horizon", horizon)
-    return RunConfig(algorithm, privacy=privacy, epsilon=float(epsilon), delta=float(delta), calibration=calibration,
-                     episodes=int(episodes), env=env, horizon=horizon, bonus_scale=bonus_scale, options=tuple(options))
+                            f"for {config.algorithm!r}, got {config.privacy!r}")
+    return config
 
 
-def accounted_epsilon(config, delta: float | None = None) -> tuple[str, float]:
+def audit_config(algorithm: str, *, privacy: str = "jdp", epsilon: float = 1.0, delta: float = 0.0,
+                 calibration: str = "tight", episodes: int | None = None, horizon: int | None = None,
+                 env: str | None = None, options: tuple = (), bonus_scale: float | None = None) -> RunConfig:
+    """The keyword form of an audit's configuration (:func:`audit_learner`, the billboard check, the pytest plugin):
+    ``episodes`` None is the learner's audit setting (``LearnerSpec.audit_configuration()``,
+    docs/auditing.md#audit-configurations) with each of ``horizon``, ``env``, ``bonus_scale`` given overriding its
+    field and ``options`` on top of its options; with ``episodes``, an unset ``horizon`` / ``env`` is the environment's
+    default and ``bonus_scale`` 1. One RunConfig, made once."""
+    from privacct.algorithms.registry import get_learner
+
+    if episodes is not None:
+        return learner_config(algorithm, privacy=privacy, epsilon=epsilon, delta=delta, calibration=calibration,
+                              episodes=episodes, horizon=horizon, env=env, options=options,
+                              bonus_scale=1.0 if bonus_scale is None else bonus_scale)
+    setting = get_learner(algorithm).audit_configuration()
+    return check_audit_config(setting.run_config(algorithm, privacy=privacy, epsilon=epsilon, delta=delta,
+                                                 calibration=calibration, horizon=horizon, env=env,
+                                                 bonus_scale=bonus_scale, options=options))
+
+
+def accounted_epsilon(config: RunConfig, delta: float | None = None) -> tuple[str, float]:
     """(accountant, eps) of the learner's own log for ``config`` at ``delta`` (default: the claim's)."""
     from privacct.accounting import tightest_epsilon
     from privacct.algorithms.registry import get_learner
 
-    log = get_learner(config.algorithm).build_log(config)
+    log = get_learner(config.algorithm).declared_log(config)
     if log is None:
         raise PrivacctError(f"learner {config.algorithm!r} has no mechanism log for privacy={config.privacy!r}")
     return tightest_epsilon(log, delta=config.delta if delta is None else delta)
 
 
-def noise_factor_for(config, accountant: str | None = None):
+def noise_factor_for(config: RunConfig, accountant: str | None = None):
     """``f(eps)``: the common factor on every noise scale of ``config``'s log that makes it account to eps
     (under ``accountant``, default: the tightest that applies)."""
     from privacct.algorithms.registry import get_learner
     from privacct.calibrate import calibrate_log
 
-    log = get_learner(config.algorithm).build_log(config)
+    log = get_learner(config.algorithm).declared_log(config)
 
     @functools.lru_cache(maxsize=8)
     def f(eps: float) -> float:
@@ -353,22 +378,19 @@ class OracleFigure:
 
 
 @dataclass(frozen=True, eq=False)
-class LearnerAuditResult:
+class LearnerAuditResult(ConfigFields):
     """A learner audit: the certified bound (``audit``, the runner's result) beside the accounted eps
-    of the same configuration, the oracle figure, the power check and the verdict.
+    of the same configuration (``config``, the RunConfig audited), the oracle figure, the power check and the verdict.
 
     ``verdict`` and ``power`` are the runner's (:class:`privacct.audits.runner.AuditResult`): ``fails``
     (eps_lb > claim), ``passes`` (eps_lb <= claim and the learner power criterion says the audit could
     have seen a 2 x violation), ``inconclusive`` (eps_lb <= claim without that power).
-    Attribute access falls through to ``audit`` (counts, test, trials, mu_lower_bound, ...).
+    The configuration's fields read as the result's own (``r.episodes``); other attribute access falls through to
+    ``audit`` (counts, test, trials, mu_lower_bound, ...).
     """
 
     audit: AuditResult
-    algorithm: str
-    privacy: str
-    calibration: str
-    episodes: int
-    horizon: int | None
+    config: RunConfig
     observe: str
     fixed_users: bool
     noise_multiplier: float
@@ -380,8 +402,10 @@ class LearnerAuditResult:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     def __getattr__(self, name: str):
-        if name == "audit":  # not yet set (unpickling)
+        if name in ("audit", "config"):  # not yet set (unpickling)
             raise AttributeError(name)
+        if name in RUN_FIELDS:
+            return super().__getattr__(name)
         return getattr(self.audit, name)
 
     @property
@@ -451,48 +475,39 @@ def no_power_criterion(n_eval: int, alpha: float, delta: float, claim: float) ->
                       reference_epsilon=2.0 * claim, achievable_lower_bound=0.0, has_power=False, trials_needed=None)
 
 
-def audit_setting_fields(algorithm: str, *, horizon=None, env=None, bonus_scale=None, options=()) -> tuple:
-    """(episodes, horizon, env, bonus_scale, options, trials) of ``algorithm``'s audit setting
-    (``LearnerSpec.audit_configuration()``, docs/auditing.md#audit-configurations), each argument given overriding
-    its field and ``options`` added on top of the setting's."""
-    from privacct.algorithms.registry import get_learner
-
-    setting = get_learner(algorithm).audit_configuration()
-    return (setting.episodes, setting.horizon if horizon is None else horizon, setting.env if env is None else env,
-            setting.bonus_scale if bonus_scale is None else bonus_scale,
-            tuple(sorted({**dict(setting.options), **dict(options)}.items())), setting.trials)
-
-
-def audit_learner(algorithm: str, *, privacy: str = "jdp", epsilon: float = 1.0, delta: float = 0.0,
-                  calibration: str = "tight", episodes: int | None = None, horizon: int | None = None,
-                  env: str | None = None, observe: str = "released", fixed_users: bool = True,
-                  trials: int | None = None, confidence: float = 0.95, seed: int = 0, options: tuple = (),
-                  bonus_scale: float | None = None,
-                  noise_multiplier: float = 1.0, mutant: str | None = None, coins_seed: int = 0,
-                  on_violation: str = "raise",
+def audit_learner(config: RunConfig | str, *, observe: str = "released", fixed_users: bool = True,
+                  trials: int | None = None, confidence: float = 0.95, seed: int = 0, noise_multiplier: float = 1.0,
+                  mutant: str | None = None, coins_seed: int = 0, on_violation: str = "raise",
                   chunk_size: int | None = None, executor: str = "auto", scheduler: Any = None,
-                  workers: int | None = None, name: str = "") -> LearnerAuditResult:
-    """Audit a learner's claim (epsilon, delta) on canary A vs canary B (see module docstring).
+                  workers: int | None = None, name: str = "", **fields: Any) -> LearnerAuditResult:
+    """Audit a learner's claim on canary A vs canary B (see module docstring).
 
-    ``trials`` runs per side (each one seed of a batch); the claim audited is (epsilon, delta),
-    whatever the calibration (``paper`` audits the printed constants). ``mutant``: a planted policy bug the
-    learner implements (``LearnerSpec.mutants``; :class:`privacct.algorithms.base.AuditHook`). ``noise_multiplier`` < 1 runs
-    the planted learner-level bug (:class:`privacct.algorithms.base.AuditHook`). ``on_violation``:
-    ``raise`` (default) raises :class:`SandwichViolation` when eps_lb exceeds the accounted eps of the
-    same configuration; ``report`` returns the result with ``sandwich_ok`` False (planted bugs).
+    ``config``: the :class:`~privacct.algorithms.base.RunConfig` audited, passed whole; its claim (epsilon, delta) is
+    the one audited, whatever its calibration (``paper`` audits the printed constants). The KEYWORD FORM,
+    ``audit_learner("ucb-vi", privacy="jdp", episodes=4, ...)``, gives a learner name and the configuration's fields
+    as keywords (``privacy`` default jdp, ``epsilon`` 1, ``delta`` 0, ``calibration`` tight, ``episodes``,
+    ``horizon``, ``env``, ``options``, ``bonus_scale``), read by :func:`audit_config` into one RunConfig: ``episodes``
+    None is the learner's audit setting (docs/auditing.md#audit-configurations), which then also gives ``trials``
+    when unset.
 
-    ``episodes`` None: the learner's audit setting (``LearnerSpec.audit_configuration()``,
-    docs/auditing.md#audit-configurations) supplies every one of ``episodes``, ``horizon``, ``env``,
-    ``bonus_scale`` and ``trials`` left unset, and its options under the ``options`` given. With
-    ``episodes`` given, an unset ``horizon`` / ``env`` is the environment's default, ``bonus_scale`` 1
-    and ``trials`` 2000.
+    ``trials`` runs per side (each one seed of a batch; default 2000, or the audit setting's in the keyword form
+    without ``episodes``). ``mutant``: a planted policy bug the learner implements (``LearnerSpec.mutants``;
+    :class:`privacct.algorithms.base.AuditHook`). ``noise_multiplier`` < 1 runs the planted learner-level bug
+    (:class:`privacct.algorithms.base.AuditHook`). ``on_violation``: ``raise`` (default) raises
+    :class:`SandwichViolation` when eps_lb exceeds the accounted eps of the same configuration; ``report`` returns the
+    result with ``sandwich_ok`` False (planted bugs).
     """
+    if isinstance(config, RunConfig):
+        if fields:
+            raise PrivacctError(f"audit_learner: give the configuration as a RunConfig or as keywords, not both "
+                                f"(got {', '.join(sorted(fields))} beside a RunConfig)")
+        cfg = check_audit_config(config)
+    else:
+        if trials is None and fields.get("episodes") is None:
+            from privacct.algorithms.registry import get_learner
 
-    if episodes is None:
-        episodes, horizon, env, bonus_scale, options, setting_trials = audit_setting_fields(
-            algorithm, horizon=horizon, env=env, bonus_scale=bonus_scale, options=options)
-        trials = setting_trials if trials is None else trials
-    bonus_scale = 1.0 if bonus_scale is None else bonus_scale
+            trials = get_learner(config).audit_configuration().trials
+        cfg = audit_config(config, **fields)
     trials = 2000 if trials is None else trials
     if observe not in OBSERVATIONS:
         raise PrivacctError(f"observe must be one of {', '.join(OBSERVATIONS)}, got {observe!r}")
@@ -500,16 +515,15 @@ def audit_learner(algorithm: str, *, privacy: str = "jdp", epsilon: float = 1.0,
         raise PrivacctError(f"fixed_users must be True or False, got {fixed_users!r}")
     if on_violation not in ("raise", "report"):
         raise PrivacctError(f"on_violation must be raise or report, got {on_violation!r}")
-    cfg = learner_config(algorithm, privacy=privacy, epsilon=epsilon, delta=delta, calibration=calibration,
-                         episodes=episodes, horizon=horizon, env=env, options=options, bonus_scale=bonus_scale)
     mech = LearnerMechanism(cfg, observe, bool(fixed_users), coins_seed, noise_multiplier, mutant)
     mech.hook("A")  # validates noise_multiplier, mutant and coins_seed before anything runs
-    acc_name, acc = accounted_epsilon(cfg, delta)
-    label = name or (f"{algorithm} {privacy} {calibration} K={episodes}" + (f" H={horizon}" if horizon else "")
-                     + f" observe={observe}" + ("" if fixed_users else " fresh-users")
+    acc_name, acc = accounted_epsilon(cfg)
+    label = name or (f"{cfg.algorithm} {cfg.privacy} {cfg.calibration} K={cfg.episodes}"
+                     + (f" H={cfg.horizon}" if cfg.horizon else "") + f" observe={observe}"
+                     + ("" if fixed_users else " fresh-users")
                      + ("" if noise_multiplier == 1 else f" noise x{noise_multiplier:g}")
                      + ("" if mutant is None else f" mutant {mutant}"))
-    common = dict(epsilon=epsilon, delta=delta, trials=trials, confidence=confidence, seed=seed,
+    common = dict(epsilon=cfg.epsilon, delta=cfg.delta, trials=trials, confidence=confidence, seed=seed,
                   chunk_size=chunk_size or LEARNER_CHUNK, executor=executor, scheduler=scheduler, workers=workers,
                   name=label)
     notes: list[str] = []
@@ -522,6 +536,7 @@ def audit_learner(algorithm: str, *, privacy: str = "jdp", epsilon: float = 1.0,
         res = run_audit(mech, FixedPair("A", "B"), tester=StatisticTester(statistic=st), power=criterion, **common)
         n_eval = res.trials - res.trials // 2
         alpha = (1.0 - res.confidence) / (len(DIRECTIONS) * res.pairs)
+        delta = cfg.delta
         mu_eps = gdp_epsilon(structure.mu, delta) if (structure.mu > 0 and not structure.laplace and delta > 0) else None
         oracle = OracleFigure(oracle_epsilon(structure, n_eval, alpha, delta), structure.describe(), layout.exact,
                               structure.mu, mu_eps)
@@ -537,8 +552,8 @@ def audit_learner(algorithm: str, *, privacy: str = "jdp", epsilon: float = 1.0,
         res = audit_mechanism(mech, "A", "B", power=no_power_criterion, **common)
         notes.append("black-box actions: no exact likelihood ratio, no oracle figure, no power criterion (inconclusive "
                      "unless it fails)")
-    out = LearnerAuditResult(res, algorithm, privacy, calibration, int(episodes), horizon, observe, bool(fixed_users),
-                             float(noise_multiplier), acc_name, float(acc), oracle, res.power, res.verdict, tuple(notes))
+    out = LearnerAuditResult(res, cfg, observe, bool(fixed_users), float(noise_multiplier), acc_name, float(acc), oracle,
+                             res.power, res.verdict, tuple(notes))
     if not out.sandwich_ok and on_violation == "raise":
         raise SandwichViolation(
             f"{label}: the audit certifies eps >= {res.epsilon_lower_bound:.4f} but the learner's own log accounts "
@@ -574,6 +589,6 @@ def strongest_observation(algorithm: str, privacy: str) -> tuple[str, bool]:
     return "released", True
 
 
-__all__ = ["BlockLayout", "audit_setting_fields", "claim_tested", "Layout", "LearnerAuditResult", "LearnerMechanism", "OracleFigure", "SandwichViolation",
+__all__ = ["BlockLayout", "audit_config", "check_audit_config", "claim_tested", "Layout", "LearnerAuditResult", "LearnerMechanism", "OracleFigure", "SandwichViolation",
            "StatisticTester", "accounted_epsilon", "audit_learner", "learner_config", "loss_structure",
            "noise_factor_for", "np_statistic", "strongest_observation"]

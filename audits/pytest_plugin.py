@@ -22,7 +22,9 @@ Use in a test::
   names it on that audit's line (``default claim: epsilon=1 delta=0``) -- a test never audits an
   unstated claim silently.
 * fixture ``privacy_audit``: an :class:`Auditor` with ``mechanism(...)`` (:func:`privacct.audits.audit_mechanism`),
-  ``learner(...)`` (:func:`privacct.audits.learner.audit_learner`) and ``check(result)``; each call returns
+  ``learner(...)`` (:func:`privacct.audits.learner.audit_learner`: a learner name and the configuration as keywords,
+  or a :class:`privacct.algorithms.base.RunConfig` passed whole, whose claim is then the one audited) and
+  ``check(result)``; each call returns
   the :class:`privacct.audits.AuditResult`. The test FAILS when the verdict is ``fails`` (the eps lower
   bound exceeds the claim: claimed eps, lower bound, the test, its counts) and also when it is
   ``inconclusive`` (the audit could not have seen a violation: the message names the trials per
@@ -165,8 +167,10 @@ class Auditor:
         self._defaulted: dict[str, float] = {}
         self.results: list = []
 
-    def _settings(self, kwargs: dict[str, Any], trials: int | None = DEFAULT_TRIALS) -> tuple[dict[str, Any], bool]:
-        """(keyword arguments of the audit, whether an inconclusive verdict is allowed)."""
+    def _settings(self, kwargs: dict[str, Any], trials: int | None = DEFAULT_TRIALS,
+                  record: Any = None) -> tuple[dict[str, Any], bool]:
+        """(keyword arguments of the audit, whether an inconclusive verdict is allowed). ``record``: the RunConfig
+        audited, whose claim is the audit's (a marker or call that states another one fails the test)."""
         problems = argument_problems(kwargs, known_only=True)
         if problems:
             pytest.fail(f"privacy_audit: {problems[0]}", pytrace=False)
@@ -175,6 +179,14 @@ class Auditor:
         out.update(self._marker)
         out.update(kwargs)
         self._defaulted = {k: v for k, v in DEFAULT_CLAIM.items() if k not in self._marker and k not in kwargs}
+        if record is not None:   # the record carries its claim
+            for key in DEFAULT_CLAIM:
+                stated = kwargs.get(key, self._marker.get(key))
+                if stated is not None and stated != getattr(record, key):
+                    pytest.fail(f"privacy_audit: {key}={stated!r} differs from the RunConfig's {key}="
+                                f"{getattr(record, key)!r} (the record carries the claim audited)", pytrace=False)
+                out.pop(key)
+            self._defaulted = {}
         forced = self._config.getoption("--privacy-audit-trials", None)
         if forced is not None:
             out["trials"] = forced
@@ -204,11 +216,17 @@ class Auditor:
         s.setdefault("name", getattr(mechanism, "__name__", type(mechanism).__name__))
         return self.check(audit_mechanism(mechanism, dataset, neighbour, **s), allow_inconclusive=allow)
 
-    def learner(self, algorithm: str, **kwargs) -> Any:
+    def learner(self, algorithm: Any, **kwargs) -> Any:
+        """A learner audit (:func:`privacct.audits.learner.audit_learner`) of ``algorithm``: a learner name with the
+        configuration's fields as keywords, or a :class:`privacct.algorithms.base.RunConfig` passed whole (its
+        claim is the one audited; DEFAULT_LEARNER_TRIALS trials per side unless the test says)."""
+        from privacct.algorithms.base import RunConfig
         from privacct.audits.learner import audit_learner
         # without episodes the learner's own audit setting supplies K, H, ... and its trials per side
         # (docs/auditing.md#audit-configurations); with episodes, DEFAULT_LEARNER_TRIALS unless the test says
-        s, allow = self._settings(kwargs, trials=DEFAULT_LEARNER_TRIALS if "episodes" in kwargs else None)
+        record = algorithm if isinstance(algorithm, RunConfig) else None
+        s, allow = self._settings(kwargs, trials=DEFAULT_LEARNER_TRIALS if "episodes" in kwargs or record is not None else None,
+                                  record=record)
         return self.check(audit_learner(algorithm, **s), allow_inconclusive=allow)
 
     def one_run(self, algorithm: str, **kwargs) -> Any:
@@ -223,12 +241,13 @@ class Auditor:
             pytest.fail(f"privacy audit FAILED (one-run audit): {r.summary()}", pytrace=False)
         return self.check(r, allow_inconclusive=allow)
 
-    def billboard(self, algorithm: str, **kwargs) -> Any:
+    def billboard(self, algorithm: Any, **kwargs) -> Any:
         """The billboard check of a JDP learner (:func:`privacct.audits.billboard.billboard_check`;
         docs/auditing.md#the-billboard-check): fails when coupled runs with equal releases prescribe users 2..K
-        different actions."""
+        different actions. ``algorithm``: a learner name with keywords, or a RunConfig passed whole."""
+        from privacct.algorithms.base import RunConfig
         from privacct.audits.billboard import billboard_check
-        s, allow = self._settings(kwargs, trials=None)
+        s, allow = self._settings(kwargs, trials=None, record=algorithm if isinstance(algorithm, RunConfig) else None)
         if s.get("trials") is None:
             s.pop("trials", None)
         return self.check(billboard_check(algorithm, **s), allow_inconclusive=allow)

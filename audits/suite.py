@@ -23,31 +23,24 @@ family); :func:`check_learner` runs the three checks of :mod:`privacct.audits.mu
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
+from privacct.algorithms.base import ConfigFields, RunConfig
 from privacct.errors import PrivacctError
 
 from .checks import run_checks
-from .learner import LearnerAuditResult, audit_learner, learner_config
+from .learner import LearnerAuditResult, audit_learner, check_audit_config
 
 #: The learner-level planted bug: every privacy draw at this multiple of the declared scale.
 PLANTED_NOISE_MULTIPLIER = 0.25
 
 
 @dataclass(frozen=True)
-class LearnerAudit:
-    """One ready-made learner audit (arguments of :func:`privacct.audits.learner.audit_learner`)."""
+class LearnerAudit(ConfigFields):
+    """One ready-made learner audit: ``config``, the RunConfig audited (its fields read as the audit's own,
+    ``audit.episodes``), and the audit's own arguments of :func:`privacct.audits.learner.audit_learner`."""
 
-    algorithm: str
-    privacy: str
-    epsilon: float = 1.0
-    delta: float = 0.0
-    calibration: str = "tight"
-    episodes: int = 4
-    horizon: int | None = None
-    env: str | None = None
-    bonus_scale: float = 1.0
-    options: tuple = field(default_factory=tuple)
+    config: RunConfig
     observe: str = "released"
     fixed_users: bool = True
     noise_multiplier: float = 1.0
@@ -55,27 +48,27 @@ class LearnerAudit:
     #: a planted policy bug the learner implements (LearnerSpec.mutants; AuditHook.mutant), or None
     mutant: str | None = None
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.config, RunConfig):
+            raise PrivacctError(f"LearnerAudit.config must be a RunConfig, got {type(self.config).__name__}")
+
     @property
     def name(self) -> str:
         bug = ("" if self.noise_multiplier == 1 else f"-noise-x{self.noise_multiplier:g}") + \
               ("" if self.mutant is None else f"-{self.mutant}")
         return f"{self.algorithm}-{self.privacy}-{self.calibration}-eps{self.epsilon:g}{bug}"
 
-    def config(self):
-        return learner_config(self.algorithm, privacy=self.privacy, epsilon=self.epsilon, delta=self.delta,
-                              calibration=self.calibration, episodes=self.episodes, horizon=self.horizon, env=self.env,
-                              options=self.options, bonus_scale=self.bonus_scale)
+    def with_config(self, **changes) -> "LearnerAudit":
+        """This audit at ``config`` with ``changes`` (RunConfig fields, :func:`dataclasses.replace`)."""
+        return replace(self, config=replace(self.config, **changes))
 
     def run(self, *, trials: int | None = None, seed: int = 0, **kwargs) -> LearnerAuditResult:
-        kw = dict(privacy=self.privacy, epsilon=self.epsilon, delta=self.delta, calibration=self.calibration,
-                  episodes=self.episodes, horizon=self.horizon, env=self.env, bonus_scale=self.bonus_scale,
-                  options=self.options, observe=self.observe, fixed_users=self.fixed_users,
-                  noise_multiplier=self.noise_multiplier, mutant=self.mutant, trials=trials or self.trials, seed=seed,
-                  name=self.name)
+        kw = dict(observe=self.observe, fixed_users=self.fixed_users, noise_multiplier=self.noise_multiplier,
+                  mutant=self.mutant, trials=trials or self.trials, seed=seed, name=self.name)
         if self.noise_multiplier != 1 or self.mutant is not None:
             kw["on_violation"] = "report"  # a planted bug is expected to leak more than its log declares
         kw.update(kwargs)
-        return audit_learner(self.algorithm, **kw)
+        return audit_learner(self.config, **kw)
 
 
 def paper_delta(spec, privacy: str) -> float:
@@ -86,19 +79,27 @@ def paper_delta(spec, privacy: str) -> float:
     return 0.0 if d is None else d
 
 
-def audit_setting(algorithm: str, privacy: str, *, calibration: str = "tight", epsilon: float = 1.0,
-                  delta: float | None = None) -> LearnerAudit:
+def audit_setting(algorithm: str | RunConfig, privacy: str | None = None, *, calibration: str = "tight",
+                  epsilon: float = 1.0, delta: float | None = None) -> LearnerAudit:
     """The audit configuration of ``algorithm`` under ``privacy`` (its spec's ``audit_configuration()``), claim
-    (epsilon, delta); delta defaults to the learner's paper setting."""
+    (epsilon, delta); delta defaults to the learner's paper setting. Given a RunConfig instead, the audit configuration
+    of its claim (its privacy, epsilon, delta and calibration; :meth:`~privacct.algorithms.base.AuditSetting.apply`)."""
     from privacct.algorithms.registry import get_learner
 
+    if isinstance(algorithm, RunConfig):
+        if privacy is not None:
+            raise PrivacctError("audit_setting: a RunConfig carries its privacy model (no privacy argument beside it)")
+        config = algorithm
+        spec = get_learner(config.algorithm)
+        s = spec.audit_configuration()
+        return LearnerAudit(s.apply(check_audit_config(config)), trials=s.trials)
     spec = get_learner(algorithm)
     if privacy not in spec.privacy_models or privacy == "none":
         raise PrivacctError(f"privacy must be one of {', '.join(p for p in spec.privacy_models if p != 'none')} "
                             f"for {algorithm!r}, got {privacy!r}")
     s = spec.audit_configuration()
-    return LearnerAudit(algorithm, privacy, epsilon, paper_delta(spec, privacy) if delta is None else delta, calibration,
-                        **s.run_fields(), trials=s.trials)
+    return LearnerAudit(s.run_config(algorithm, privacy=privacy, epsilon=epsilon, calibration=calibration,
+                                     delta=paper_delta(spec, privacy) if delta is None else delta), trials=s.trials)
 
 
 def suite(*, calibration: str = "tight") -> list[LearnerAudit]:
@@ -138,12 +139,14 @@ def policy_leaks() -> list[LearnerAudit]:
     non-privacy tunables set so that the bonus decides the policy (bonus_scale 10^6, e_scale 10^-9: the
     E-term allowance then no longer hides one user's count). The faithful learner at the same configuration
     certifies 0 (inconclusive); the planted one about 7 at 2 x 10^4 trials (benchmarks/learner_audits.md)."""
-    base = replace(audit_setting("ucb-vi", "jdp"), episodes=4, horizon=2, bonus_scale=1e6,
-                   options=(("e_scale", 1e-9),), observe="actions", trials=20_000)
+    base = replace(audit_setting("ucb-vi", "jdp").with_config(episodes=4, horizon=2, bonus_scale=1e6,
+                                                              options=(("e_scale", 1e-9),)),
+                   observe="actions", trials=20_000)
     # switch-on-exact-gram (private-lsvi-ucb JDP): the switching test reads the exact Gram matrices. Observed at a
     # configuration where the switching test fires within K (eps 50: shift lam~ 254, one update near k = 500); at the
     # audit setting (C = 1 + 1e-6) it fires at every episode whatever it reads, so nothing could leak there.
-    lsvi = replace(audit_setting("private-lsvi-ucb", "jdp"), epsilon=50.0, episodes=1000, options=(("beta", 5.0),),
+    lsvi = replace(audit_setting("private-lsvi-ucb", "jdp").with_config(epsilon=50.0, episodes=1000,
+                                                                        options=(("beta", 5.0),)),
                    observe="actions", trials=400)
     return [replace(base, mutant="bonus-on-exact-counts"), replace(lsvi, mutant="switch-on-exact-gram")]
 
@@ -155,7 +158,7 @@ def suggest_trials(audit: LearnerAudit, *, low: int, high: int, confidence: floa
     from .learner import LearnerMechanism, loss_structure
     from .oracle import trials_for
 
-    mech = LearnerMechanism(audit.config(), audit.observe, audit.fixed_users, 0, audit.noise_multiplier)
+    mech = LearnerMechanism(audit.config, audit.observe, audit.fixed_users, 0, audit.noise_multiplier)
     need = trials_for(loss_structure(mech.layout(), mech.pilot()), audit.epsilon, (1 - confidence) / 2, audit.delta,
                       hi=high)
     return low if need is None else int(min(high, max(low, 4 * need)))
@@ -178,7 +181,7 @@ def check_learner(audit: LearnerAudit, *, trials: int | None = None, seed: int =
     from privacct.algorithms.registry import get_learner
 
     spec = get_learner(audit.algorithm)
-    cfg = audit.config()
+    cfg = audit.config
 
     def one_seed_ledger():
         hook = AuditHook("A", noise_multiplier=audit.noise_multiplier, mutant=audit.mutant)
@@ -188,16 +191,13 @@ def check_learner(audit: LearnerAudit, *, trials: int | None = None, seed: int =
                    + ("" if audit.noise_multiplier == 1 else f", privacy noise x{audit.noise_multiplier:g} "
                       "(planted; the log and the ledger see the declared scale)")
                    + ("" if audit.mutant is None else f", planted policy bug {audit.mutant} (observed: {audit.observe})"))
-    rep = run_checks(audit.name, description, spec.build_log(cfg), epsilon=audit.epsilon, delta=audit.delta,
+    rep = run_checks(audit.name, description, spec.declared_log(cfg), epsilon=audit.epsilon, delta=audit.delta,
                      checks=checks, ledger=one_seed_ledger,
                      audit=lambda: audit.run(trials=trials, seed=seed, **audit_kwargs))
     if "billboard" in checks and audit.privacy == "jdp" and audit.episodes >= 2 and audit.noise_multiplier == 1:
         from .billboard import billboard_check
 
-        bb = billboard_check(audit.algorithm, privacy=audit.privacy, epsilon=audit.epsilon, delta=audit.delta,
-                             calibration=audit.calibration, episodes=audit.episodes, horizon=audit.horizon,
-                             env=audit.env, options=audit.options, bonus_scale=audit.bonus_scale,
-                             trials=BILLBOARD_TRIALS, seed=seed, mutant=audit.mutant)
+        bb = billboard_check(cfg, trials=BILLBOARD_TRIALS, seed=seed, mutant=audit.mutant)
         rep.notes["billboard"] = bb.summary()
         if bb.verdict == "fails":
             rep.caught_by.append("billboard check")

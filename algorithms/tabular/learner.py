@@ -161,7 +161,12 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
     mdp = make_mdp(config)
     H, S, A, K = mdp.horizon, mdp.n_states, mdp.n_actions, int(config.episodes)
     B = len(seeds)
-    log = build_log(config, algorithm, audited=audit is not None)
+    if audit is None:   # the spec's log of this record, built once per record (algorithms/base.py)
+        from ..registry import get_learner
+
+        log = get_learner(algorithm).declared_log(config)
+    else:
+        log = build_log(config, algorithm, audited=True)
     ledger = Ledger() if log is not None else None
     env_rngs = stream_generators(seeds, 0, audit, fixed=audit is not None and audit.fixed_users)
     noise_rngs = noise_generators(seeds, 1, audit)

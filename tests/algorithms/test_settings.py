@@ -52,3 +52,41 @@ def test_untyped_settings_are_never_printed_and_bad_ones_refused():
         Provenance("guessed", "x")
     full = {f: choice("x") for f in PROVENANCE_FIELDS}
     assert PaperSetting("jdp", 1.0, 0.0, 10, {**full, "epsilon": printed("Thm 1"), "delta": printed("Thm 1")}).claim_printed
+
+
+def test_a_setting_holds_its_learners_run_config_whole():
+    """Issue 22: a PaperSetting holds a RunConfig (its learner's, printed constants) plus its own fields; the loose
+    form a family declares makes the same record, bound to each learner that takes the setting."""
+    import dataclasses
+
+    from privacct.algorithms.base import RunConfig
+
+    for name, s in SETTINGS:
+        assert isinstance(s.config, RunConfig) and s.config.algorithm == name and s.config.calibration == "paper"
+        assert s.run_config(name) is s.config and s.run_config() is s.config      # passed on whole, never re-spelled
+        assert s.run_config(name, calibration="tight") == dataclasses.replace(s.config, calibration="tight")
+        assert (s.privacy, s.epsilon, s.episodes, s.options) == (s.config.privacy, s.config.epsilon,
+                                                                s.config.episodes, s.config.options)
+        d = s.to_dict()
+        assert "algorithm" not in d and "calibration" not in d
+        assert {k: d[k] for k in ("privacy", "epsilon", "delta", "episodes", "env", "horizon", "bonus_scale")} == \
+            {k: getattr(s.config, k) for k in ("privacy", "epsilon", "delta", "episodes", "env", "horizon", "bonus_scale")}
+        assert d["options"] == dict(s.config.options)
+    vi, po = learners()["private-linopt-vi"].paper_settings[0], learners()["private-linopt-po"].paper_settings[0]
+    assert (vi.config.algorithm, po.config.algorithm) == ("private-linopt-vi", "private-linopt-po")   # one declaration
+    full = {f: choice("x") for f in PROVENANCE_FIELDS}
+    loose = PaperSetting("jdp", 0.5, 1e-5, 100, full, env="riverswim", horizon=3, options=(("e_scale", 0.5),))
+    record = PaperSetting(RunConfig("ucb-vi", "jdp", 0.5, 1e-5, episodes=100, env="riverswim", horizon=3,
+                                    options=(("e_scale", 0.5),)), full)
+    assert loose.bound("ucb-vi") == record and loose.run_config("ucb-vi") == record.config
+    assert as_paper_setting({"privacy": "jdp", "epsilon": 0.5}, "ucb-vi").config.algorithm == "ucb-vi"
+
+
+def test_a_setting_is_refused_in_one_line_naming_the_paper_setting():
+    full = {f: choice("x") for f in PROVENANCE_FIELDS}
+    for args, needle in [(("jdp", -1.0, 0.0, 10), "paper setting epsilon must be a finite number > 0"),
+                         (("jdp", 1.0, 1.0, 10), "paper setting delta must be in [0, 1)"),
+                         (("jdp", 1.0, 0.0, 0), "paper setting episodes must be"),
+                         (("none", 1.0, 0.0, 10), "paper setting privacy must be jdp or ldp")]:
+        with pytest.raises(PrivacctError, match=needle.replace("[", r"\[").replace(")", r"\)")):
+            PaperSetting(*args, full)

@@ -93,3 +93,23 @@ def test_every_audit_says_which_claim_it_tests():
     assert claim_tested("jdp", "actions").startswith("JDP itself")
     assert claim_tested("ldp", "released").startswith("LDP itself")
     assert "billboard step" in BB.BillboardResult.tests
+
+
+def test_the_check_takes_its_run_config_whole():
+    """Issue 22: billboard_check(config) checks the RunConfig it is passed; the keyword form makes the same record, and
+    the result holds it (its fields read as the result's own, to_dict unchanged)."""
+    import dataclasses
+
+    from privacct.algorithms.base import RunConfig
+    from privacct.audits.learner import audit_config
+
+    config = audit_config("ucb-vi", **UCB_LEAKY)
+    assert config == RunConfig("ucb-vi", "jdp", calibration="tight", **UCB_LEAKY)
+    whole = BB.billboard_check(config, trials=8, seed=3, mutant="bonus-on-exact-counts")
+    words = BB.billboard_check("ucb-vi", trials=8, seed=3, mutant="bonus-on-exact-counts", **UCB_LEAKY)
+    assert whole.config is config and whole.to_dict() == words.to_dict()
+    assert (whole.episodes, whole.horizon, whole.env, whole.calibration) == (4, 2, None, "tight")
+    with pytest.raises(PrivacctError, match="privacy must be jdp"):
+        BB.billboard_check(dataclasses.replace(config, privacy="ldp"))
+    with pytest.raises(PrivacctError, match="not both"):
+        BB.billboard_check(config, episodes=8)

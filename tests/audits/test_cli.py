@@ -55,15 +55,18 @@ def test_audit_exit_three_when_inconclusive_and_names_the_trials_needed(capsys, 
 
 
 def _capture_audit(monkeypatch) -> dict:
-    """Replace audit_learner by a recorder of its keyword arguments (a passing result)."""
+    """Replace audit_learner by a recorder of the RunConfig it is passed (its fields, options as pairs) and of its
+    keyword arguments (a passing result)."""
     import types
 
     import privacct.audits.learner
+    from privacct.algorithms.base import RunConfig
 
     seen: dict = {}
 
-    def fake(algorithm, **kw):
-        seen.update(kw, algorithm=algorithm)
+    def fake(config, **kw):
+        assert isinstance(config, RunConfig), "the command passes the record it validated, whole"
+        seen.update({**kw, **config.to_dict(), "options": config.options})
         return types.SimpleNamespace(verdict="passes", sandwich_ok=True, summary=lambda: "privacy audit passes",
                                      to_dict=lambda: {})
     monkeypatch.setattr(privacct.audits.learner, "audit_learner", fake)

@@ -33,7 +33,7 @@ def test_suite_covers_every_private_learner():
 
 def a_log(audit):
     from privacct.algorithms.registry import get_learner
-    return get_learner(audit.algorithm).build_log(audit.config())
+    return get_learner(audit.algorithm).build_log(audit.config)
 
 
 @pytest.mark.parametrize("audit", AUDITS, ids=lambda a: a.name)
@@ -99,7 +99,7 @@ def test_np_statistic_is_the_exact_laplace_ratio_and_bounded_by_the_pure_loss():
 
 def test_np_statistic_of_gaussian_blocks_has_the_gdp_law():
     a = audit_setting("ldp-ucrl-vtr", "ldp")
-    mech = LearnerMechanism(a.config())
+    mech = LearnerMechanism(a.config)
     layout = mech.layout()
     st = np_statistic(layout)
     from privacct.audits.learner import loss_structure
@@ -173,3 +173,60 @@ def test_the_flat_sample_keeps_only_the_coordinates_the_canaries_move():
     assert np.allclose(llr, np.round(ref, 9), atol=1e-8)
     s = loss_structure(layout)
     assert len(s.laplace) == moving
+
+
+def test_an_audit_takes_its_run_config_whole_and_the_keyword_form_builds_the_same(monkeypatch):
+    """Issue 22: audit_learner(config, ...) audits the RunConfig it is passed; the keyword form is a thin adapter that
+    makes the same record (audit_config); the result holds the record, and the audit builds its log once."""
+    import collections
+    import dataclasses
+
+    from privacct.algorithms import registry
+    from privacct.algorithms.base import RunConfig
+    from privacct.audits.learner import audit_config
+
+    config = RunConfig("ucb-vi", "ldp", epsilon=1.0, delta=0.0, calibration="tight", episodes=4, horizon=1)
+    assert audit_config("ucb-vi", privacy="ldp", episodes=4, horizon=1) == config
+    builds: collections.Counter = collections.Counter()
+
+    def counting(name, build):
+        def build_log(cfg):
+            builds[name] += 1
+            return build(cfg)
+        return build_log
+    table = tuple((n, dataclasses.replace(s, build_log=counting(n, s.build_log))) for n, s in registry.learners().items())
+    monkeypatch.setattr(registry, "_load", lambda: table)
+    whole = audit_learner(config, trials=200, seed=4, executor="inline")
+    assert builds == {"ucb-vi": 1}, "the accounted eps and the power criterion read one build (before: 2)"
+    words = audit_learner("ucb-vi", privacy="ldp", episodes=4, horizon=1, trials=200, seed=4, executor="inline")
+    assert whole.config == words.config == config and whole.config is config
+    assert (whole.counts, whole.epsilon_lower_bound, whole.accounted_epsilon) == \
+           (words.counts, words.epsilon_lower_bound, words.accounted_epsilon)
+    assert (whole.episodes, whole.horizon, whole.calibration) == (4, 1, "tight")
+    assert {k: whole.to_dict()[k] for k in ("algorithm", "privacy", "calibration", "episodes", "horizon")} == \
+           {k: getattr(config, k) for k in ("algorithm", "privacy", "calibration", "episodes", "horizon")}
+    with pytest.raises(PrivacctError, match="as a RunConfig or as keywords, not both"):
+        audit_learner(config, episodes=8)
+    with pytest.raises(PrivacctError, match="privacy must be jdp or ldp"):
+        audit_learner(dataclasses.replace(config, privacy="none"))
+
+
+def test_a_learner_audit_holds_its_run_config():
+    """LearnerAudit is a RunConfig plus the audit's own fields: the audit setting of a claim given field by field or
+    as a record is the same, and a configuration change is a dataclasses.replace of the record."""
+    import dataclasses
+
+    from privacct.algorithms.base import RunConfig
+    from privacct.algorithms.registry import get_learner
+
+    a = audit_setting("pp-ucrl-vtr", "jdp", calibration="paper", epsilon=0.5, delta=1e-5)
+    own = get_learner("pp-ucrl-vtr").audit_configuration()
+    assert isinstance(a.config, RunConfig) and a.trials == own.trials
+    assert (a.episodes, a.horizon, a.env, a.bonus_scale, a.options) == \
+           (own.episodes, own.horizon, own.env, own.bonus_scale, own.options)
+    claim = RunConfig("pp-ucrl-vtr", "jdp", epsilon=0.5, delta=1e-5, calibration="paper", episodes=10_000)
+    assert audit_setting(claim) == a
+    b = a.with_config(episodes=7)
+    assert b.config == dataclasses.replace(a.config, episodes=7) and (b.trials, b.observe) == (a.trials, a.observe)
+    with pytest.raises(PrivacctError, match="must be a RunConfig"):
+        type(a)("pp-ucrl-vtr")

@@ -346,3 +346,28 @@ def test_plugin_one_run_audit_fails_a_leaky_learner_and_reports_it(pytester):
     result.stdout.fnmatch_lines(["*privacy audit FAILED (one-run audit): one-run audit FAILS*",
                                  "*privacy audits*", "*one-run audit: eps_lb=*canaries=200*",
                                  "*FAILS*one-run audit: eps_lb=*canaries=1000*"])
+
+
+def test_plugin_learner_audit_takes_a_run_config_whole(pytester):
+    """Issue 22: ``privacy_audit.learner(config)`` audits the RunConfig's own claim; a marker or call that states
+    another claim fails the test in one line (the record carries it)."""
+    pytester.makepyfile('''
+        import pytest
+        from privacct.algorithms.base import RunConfig
+
+        CONFIG = RunConfig("ucb-vi", "ldp", epsilon=1.0, delta=0.0, calibration="tight", episodes=4, horizon=1)
+
+        @pytest.mark.privacy_audit(epsilon=1.0, allow_inconclusive=True)
+        def test_record(privacy_audit):
+            r = privacy_audit.learner(CONFIG, trials=200, executor="inline")
+            assert r.config is CONFIG and r.trials == 200 and r.claimed_epsilon == 1.0
+
+        @pytest.mark.privacy_audit(epsilon=0.5)
+        def test_other_claim(privacy_audit):
+            privacy_audit.learner(CONFIG, trials=200, executor="inline")
+    ''')
+    result = pytester.runpytest("-p", "no:hypothesispytest")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*privacy_audit: epsilon=0.5 differs from the RunConfig's epsilon=1.0*"])
+    summary = result.stdout.str().split("privacy audits")[-1]
+    assert "default claim" not in summary
