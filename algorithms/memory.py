@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass
-from typing import Any
 
 from .envs.registry import size_count as positive_int  # optional sizes of a configuration, read for an estimate
 

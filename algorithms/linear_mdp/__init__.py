@@ -134,7 +134,7 @@ PRIVATE_LSVI_AUDIT = AuditSetting(
     why=_WHY + "; K = 5 and update rate C = 1 + 1e-6 (an update as soon as the noisy log-determinant grows) with "
                "update_cap = 1 (one update, so one response release per step h); trials per side fit the 2-minute budget",
     departures="update_cap = 1: the paper's algorithm makes no policy update at K = 5 (N_count starts at 1 and must stay "
-               "below N_max = 0.056, the printed constants' at eps = 1 (0.036 tight), so its cap ceil(N_max) - 1 is 0; "
+               "below N_max = 0.056, the printed constants' at eps = 1 (0.018 tight), so its cap ceil(N_max) - 1 is 0; "
                "Alg. 1 lines 3, 6, 8); the audit raises the cap to 1 "
                "so that the response release it tests (y~_h at one update, for each step h) exists; the log accounts "
                "that release (H = 2 y releases of user 1), so the accounted eps is of the configuration that runs "

@@ -30,6 +30,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from privacct.counters.choice import TightChoice  # noqa: F401  (re-exported: the learners' tight record)
 from privacct.errors import NumericalError, PrivacctError, check_delta, check_positive
 from privacct.mechanisms import symmetric_from_upper, upper_triangle
 
@@ -100,6 +101,9 @@ def zcdp_rho(epsilon: float, delta: float) -> float:
 def zcdp_epsilon(rho: float, delta: float) -> float:
     """eps = rho + 2 sqrt(rho log(1/delta)) (Bun & Steinke 2016 Prop. 1.3)."""
     return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
+
+
+# ---- what ``tight`` chose: privacct.counters.choice.TightChoice (re-exported) -----------------------
 
 
 # ---- positive definiteness --------------------------------------------------------------------

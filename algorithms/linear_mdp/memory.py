@@ -51,4 +51,4 @@ def observation_width(config, observe: str = "released", *, default_env: str) ->
     return 3 * L * H * (d * (d + 1) // 2 + d) + 3 * K * H * d + K
 
 
-__all__ = ["ENVS", "memory", "observation_width", "sizes"]
+__all__ = ["memory", "observation_width", "sizes"]

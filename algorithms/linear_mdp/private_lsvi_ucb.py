@@ -51,7 +51,8 @@ same rule as seed 002 Sec. 5.1's "k - 1 leaf nodes at the start of episode k").
 
 ``tight`` (docs/seed-004-private-lsvi-ucb.md#tight-calibration): node std sqrt(2 H L / rho) with L = floor(log2 (K - 1)) + 1, lam~ =
 sqrt(L) sigma_node (4 sqrt(d) + 2 ln(3KH/p)) (Claim 32 / Tao with the actual prefix std), N_max by
-Thm 11's formula with that lam~, y std sqrt(N_cap H (2H+2)^2 / rho) (rho/2 each); then
+Thm 11's formula with that lam~, y std sqrt(N_cap H (2H+2)^2 / rho) (rho/2 each; a Gram share g instead gives
+g rho and (1 - g) rho, :func:`sound_constants`); then
 :func:`privacct.calibrate.calibrate_log` rescales all noise for the claimed (eps, delta) under
 the tightest accountant, and lam~ is recomputed from the calibrated node std (lam~ is proportional
 to it). The cap is part of the declared structure, so each calibration runs with a fixed cap; it is then
@@ -80,10 +81,16 @@ depth in the per-user cost (the zCDP of the Gram part is H ||col||_2^2 Delta^2 /
 its worst prefix variance V (in node variances) replaces L in lam~ = sqrt(V) sigma_node (4 sqrt(d) +
 2 ln(3KH/p)): a release's noise is sum_i w_i Z_i, a symmetric Gaussian matrix with entry variance
 sigma^2 sum_i w_i^2 <= V sigma^2, so Claim 32 applies with that std -- the regularizer shift comes
-from the counter's actual error bound. ``tight`` without a counter picks, among the streaming
-strategies (:func:`privacct.counters.compare.candidates_for`), the least sigma_node^2 V after
-calibrating the whole log to the claim; ``paper`` keeps the tree. Audited
-runs without an explicit counter keep the tree (the audit observes the tree's nodes [1, 2^j]).
+from the counter's actual error bound. ``tight`` without a counter chooses the counter, the shift lam~ and the
+Gram / y budget split together for regret (:func:`choose_tight`, docs/counters.md#choosing-for-regret): the proxy is the
+paper's regret bound term by term (:class:`RegretProxy`: Lemma 26's widths (27) and Eq. (21)), and a configuration is
+taken over the tree with the printed split only when it dominates it (every term at most the tree's, the y width
+lower): the streaming strategy (:func:`privacct.counters.compare.candidates_for`) of least ||col||^2 V, at the tree's
+shift, with the Gram share (1/2) ||col||^2 V / L^2 (the budget that keeps that shift) and the rest on the y releases;
+the tree is kept, with the reason, when the proxy cannot rank (no y release). The choice is recorded as
+``tight_choice`` (:class:`.common.TightChoice`) in the log's parameters. A named counter keeps the printed split
+rho/2 + rho/2; ``paper`` keeps the tree. Audited runs without an explicit counter keep the tree (the audit observes the
+tree's nodes [1, 2^j]).
 
 Options: ``p`` (default 0.05), ``C`` (update rate > 1, default 2), ``beta``, ``eig_floor``
 (default True), ``counter``, ``update_cap`` (default: the paper's ceil(N_max) - 1). Audit hook: the contract's
@@ -97,6 +104,7 @@ other canary (those starting at her leaf, below the canary spacing) is recorded 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
@@ -118,6 +126,9 @@ OPTIONS = C.COMMON_OPTIONS + ("C", "counter", "update_cap")
 COUNTERS = FACTORIZED_STRATEGIES  # the counting strategies, named once (privacct.log)
 SOURCE = "Ngo, Vietri, Wu (ICML 2022), Improved Regret for Differentially Private Exploration in Linear MDP, Alg. 1 [seed 004]"
 SQRT2 = math.sqrt(2.0)
+#: Relative tolerance of "equal" when ``tight`` compares the regret-bound terms of two calibrated configurations
+#: (:meth:`RegretProxy.dominates`): the tree's shift, kept by a calibrated candidate, agrees with it to about 1e-12.
+PROXY_RTOL = 1e-6
 
 
 def printed_constants(K: int, H: int, d: int, rho: float, p: float) -> dict[str, float]:
@@ -143,18 +154,27 @@ def paper_cap(n_max: float) -> int:
     return math.ceil(n_max) - 1
 
 
+#: The Gram counters' share of the budget as printed: Sec. 4.2 gives rho/2 to the H Gram counters and rho/2 to the y
+#: releases (docs/seed-004-private-lsvi-ucb.md#constants-as-printed).
+PRINTED_GRAM_SHARE = 0.5
+
+
 def sound_constants(K: int, H: int, d: int, rho: float, p: float, structure: Structure | None = None,
-                    cap: int | None = None) -> dict[str, Any]:
-    """Sound constants (docs/seed-004-private-lsvi-ucb.md#tight-calibration), before calibration (rho/2 Gram + rho/2 y); for a
-    factorized counter the tree depth L becomes its squared column norm (cost) and its worst prefix
-    variance (lam~), module docstring. ``cap`` None: the paper's cap ceil(N_max) - 1 of this N_max (:func:`paper_cap`);
-    ``sigma_y`` is None when the cap is 0 (no y release; the calibration then gives the Gram part the whole claim)."""
+                    cap: int | None = None, gram_share: float = PRINTED_GRAM_SHARE) -> dict[str, Any]:
+    """Sound constants (docs/seed-004-private-lsvi-ucb.md#tight-calibration), before calibration: ``gram_share`` rho
+    for the Gram counters and the rest for the y releases (the printed rho/2 + rho/2 by default); for a factorized
+    counter the tree depth L becomes its squared column norm (cost) and its worst prefix variance (lam~), module
+    docstring. ``cap`` None: the paper's cap ceil(N_max) - 1 of this N_max (:func:`paper_cap`); ``sigma_y`` is None
+    when the cap is 0 (no y release; the calibration then gives the Gram part the whole claim)."""
+    if not 0.0 < gram_share < 1.0:
+        raise PrivacctError(f"gram_share must be in (0, 1), got {gram_share!r}")
     L, V = counter_figures(K, structure)
-    sigma_node = math.sqrt(H * L * 2.0 / (2 * (rho / 2)))
+    rho_gram, rho_y = gram_share * rho, (1.0 - gram_share) * rho
+    sigma_node = math.sqrt(H * L * 2.0 / (2 * rho_gram))
     lam = math.sqrt(V) * sigma_node * (4 * math.sqrt(d) + 2 * math.log(3 * K * H / p))
     n_max = switching_bound(K, H, d, lam)
     n_cap = paper_cap(n_max) if cap is None else cap
-    sigma_y = None if n_cap == 0 else math.sqrt(n_cap * H * (2 * H + 2) ** 2 / (2 * (rho / 2)))
+    sigma_y = None if n_cap == 0 else math.sqrt(n_cap * H * (2 * H + 2) ** 2 / (2 * rho_y))
     return {"lam_tilde": lam, "N_max": n_max, "N_cap": n_cap, "sigma_y": sigma_y, "sigma_node": sigma_node}
 
 
@@ -162,11 +182,11 @@ def counter_figures(K: int, structure: Structure | None) -> tuple[float, float]:
     """(per-user cost multiplier ||col||_2^2, worst prefix variance V) of the Gram counter over K - 1
     leaves: (L, L) for the tree (L = floor(log2 (K - 1)) + 1; the prefix sums at most L nodes), the
     derived figures of docs/counters.md otherwise."""
-    if structure is None or structure.kind == "tree" or structure.strategy == "tree":
+    from privacct.counters.strategies import Strategy, column_norm, worst_prefix_variance
+
+    if structure is None or Strategy.of(structure).is_binary_tree:
         L = tree_depth(K - 1)
         return float(L), float(L)
-    from privacct.counters.strategies import column_norm, worst_prefix_variance
-
     return column_norm(structure, "l2") ** 2, worst_prefix_variance(structure)
 
 
@@ -181,11 +201,64 @@ def switching_bound(K: int, H: int, d: int, lam_tilde: float) -> float:
     return d * H / math.log(2) * math.log(1 + K / (lam_tilde * d))
 
 
+def log_chi(K: int, H: int, d: int, lam: float, lam_y: float, p: float) -> float:
+    """log chi, chi = 25^4 162 K^4 d U_K H / p (Thm 16, Lemma 25), U_K = max{1, 2H sqrt(dK/lam~) + lam~_y/lam~} (Lemma 20)."""
+    U = max(1.0, 2 * H * math.sqrt(d * K / lam) + lam_y / lam)
+    return math.log(25 ** 4 * 162.0) + 4 * math.log(K) + math.log(d * U * H / p)
+
+
 def theory_beta(K: int, H: int, d: int, lam: float, lam_y: float, p: float) -> float:
     """Thm 16 / Lemma 25: beta = 5H^2 sqrt(d lam~ log chi) + 6dH sqrt(log chi)."""
-    U = max(1.0, 2 * H * math.sqrt(d * K / lam) + lam_y / lam)
-    log_chi = math.log(25 ** 4 * 162.0) + 4 * math.log(K) + math.log(d * U * H / p)
-    return 5 * H * H * math.sqrt(d * lam * log_chi) + 6 * d * H * math.sqrt(log_chi)
+    lc = log_chi(K, H, d, lam, lam_y, p)
+    return 5 * H * H * math.sqrt(d * lam * lc) + 6 * d * H * math.sqrt(lc)
+
+
+def y_norm_bound(sigma_y: float | None, K: int, H: int, d: int, p: float) -> float:
+    """lam~_y = sigma_y (sqrt(d) + 2 sqrt(log(3KH/p))): the y noise's norm bound (Laurent-Massart), 0 with no y release."""
+    return 0.0 if sigma_y is None else sigma_y * (math.sqrt(d) + 2 * math.sqrt(math.log(3 * K * H / p)))
+
+
+@dataclass(frozen=True)
+class RegretProxy:
+    """The terms of the paper's regret bound for one configuration of the learner (docs/counters.md#choosing-for-regret):
+    Lemma 26's confidence width beta* (its condition (27), App. B.6) split by where each part comes from, and the
+    bound of App. B.5 with that width (Eq. (21) and the line after it).
+
+    * ``width_gram`` = 4 H sqrt(d lam~): q1 and p2, the shift 2 lam~ I and the Gram noise M (||M|| <= lam~ on E_2);
+    * ``width_stat`` = 6 d H sqrt(log chi): q2 (Lemma 25), chi through U_K (Lemma 20) with the y noise's lam~_y;
+    * ``width_y`` = lam~_y / sqrt(lam~): q4, the y noise through the ridge (Eq. (12));
+    * ``bonus_sum`` = 2 d log((lam~ + K) / lam~): the elliptical potential of Eq. (21);
+    * ``bound`` = sqrt(2 K H^3 log chi) + 6 beta* H sqrt(K bonus_sum), beta* = the three widths.
+
+    lam~ sets N_cap (Thm 11), and N_cap with the y share of the budget sets sigma_y, hence lam~_y."""
+
+    lam_tilde: float
+    n_cap: int
+    sigma_y: float | None
+    width_gram: float
+    width_stat: float
+    width_y: float
+    bonus_sum: float
+    bound: float
+
+    @classmethod
+    def of(cls, K: int, H: int, d: int, p: float, lam: float, n_cap: int, sigma_y: float | None) -> "RegretProxy":
+        lam_y = y_norm_bound(sigma_y, K, H, d, p)
+        lc = log_chi(K, H, d, lam, lam_y, p)
+        w_gram, w_stat, w_y = 4 * H * math.sqrt(d * lam), 6 * d * H * math.sqrt(lc), lam_y / math.sqrt(lam)
+        bonus = 2 * d * math.log((lam + K) / lam)
+        bound = math.sqrt(2 * K * H ** 3 * lc) + 6 * (w_gram + w_stat + w_y) * H * math.sqrt(K * bonus)
+        return cls(lam, n_cap, sigma_y, w_gram, w_stat, w_y, bonus, bound)
+
+    def terms(self) -> tuple[float, float, float, float]:
+        """The terms the bound is increasing in: (width_gram, width_stat, width_y, bonus_sum)."""
+        return (self.width_gram, self.width_stat, self.width_y, self.bonus_sum)
+
+    def dominates(self, other: "RegretProxy", rtol: float = PROXY_RTOL) -> bool:
+        """Every term at most ``other``'s (to ``rtol`` relative) and the y width below it by more than ``rtol``: the
+        bound is then lower whatever its constants (docs/counters.md#choosing-for-regret)."""
+        return (all(a <= b * (1 + rtol) for a, b in zip(self.terms(), other.terms(), strict=True))
+                and self.width_y < other.width_y * (1 - rtol))
 
 
 def _check(config: RunConfig):
@@ -292,7 +365,7 @@ def cap_fixed_point(start: int, paper_cap_of: Callable[[int], int]) -> tuple[int
 
 
 def _tight_fixed_point(K: int, H: int, d: int, rho: float, p: float, claim: Claim, structure: Structure | None,
-                       forced: int | None) -> dict[str, Any]:
+                       forced: int | None, gram_share: float = PRINTED_GRAM_SHARE) -> dict[str, Any]:
     """The tight log of one Gram counter with its cap (docs/seed-004-private-lsvi-ucb.md#tight-calibration).
 
     The cap is part of the declared structure (the y group's max_count), so each calibration runs with a fixed cap;
@@ -300,14 +373,16 @@ def _tight_fixed_point(K: int, H: int, d: int, rho: float, p: float, claim: Clai
     so Thm 11's N_max of the noise that runs differs from the N_max of :func:`sound_constants` (before calibration).
     The paper's rule (Alg. 1 lines 3, 6, 8: N_cap = ceil(N_max) - 1, :func:`paper_cap`) is applied to the calibrated
     N_max; if it gives another cap, the log is rebuilt with that cap and calibrated again (:func:`cap_fixed_point`),
-    so that the cap is the paper's cap of the lam~ that runs. ``forced`` (option ``update_cap``): that cap, calibrated once."""
+    so that the cap is the paper's cap of the lam~ that runs. ``forced`` (option ``update_cap``): that cap, calibrated once.
+    ``gram_share``: the Gram counters' share of the base log's budget (:func:`sound_constants`); the calibration's
+    common factor keeps the split."""
     from privacct.calibrate import calibrate_log
 
     done: dict[int, dict[str, Any]] = {}
 
     def calibrated(cap: int) -> dict[str, Any]:
         if cap not in done:
-            sc = sound_constants(K, H, d, rho, p, structure, cap=cap)
+            sc = sound_constants(K, H, d, rho, p, structure, cap=cap, gram_share=gram_share)
             base = MechanismLog(f"{NAME}/tight", "joint",
                                 tuple(_groups(H, d, K, sc["sigma_node"], sc["sigma_y"], cap, None, structure)),
                                 claim=claim, source=SOURCE, parameters={})
@@ -319,13 +394,97 @@ def _tight_fixed_point(K: int, H: int, d: int, rho: float, p: float, claim: Clai
 
     if forced is not None:
         return {**calibrated(forced), "rule": f"option update_cap = {forced}"}
-    cap, settled = cap_fixed_point(sound_constants(K, H, d, rho, p, structure)["N_cap"],
+    cap, settled = cap_fixed_point(sound_constants(K, H, d, rho, p, structure, gram_share=gram_share)["N_cap"],
                                    lambda c: paper_cap(calibrated(c)["N_max"]))
     rule = ("paper: ceil(N_max) - 1 of the calibrated lam~ (Alg. 1 lines 3, 6, 8; Thm 11)" if settled else
             f"no fixed point of ceil(N_max) - 1 over the caps {sorted(done)}: the largest cap at most the paper's cap of "
             f"its own calibrated N_max, ceil(N_max_thm11) - 1 = {paper_cap(calibrated(cap)['N_max'])} (privacy "
             f"unaffected: the log declares the cap that runs)")
     return {**calibrated(cap), "rule": rule}
+
+
+def _proxy_of(t: dict[str, Any], K: int, H: int, d: int, p: float) -> RegretProxy:
+    """The :class:`RegretProxy` of a calibrated tight log (:func:`_tight_fixed_point`)."""
+    log, cap = t["log"], t["cap"]
+    return RegretProxy.of(K, H, d, p, t["lam_tilde"], cap, log.group("y").noise_scale if cap > 0 else None)
+
+
+def first_update_episode(lam: float, d: int, rate: float) -> float:
+    """The earliest episode at which the data alone can trigger an update (Alg. 1 line 8, rate C): with the shift
+    2 lam~ I and ||phi|| <= 1, log det(2 lam~ I + Lam_h^k) - log det(2 lam~ I) <= d log(1 + (k - 1) / (2 lam~ d))
+    (trace and AM-GM, the argument of Lemma 29), which reaches log C only at k >= 1 + 2 lam~ d (C^(1/d) - 1).
+    Before it the learner plays its data-free policy unless the Gram noise triggers a switch."""
+    return 1.0 + 2.0 * lam * d * (rate ** (1.0 / d) - 1.0)
+
+
+def choose_tight(K: int, H: int, d: int, rho: float, p: float, claim: Claim,
+                 forced: int | None, rate: float = 2.0) -> tuple[C.TightChoice, dict[str, Any]]:
+    """``tight``'s counter, shift and budget split, chosen together for regret (docs/counters.md#choosing-for-regret).
+
+    Reference: the tree with the printed split (Sec. 4.2: rho/2 Gram, rho/2 y), calibrated to the claim with its cap
+    (:func:`_tight_fixed_point`). The proxy is the paper's regret bound (:class:`RegretProxy`); its terms are monotone
+    in the shift lam~ and the y noise sigma_y, but the bound's constants (Lemma 19's ||w|| <= 2H sqrt(d), the covering
+    of Lemma 24) do not pin how a change of lam~ trades the Gram width against the y width and the bonus sum, so a
+    configuration is preferred to the reference only when it DOMINATES it: every term at most the reference's, the y
+    width lower. At the reference's shift the Gram width, the bonus sum and the cap are the reference's, and the y
+    noise is least when the Gram counters take only the budget that keeps that shift: a strategy of per-user cost
+    c = ||col||_2^2 and worst prefix variance V needs the Gram share (1/2) c V / L^2 of the tree's (L the tree's
+    depth), and the rest goes to y. So the strategy of least c V among the streaming candidates
+    (:func:`privacct.counters.compare.candidates_for`) is chosen, at the tree's shift, if its c V is below the tree's
+    L^2 and the calibrated log dominates the reference; otherwise the tree is kept and the reason says why (no y
+    release: every strategy gives the same bound; no strategy below the tree's c V). ``rate``: the update rate C of
+    option ``C``, for the figure :func:`first_update_episode` (a note in the reason when it is beyond K: the shift
+    then allows no data-triggered update, which the bound does not see). Returns the choice and its calibrated tight
+    log (:func:`_tight_fixed_point`'s dict)."""
+    from privacct.counters.compare import candidates_for
+
+    tree = _counter_structure("tree", K)
+    ref = _tight_fixed_point(K, H, d, rho, p, claim, tree, forced)
+    ref_proxy = _proxy_of(ref, K, H, d, p)
+    ref_cv = math.prod(counter_figures(K, tree))
+    proxy_name = "paper's regret bound (App. B.5, Eq. (21), (27)), dominance at the tree's shift (docs/counters.md#choosing-for-regret)"
+    first = first_update_episode(ref_proxy.lam_tilde, d, rate)
+    ref_figures = (("reference_lam_tilde", ref_proxy.lam_tilde), ("reference_N_cap", float(ref_proxy.n_cap)),
+                   ("reference_width_y", ref_proxy.width_y), ("reference_bound", ref_proxy.bound),
+                   ("reference_cV", ref_cv), ("first_update_episode", first))
+    late = (f"; at this shift no data-triggered update can happen before episode {first:,.0f} > K = {K}, so the learner "
+            f"plays its data-free policy (first_update_episode)" if first > K else "")
+
+    def keep(why: str) -> tuple[C.TightChoice, dict[str, Any]]:
+        return C.TightChoice("tree", "tree", False, why + late, proxy_name, ref_figures), ref
+
+    if ref["cap"] == 0:
+        return keep("tree kept: no y release (N_cap = 0), so at the tree's shift every counter gives the same regret "
+                    "bound and the proxy cannot rank them")
+    best = None
+    for name in candidates_for("symmetric-gaussian-matrix"):
+        if name == "tree":
+            continue
+        st = _counter_structure(name, K)
+        cv = math.prod(counter_figures(K, st))
+        if cv < ref_cv and (best is None or cv < best[0]):
+            best = (cv, name, st)
+    if best is None:
+        return keep(f"tree kept: no streaming counter has less worst prefix error at equal per-user cost than the tree "
+                    f"(||col||^2 max Var = {ref_cv:.4g}), so none leaves budget for the y releases at the tree's shift")
+    cv, name, st = best
+    share = PRINTED_GRAM_SHARE * cv / ref_cv
+    t = _tight_fixed_point(K, H, d, rho, p, claim, st, forced, gram_share=share)
+    prox = _proxy_of(t, K, H, d, p)
+    if not prox.dominates(ref_proxy):
+        return keep(f"tree kept: {name} at the tree's shift did not dominate it after calibration (lam~ {prox.lam_tilde:.6g} "
+                    f"vs {ref_proxy.lam_tilde:.6g}, N_cap {prox.n_cap} vs {ref_proxy.n_cap})")
+    groups = t["log"].release_groups
+    rho_g = H * counter_figures(K, st)[0] * 2.0 / (2 * groups[0].noise_scale ** 2)
+    rho_y = H * t["cap"] * (2 * H + 2) ** 2 / (2 * t["log"].group("y").noise_scale ** 2)
+    g = rho_g / (rho_g + rho_y)
+    why = (f"{name} at the tree's shift (lam~ {prox.lam_tilde:.4g}, N_cap {prox.n_cap}) with {100 * g:.1f}% of the budget on "
+           f"the Gram counters (tree 50%): y noise {prox.sigma_y:.4g} vs {ref_proxy.sigma_y:.4g}, y width "
+           f"{prox.width_y:.4g} vs {ref_proxy.width_y:.4g}, every other term of the regret bound equal" + late)
+    figures = (("lam_tilde", prox.lam_tilde), ("N_cap", float(prox.n_cap)), ("gram_share", g),
+               ("sigma_y", float(prox.sigma_y or 0.0)), ("reference_sigma_y", float(ref_proxy.sigma_y or 0.0)),
+               ("width_y", prox.width_y), ("bound", prox.bound), ("cV", cv)) + ref_figures
+    return C.TightChoice(name, "tree", True, why, proxy_name, figures), t
 
 
 def _plan(config: RunConfig) -> tuple[MechanismLog, dict[str, Any]]:
@@ -364,23 +523,16 @@ def _plan(config: RunConfig) -> tuple[MechanismLog, dict[str, Any]]:
     else:
         claim = Claim(eps, delta)
         structure = _counter_structure(opts.get("counter"), K)
-        if structure is None:                       # tight picks the least Gram prefix error at the claim
-            best = None
-            from privacct.counters.compare import candidates_for
-
-            for name in candidates_for("symmetric-gaussian-matrix"):
-                st = _counter_structure(name, K)
-                cand = _tight_fixed_point(K, H, d, rho, p, claim, st, forced)
-                err = cand["log"].release_groups[0].noise_scale ** 2 * counter_figures(K, st)[1]
-                if best is None or err < best[0]:
-                    best = (err, st, cand)
-            _, structure, t = best
+        if structure is None:    # tight chooses the counter, shift and split for regret (docs/counters.md#choosing-for-regret)
+            choice, t = choose_tight(K, H, d, rho, p, claim, forced, params["C"])
+            structure = t["log"].release_groups[0].structure
+            params["tight_choice"] = choice.to_params()
         else:
             t = _tight_fixed_point(K, H, d, rho, p, claim, structure, forced)
         log, cap, lam, n_max, rule = t["log"], t["cap"], t["lam_tilde"], t["N_max"], t["rule"]
         params["counter"] = structure.strategy if structure.kind == "factorized" else "tree"
         # lam~_y: the y noise's norm bound (Laurent-Massart); 0 with no y release (the bonus then sees no y noise)
-        lam_y = 0.0 if cap == 0 else log.group("y").noise_scale * (math.sqrt(d) + 2 * math.sqrt(math.log(3 * K * H / p)))
+        lam_y = y_norm_bound(log.group("y").noise_scale if cap > 0 else None, K, H, d, p)
         params["calibration_accountant"] = t["accountant"]
         params["calibration_factor"] = log.release_groups[0].noise_scale / t["base"].release_groups[0].noise_scale
     sig_node = log.release_groups[0].noise_scale

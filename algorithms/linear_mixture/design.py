@@ -345,40 +345,17 @@ def counter_choice(counter: str | None, K: int, noise: str = "gaussian") -> Coun
     """The :class:`CounterChoice` of option ``counter`` for K episodes (K - 1 read prefixes) and ``noise``."""
     if counter is not None and counter not in COUNTERS:
         raise PrivacctError(f"option counter must be one of {', '.join(COUNTERS)}, got {counter!r}")
-    if counter is None or counter == "tree":
+    from privacct.counters.strategies import Strategy, worst_prefix_variance
+
+    if counter is None or Strategy(counter).is_binary_tree:
         return CounterChoice(counter)
     if K < 2:
         raise PrivacctError("episodes must be an integer >= 2 for tree-based (JDP) learners")
-    from privacct.counters.strategies import Strategy, worst_prefix_variance
-
     structure = Strategy(counter).structure(K - 1, norm="l1" if noise == "laplace" else "l2")
     if noise == "laplace":
         return CounterChoice(counter, structure, l1=prefix_l1(structure),
-                             draws=2.0 if counter == "tree-honaker" else 1.0)
+                             draws=Strategy(counter).implementation.draws_per_step)
     return CounterChoice(counter, structure, variance=worst_prefix_variance(structure))
-
-
-def _honaker_l1(i: int) -> float:
-    """Sum of the (positive) weights of the bottom-up least-squares estimate of a complete level-i subtree's root
-    over its nodes (privacct.counters.counter: est_i = v_i y_i + (1 - v_i)(est_left + est_right), v_i = 2^i/(2^(i+1) - 1),
-    docs/counters.md#tree-honaker): a_0 = 1, a_i = v_i + 2 (1 - v_i) a_(i-1) = (i + 1) 2^i / (2^(i+1) - 1) (by induction)."""
-    return (i + 1) * 2.0**i / (2.0 ** (i + 1) - 1.0)
-
-
-def _max_over_prefixes(T: int, weight: Callable[[int], float]) -> float:
-    """max over 1 <= t <= T of the sum of ``weight(i)`` (>= 0) over the set bits i of t: attained at T or at T with
-    one set bit i cleared and every lower bit set, because the set bits of every t < T are a subset of one of these
-    (the argument of privacct.counters.strategies.worst_prefix_variance for the trees, docs/counters.md#tree)."""
-    def w(t: int) -> float:
-        return math.fsum(weight(i) for i in range(t.bit_length()) if (t >> i) & 1)
-
-    best = w(T)
-    for i in range(T.bit_length()):
-        if (T >> i) & 1:
-            cand = (T & ~((1 << (i + 1)) - 1)) | ((1 << i) - 1)
-            if cand >= 1:
-                best = max(best, w(cand))
-    return best
 
 
 def prefix_l1(structure: Structure) -> float:
@@ -387,18 +364,11 @@ def prefix_l1(structure: Structure) -> float:
     Trees: one unit weight per set bit of t (``tree``; the max popcount) or the weight a_i of :func:`_honaker_l1`
     (``tree-honaker``). Toeplitz strategies (``sqrt-toeplitz``, ``blt``): row t of L is (l_(t-1), ..., l_0), l the
     impulse response of the noise path the counter RUNS (:meth:`privacct.counters.counter.FactorizedCounter.impulse_response`,
-    docs/counters.md#ledger), so the worst row is the last, sum_(k<K) |l_k| (math.fsum)."""
-    T = int(structure.leaves)  # type: ignore[arg-type]
-    strategy = "tree" if structure.kind == "tree" else structure.strategy
-    if strategy == "tree":
-        return _max_over_prefixes(T, lambda i: 1.0)
-    if strategy == "tree-honaker":
-        return _max_over_prefixes(T, _honaker_l1)
-    from privacct.counters.counter import FactorizedCounter
+    docs/counters.md#ledger), so the worst row is the last, sum_(k<K) |l_k| (math.fsum). The strategy objects compute
+    it (privacct/counters/: ``worst_prefix_l1``)."""
+    from privacct.counters.strategies import worst_prefix_l1
 
-    probe = FactorizedCounter((1,), strategy=structure, leaves=T, mechanism="laplace", scale=1.0,
-                              rngs=[np.random.default_rng(0)])   # no draw: the impulse response is deterministic
-    return math.fsum(np.abs(probe.impulse_response()).tolist())
+    return worst_prefix_l1(structure)
 
 
 # ---- seed 001: LDP-UCRL-VTR ------------------------------------------------------------------------

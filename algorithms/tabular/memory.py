@@ -49,4 +49,4 @@ def observation_width(config, observe: str = "released", *, default_env: str) ->
     return levels(K) * H * S * A * (2 + S)
 
 
-__all__ = ["ENVS", "memory", "observation_width", "sizes"]
+__all__ = ["memory", "observation_width", "sizes"]

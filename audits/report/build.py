@@ -322,7 +322,9 @@ def tight_text(row) -> tuple:
     return text(f"Over-noising factor (printed noise / least noise meeting the claim, {ex.over_noising_accountant}"
                 f"{', the log as declared' if row.report.readings is not None else ''}): {_g(ex.over_noising_factor)}; "
                 + (swap or "the tight calibration's noise is ") + f"{ratio} x the printed noise (per group) and accounts to "
-                f"{_g(row.tight_accounted_epsilon)}.")
+                f"{_g(row.tight_accounted_epsilon)}."
+                + (f" Tight's choice of counter and budget split (docs/counters.md#choosing-for-regret): {row.tight_choice}."
+                   if getattr(row, "tight_choice", None) else ""))
 
 
 def row_section(row) -> Section:

@@ -117,19 +117,21 @@ def _default_settings(spec) -> list:
     for privacy in ("jdp", "ldp"):
         if privacy not in spec.privacy_models:
             continue
-        log = spec.build_log(RunConfig(spec.name, privacy=privacy, epsilon=1.0, delta=1e-6))
+        probe = RunConfig(spec.name, privacy=privacy, epsilon=1.0, delta=1e-6)
+        log = spec.declared_log(probe)
         bare = replace(log, claim=None, readings=()) if log is not None else None
         delta = 1e-6 if bare is None else default_delta(bare)
         prov = {f: choice("the learner declares no paper setting: RunConfig's default") for f in PROVENANCE_FIELDS}
         prov["epsilon"] = choice("the learner declares no paper setting: eps = 1")
         prov["delta"] = choice("the learner declares no paper setting: privacct.accounting.default_delta "
                                "(0 for a pure log, 1e-6 with Gaussian releases)")
-        out.append(PaperSetting(privacy, 1.0, delta, RunConfig(spec.name).episodes, prov))
+        out.append(PaperSetting(replace(probe, delta=delta), prov))
     return out
 
 
 def paper_configs(only: list[str] | None = None) -> list[tuple[Any, Any]]:
-    """(spec, PaperSetting) for every private learner at every setting it declares."""
+    """(spec, PaperSetting) for every private learner at every setting it declares, each setting holding the
+    learner's own RunConfig (:meth:`~privacct.algorithms.settings.PaperSetting.bound`)."""
     from privacct.algorithms.registry import learners
     from privacct.algorithms.settings import as_paper_setting
 
@@ -143,7 +145,7 @@ def paper_configs(only: list[str] | None = None) -> list[tuple[Any, Any]]:
         if (only and name not in only) or not any(p in spec.privacy_models for p in ("jdp", "ldp")):
             continue
         for s in (spec.paper_settings or _default_settings(spec)):
-            out.append((spec, as_paper_setting(s)))
+            out.append((spec, as_paper_setting(s, spec.name)))
     return out
 
 
@@ -195,6 +197,7 @@ class ReportRow:
     seconds: float
     curves: dict[str, np.ndarray] = field(default_factory=dict, compare=False)
     paper_counter: str | None = None   # the counter of the printed log (``tree``: the binary tree), None without one
+    tight_choice: str | None = None    # what tight chose and why (TightChoice.line(), docs/counters.md#choosing-for-regret)
 
     @property
     def privacy_model(self) -> str:
@@ -326,10 +329,18 @@ class ReportRow:
             "robust_families": [{"family": n, "least_epsilon_alone": e} for n, e in self.robust_families],
             "tight_accounted_epsilon": self.tight_accounted_epsilon,
             "noise_ratio_tight_over_printed": dict(self.noise_ratio), "tight_counter": self.tight_counter,
-            "paper_counter": self.paper_counter,
+            "paper_counter": self.paper_counter, "tight_choice": self.tight_choice,
             "audit": self.audit, "regret": self.regret.to_dict(),
             "commands": dict(self.commands), "assumptions": list(self.assumptions), "seconds": self.seconds,
         }
+
+
+def _tight_choice(tight_log) -> str | None:
+    """The line of the tight log's ``tight_choice`` record (what it chose and why), None when the learner records none."""
+    from privacct.counters.choice import TightChoice
+
+    d = tight_log.params.get("tight_choice")
+    return None if d is None else TightChoice.from_params(d).line()
 
 
 def _noise_ratios(paper_log, tight_log) -> tuple[tuple[str, float], ...]:
@@ -363,7 +374,7 @@ def _command(cfg, *, what: str, episodes: int = 0, seeds: int = 0, trials: int =
 def _audit(cfg, scale: ReportScale, seed: int, say: Callable[[str], None]) -> tuple[dict[str, Any], Any, int]:
     from ..suite import audit_setting, suggest_trials
 
-    audit_cfg = audit_setting(cfg.algorithm, cfg.privacy, calibration="paper", epsilon=cfg.epsilon, delta=cfg.delta)
+    audit_cfg = audit_setting(cfg)   # the row's claim (printed constants: calibration paper) at its audit configuration
     trials = suggest_trials(audit_cfg, low=scale.audit_trials, high=scale.max_audit_trials)
     say(f"audit at its audit configuration (K={audit_cfg.episodes}, H={audit_cfg.horizon}), {trials} trials per side, "
         "other users fixed, every release of user 1 observed")
@@ -392,10 +403,7 @@ def _billboard(audit_cfg, scale: ReportScale, seed: int, say: Callable[[str], No
     from ..billboard import billboard_check
 
     say(f"billboard check at the audit configuration, {scale.billboard_trials} coupled trials")
-    r = billboard_check(audit_cfg.algorithm, privacy="jdp", epsilon=audit_cfg.epsilon, delta=audit_cfg.delta,
-                        calibration=audit_cfg.calibration, episodes=audit_cfg.episodes, horizon=audit_cfg.horizon,
-                        env=audit_cfg.env, options=audit_cfg.options, bonus_scale=audit_cfg.bonus_scale,
-                        trials=scale.billboard_trials, seed=seed)
+    r = billboard_check(audit_cfg.config, trials=scale.billboard_trials, seed=seed)
     d = r.to_dict()
     return {k: d[k] for k in ("verdict", "trials", "differing", "p_upper", "confidence", "tests", "uncoupled",
                               "diverged")} | {"shifted": len(r.shifted)}
@@ -427,11 +435,11 @@ def build_row(spec, setting, scale: ReportScale, *, seed: int, out_dir: Path, ru
     ``shown_dir``: where the reader finds the files (default ``out_dir``; the command writes into a
     staging directory that is renamed into ``--out``)."""
     t0 = time.perf_counter()
-    cfg = setting.run_config(spec.name)
+    cfg = setting.run_config(spec.name)   # the setting's own record (printed constants), passed whole
     tag = f"{cfg.algorithm}-{cfg.privacy}-eps{cfg.epsilon:g}"
     say("accounting the printed constants and every reading")
-    paper_log = spec.build_log(cfg)
-    tight_log = spec.build_log(replace(cfg, calibration="tight"))
+    paper_log = spec.declared_log(cfg)
+    tight_log = spec.declared_log(replace(cfg, calibration="tight"))
     if paper_log is None or tight_log is None:
         raise PrivacctError(f"learner {cfg.algorithm!r} returned no mechanism log for privacy={cfg.privacy!r}")
     logs_dir = out_dir / "logs"
@@ -449,7 +457,7 @@ def build_row(spec, setting, scale: ReportScale, *, seed: int, out_dir: Path, ru
         algorithm=spec.name, paper=spec.paper, family=spec.family, setting=setting, env=cfg.env or spec.default_env,
         horizon=paper_log.params.get("H"), report=rep, tight_accounted_epsilon=tight.tightest_epsilon,
         noise_ratio=_noise_ratios(paper_log, tight_log), tight_counter=tight_log.params.get("counter"),
-        paper_counter=counter_of(paper_log),
+        paper_counter=counter_of(paper_log), tight_choice=_tight_choice(tight_log),
         audit=audit, regret=column,
         commands=(("verify", f"privacct verify {(Path(shown_dir or out_dir) / 'logs' / (tag + '-paper.json')).as_posix()}"),
                   ("run", _command(cfg, what="run", episodes=k_run, seeds=scale.seeds)),

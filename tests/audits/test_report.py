@@ -239,6 +239,29 @@ def test_tight_column_says_in_plain_words_when_a_counter_was_swapped_in(tiny_rep
     assert lsvi["paper_counter"] == "tree" and lsvi["tight_counter"] not in (None, "tree")
 
 
+def test_tight_column_says_what_tight_chose_and_why(tiny_report):
+    """A learner that records its tight choice (privacct.counters.choice.TightChoice) has it in its row and in the
+    row's tight paragraph; a learner that records none has neither."""
+    from privacct.counters.choice import TightChoice
+
+    out, data = tiny_report
+    md_flat = " ".join(_md_plain((out / "report.md").read_text()).split())
+    (lsvi,) = _rows(data, "private-lsvi-ucb")
+    choice = lsvi["tight_choice"]
+    assert isinstance(choice, str) and choice.split(":")[0] == lsvi["tight_counter"]
+    said = " ".join(_md_plain(f"Tight's choice of counter and budget split (docs/counters.md#choosing-for-regret): {choice}.").split())
+    assert said in md_flat
+    logs = {p.name: p for p in (out / "logs").glob("*private-lsvi-ucb*-tight.json")}
+    assert logs, "the tight log is saved"
+    from privacct.log import MechanismLog
+
+    (one,) = logs.values()
+    assert TightChoice.from_params(MechanismLog.load(one).params["tight_choice"]).line() == choice
+    for r in data["rows"]:
+        if r["algorithm"].startswith("ucb-"):
+            assert r["tight_choice"] is None
+
+
 # --------------------------------------------------------------------------- the opening summary
 def _summary(data) -> Table:
     return section(data["_document"], SUMMARY).blocks[0]
