@@ -3,12 +3,14 @@
 Target (issue 4): LDP-UCRL-VTR on HardToLearn (d = 5, H = 6, S = 8, A = 16), 10 seeds x 10^4
 episodes in under 3 minutes on the 2-core machine. The seed-001 authors' code runs ~9 episodes/s.
 
-    /tmp/venv/bin/python benchmarks/bench_linear_mixture.py                 # the target run
-    /tmp/venv/bin/python benchmarks/bench_linear_mixture.py --episodes 2000 --all   # every learner, shorter
+    python benchmarks/bench_linear_mixture.py                 # the target run
+    python benchmarks/bench_linear_mixture.py --episodes 2000 --all --numpy   # every learner, shorter, both loops
     python benchmarks/bench_linear_mixture.py --counters          # option counter: tree vs each strategy
 
-Prints one JSON line per configuration: wall seconds (run only, then ledger check), batched
-episodes/s (one episode of all seeds) and seed-episodes/s, final cumulative regret mean +- std.
+Prints one JSON line per configuration: wall and CPU seconds (run only, then ledger check), batched
+episodes/s (one episode of all seeds) and seed-episodes/s, final cumulative regret mean +- std. ``--numpy`` runs
+each configuration a second time with the engine's compiled episode loop switched off (issue 23: the numpy loop,
+the code that ran before it; the same bytes, so the same regret).
 
 ``--counters`` (issue 21; benchmarks/linear_mixture.md#counters-pp-ucrl-vtr-jdp-tight): pp-ucrl-vtr, JDP, ``tight``,
 at the report's setting (the learner's paper setting: hard-to-learn, eps 0.5, delta 1e-5, bonus_scale 0.1) and
@@ -37,24 +39,37 @@ CONFIGS = {
     "all": [("ucrl-vtr", "none", "hard-to-learn"), ("ldp-ucrl-vtr", "ldp", "hard-to-learn"),
             ("ldp-ucrl-vtr", "ldp", "riverswim-lm"), ("pp-ucrl-vtr", "jdp", "hard-to-learn"),
             ("pp-ucrl-vtr", "ldp", "hard-to-learn"), ("private-linopt-vi", "jdp", "hard-to-learn"),
-            ("private-linopt-po", "jdp", "hard-to-learn")],
+            ("private-linopt-po", "jdp", "hard-to-learn"), ("pp-ucrl-vtr-laplace", "jdp", "hard-to-learn"),
+            ("pp-ucrl-vtr-laplace", "ldp", "hard-to-learn"), ("pp-ucrl-vtr-plus", "jdp", "hard-to-learn"),
+            ("pp-ucrl-vtr-plus", "ldp", "hard-to-learn")],
 }
 
 
-def bench(name: str, privacy: str, env: str, episodes: int, seeds: int, calibration: str) -> dict:
+def bench(name: str, privacy: str, env: str, episodes: int, seeds: int, calibration: str, numpy_loop: bool = False) -> dict:
+    """One configuration; ``numpy_loop``: the engine's compiled episode loop switched off (the numpy loop, issue 23)."""
+    from privacct.algorithms.linear_mixture import engine
+
     cfg = RunConfig(name, privacy=privacy, epsilon=1.0, delta=0.1, calibration=calibration, episodes=episodes,
                     env=env, bonus_scale=1.0)
     spec = LEARNERS[name]
     spec.build_log(cfg)  # calibration (tight) is not part of the timed loop
+    before = engine.COMPILED
+    engine.COMPILED = not numpy_loop
+    try:
+        t, c = time.perf_counter(), time.process_time()
+        res = spec.run(cfg, spawn_sequences(0, seeds))
+        run_s, run_cpu = time.perf_counter() - t, time.process_time() - c
+    finally:
+        engine.COMPILED = before
     t = time.perf_counter()
-    res = spec.run(cfg, spawn_sequences(0, seeds))
-    run_s = time.perf_counter() - t
-    t = time.perf_counter()
-    ok = None if res.ledger is None else bool(check_ledger(res.log, res.ledger, accountant="analytic-gaussian").ok)
+    gaussian = res.log is not None and all(g.mechanism != "laplace" for g in res.log.release_groups)
+    ok = None if res.ledger is None else bool(check_ledger(res.log, res.ledger,
+                                                           accountant="analytic-gaussian" if gaussian else "basic").ok)
     check_s = time.perf_counter() - t
     cum = res.cumulative_regret[:, -1]
     return {"learner": name, "privacy": privacy, "env": env, "calibration": calibration, "episodes": episodes,
-            "seeds": seeds, "run_seconds": round(run_s, 2), "ledger_check_seconds": round(check_s, 2),
+            "seeds": seeds, "loop": "numpy" if numpy_loop else "compiled", "run_seconds": round(run_s, 2),
+            "run_cpu_seconds": round(run_cpu, 2), "ledger_check_seconds": round(check_s, 2),
             "batched_episodes_per_s": round(episodes / run_s, 1), "seed_episodes_per_s": round(episodes * seeds / run_s, 1),
             "final_cum_regret_mean": float(np.mean(cum)), "final_cum_regret_std": float(np.std(cum)),
             "ledger_ok": ok, "non_pd_events": int(np.sum(res.info["non_pd_events"]))}
@@ -107,6 +122,7 @@ def main() -> None:
     ap.add_argument("--calibration", default="paper", choices=("paper", "tight"))
     ap.add_argument("--all", action="store_true", help="every learner instead of the target only")
     ap.add_argument("--counters", action="store_true", help="pp-ucrl-vtr JDP tight: tree vs each counting strategy")
+    ap.add_argument("--numpy", action="store_true", help="also each configuration with the numpy episode loop")
     args = ap.parse_args()
     print(json.dumps({"machine": platform.platform(), "cpus": os.cpu_count(), "python": platform.python_version(),
                       "numpy": np.__version__, "loadavg_before": os.getloadavg()}))
@@ -116,7 +132,9 @@ def main() -> None:
             print(json.dumps(row), flush=True)
     else:
         for name, privacy, env in CONFIGS["all" if args.all else "target"]:
-            print(json.dumps(bench(name, privacy, env, args.episodes or 10_000, args.seeds, args.calibration)), flush=True)
+            for numpy_loop in (False, True) if args.numpy else (False,):
+                print(json.dumps(bench(name, privacy, env, args.episodes or 10_000, args.seeds, args.calibration,
+                                       numpy_loop)), flush=True)
     print(json.dumps({"loadavg_after": os.getloadavg()}))
 
 

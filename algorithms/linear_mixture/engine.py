@@ -33,6 +33,17 @@ from what the noise primitives record (:mod:`privacct.tap`; tree: the nodes [1, 
 counter; local: user 1's messages), each user 1's statistic plus its noise, with both canaries'
 statistics paired from a canary-A and a canary-B run (:func:`privacct.algorithms.base.pair_taps`); the
 actions sent to users 2..K are reported with :func:`privacct.tap.prescribed`.
+
+Compiled (issue 23 item 1): outside audits, the whole episode loop of every seed runs in :mod:`.episode_jit`
+(:func:`_run_compiled`, one call per chunk of episodes) for every greedy learner but UCRL-VTR: LDP messages and JDP
+trees, Gaussian or Laplace, with reward regression (seed 000) or variance weights (seed 003 Alg. 3), and the
+non-private instances of seeds 000 and 003. The same draws from the same generators in the same order (noise drawn
+ahead per chunk, :class:`.noise_ahead.NoiseAhead`), the same ledger records in the same order, the same arithmetic
+operation for operation (docs/performance.md#same-bytes-the-rule-every-speed-up-follows): the numpy loop below is
+the reference (``COMPILED = False``; tests/algorithms/linear_mixture/test_episode_jit.py compares both byte for
+byte) and the path of audited runs, of mirror descent (private-linopt-po: numpy's SIMD exp) and of UCRL-VTR (its
+radius reads log det(Sigma / lambda I), accumulated with numpy's log1p, which differs from the C library's in the
+last bit of a few per cent of arguments).
 """
 
 from __future__ import annotations
@@ -44,17 +55,26 @@ import numpy as np
 from privacct.errors import PrivacctError
 from privacct.ledger import Ledger
 from privacct.log import MechanismLog
+from privacct.mechanisms import TreeCounter
 
 from privacct.tap import canary_contribution, prescribed
+from privacct.tap import current as current_tap
 
 from ..base import AuditHook, noise_generators, stream_generators
 from . import canary as CAN
 from .aggregators import ExactRidge, LocalNoise, TreeNoise, upper
 from .design import Design
-from .noise_ahead import NoiseAhead, gaussian_only
+from .noise_ahead import GAUSSIAN_KINDS, NoiseAhead, gaussian_only
 from .planning import plan
 
 CHUNK = 128
+#: Outside audits, greedy learners run their episodes in the compiled loop (:mod:`.episode_jit`, the same bytes as the
+#: numpy loop below, which stays the reference and the path of audited runs, of mirror descent and of UCRL-VTR;
+#: :func:`_compiled_mode` says which runs). Tests and benchmarks switch it off to compare.
+COMPILED = True
+#: Tie-breaking uniforms the compiled loop holds at once, all seeds together (at most; at least one episode's): the
+#: numpy loop holds a 128-episode chunk, 78 MB at 100 seeds on HardToLearn, the compiled loop a few episodes' worth.
+_POL_BYTES = 2 << 20
 
 
 def child(seed: np.random.SeedSequence, i: int) -> np.random.SeedSequence:
@@ -117,7 +137,13 @@ def run_design(des: Design, log: MechanismLog | None, seeds: list[np.random.Seed
     cumQ = np.zeros((B, H, S, A)) if des.policy == "mirror-descent" else None
     beta_first = None
     vstar = env.optimal_value()
-    for k in range(1, K + 1):
+    aggs = {f: a for f, a in (("p", agg_p), ("r", agg_r), ("q", agg_q)) if a is not None}   # the update order
+    mode = _compiled_mode(des, audit, aggs, mechs, cumQ)
+    if mode is not None:
+        beta_first = _run_compiled(mode, des, aggs, ahead, ledger, groups, scales, mechs, rng_env, rng_pol, rng_noise,
+                                   regret, non_pd, bonus_scale=bonus_scale, on_non_pd=on_non_pd,
+                                   tie_tol=1e-12 * max(1.0, caps[0]), vstar=vstar, progress=progress)
+    for k in (() if beta_first is not None else range(1, K + 1)):
         c = (k - 1) % CHUNK
         if c == 0:
             n = min(CHUNK, K - k + 1)
@@ -237,6 +263,264 @@ def run_design(des: Design, log: MechanismLog | None, seeds: list[np.random.Seed
     info["final_release"] = np.concatenate([p.reshape(B, -1) for p in parts], axis=1).astype(float)
     info["released_groups"] = [g.name for g in groups]
     return {"regret": regret, "ledger": ledger, "info": info, "observation": None}
+
+
+def _compiled_mode(des: Design, audit: AuditHook | None, aggs: dict, mechs: dict, cumQ) -> int | None:
+    """The aggregation of the compiled episode loop (:mod:`.episode_jit`: ``LOCAL``, ``TREE`` or ``EXACT``) this run
+    takes, or None for the numpy loop. Compiled: :data:`COMPILED`, outside audits (no :mod:`privacct.tap` active: an
+    audit observes what the per-draw primitives record), a greedy policy (not mirror descent), every release group
+    Gaussian or every one Laplace (one kind of draw in the noise stream), LDP messages or JDP binary trees (no other
+    counter) for every family (``aggs``: p, r under reward regression, q under variance weights), or no privacy with
+    a radius that reads no log det (:func:`_radius_ignores_logdet`), d within the compiled planning's bound, and
+    numpy's LAPACK found and the loop's arithmetic giving numpy's bits here (:func:`.episode_jit.self_check`)."""
+    if not (COMPILED and audit is None and current_tap() is None and cumQ is None):
+        return None
+    kinds = {mechs.get(g.name) == "laplace" for a in aggs.values() for g in getattr(a, "groups", ())}
+    if len(kinds) > 1 or (des.mechanism != "none" and not kinds):
+        return None
+    if des.mechanism == "none" and all(isinstance(a, ExactRidge) for a in aggs.values()):
+        if not _radius_ignores_logdet(des):
+            return None   # UCRL-VTR's radius reads log det(Sigma / lambda I), which the compiled loop does not keep
+        mode = 2
+    elif des.mechanism == "local" and all(isinstance(a, LocalNoise) for a in aggs.values()):
+        mode = 0
+    elif des.mechanism == "tree" and all(
+            isinstance(a, TreeNoise)
+            and all(type(c) is TreeCounter and c.steps == 0 and c.mechanism in GAUSSIAN_KINDS + ("laplace",)
+                    for c in a.counters.values())
+            for a in aggs.values()):
+        mode = 1
+    else:
+        return None
+    from .planning_jit import MAX_DIM
+
+    env = des.env
+    if env.dim > MAX_DIM:
+        return None
+    from .episode_jit import EXACT, LOCAL, TREE, self_check   # numba loads here, not on import (CLI start-up)
+
+    rr, vr = "r" in aggs, "q" in aggs
+    ok = self_check(env.dim, env.reward_dim if rr else 0, env.n_states * env.n_actions if rr else 0,
+                    env.n_states if vr else 0)
+    return (LOCAL, TREE, EXACT)[mode] if ok else None
+
+
+def _radius_ignores_logdet(des: Design) -> bool:
+    """Whether the design's radius beta_k is the same whatever log det(Sigma / lambda I) the aggregator reports (so
+    that the compiled loop need not keep it: :func:`.episode_jit.ridge_update`): the same at log det 0, 50 and NaN,
+    at two episodes. UCRL-VTR's (seed 001 Sec. 6.2) reads it; the non-private instances of seeds 000 and 003 do not."""
+    H = des.H
+    for k in (1, max(2, des.K)):
+        ref = np.asarray(des.radius_p(k, np.zeros((1, H))), dtype=float)
+        for ld in (np.full((1, H), 50.0), np.full((1, H), np.nan)):
+            got = np.asarray(des.radius_p(k, ld), dtype=float)
+            if got.shape != ref.shape or got.tobytes() != ref.tobytes():
+                return False
+    return True
+
+
+class _ExponentialsAhead(NoiseAhead):
+    """:class:`.noise_ahead.NoiseAhead` for Laplace noise: standard exponentials, two blocks of m per draw (E1 then E2,
+    as :func:`privacct.mechanisms.laplace` draws them), one generator call per seed per chunk: the same stream."""
+
+    def ensure(self, k: int) -> None:
+        if self.pos >= self.buf.shape[1]:
+            n = min(self.chunk, self.K - k + 1)
+            self.buf = np.empty((len(self.rngs), n * self.per_episode))
+            for b, r in enumerate(self.rngs):
+                r.standard_exponential(out=self.buf[b])
+            self.pos = 0
+
+
+def _stacked_trees(agg: TreeNoise, groups, B: int, sizes: dict):
+    """The family's tree counters' state as four stacks per kind (Gram: (n, levels, B, m) alpha and noise, (n, B, m)
+    exact and release, m = ``sizes["gram"]`` the counter's values (d*d, or d(d+1)/2 for an upper-triangle Laplace
+    counter); target: the same with m = d), each counter's ``_alpha``, ``_noise``, ``_exact`` and ``_release`` rebound
+    to views of them (the counters are fresh: all zero), so that the compiled loop adds into the counters themselves;
+    and each group's slot in its kind's stacks."""
+    gram = [g for g in groups if g.kind == "gram"]
+    target = [g for g in groups if g.kind != "gram"]
+    levels = next(iter(agg.counters.values())).levels if agg.counters else 1
+    out = []
+    for gs, m in ((gram, sizes["gram"]), (target, sizes["target"])):
+        A_, N_ = np.zeros((len(gs), levels, B, m)), np.zeros((len(gs), levels, B, m))
+        X_, R_ = np.zeros((len(gs), B, m)), np.zeros((len(gs), B, m))
+        for j, g in enumerate(gs):
+            c = agg.counters[g.name]
+            if int(np.prod(c.shape)) != m:
+                raise PrivacctError(f"tree counter {g.name}: {c.shape} values, the compiled loop expects {m}")
+            c._alpha, c._noise = A_[j].reshape((levels, B) + c.shape), N_[j].reshape((levels, B) + c.shape)
+            c._exact, c._release = X_[j].reshape((B,) + c.shape), R_[j].reshape((B,) + c.shape)
+        out += [A_, N_, X_, R_]
+    slot = np.array([gram.index(g) if g.kind == "gram" else target.index(g) for g in groups], dtype=np.int64)
+    return slot, out
+
+
+def _draw_of(g, laplace: bool) -> tuple[str, tuple[int, ...], int]:
+    """(mechanism, ledger shape, values drawn) of one message or tree node of group ``g``, as the aggregators draw
+    it: a Gaussian Gram matrix d(d+1)/2 normals (shape (d, d)), a Laplace Gram matrix its upper triangle (shape
+    (d(d+1)/2,), two exponentials per value), a target d values."""
+    mu = g.dim * (g.dim + 1) // 2
+    if laplace:
+        return ("laplace", (mu,), 2 * mu) if g.kind == "gram" else ("laplace", (g.dim,), 2 * g.dim)
+    return ("symmetric-gaussian-matrix", (g.dim, g.dim), mu) if g.kind == "gram" else ("gaussian", (g.dim,), g.dim)
+
+
+def _family(fam_groups, agg, scales: dict, laplace: bool, d: int, B: int, H: int, n: int, tree: bool):
+    """The :data:`.episode_jit.Family` of one regression family (its chunk arrays ``lamshift``, ``beta`` sized n and
+    filled per chunk by the caller); with ``tree`` its counters' state stacked (:func:`_stacked_trees`)."""
+    from privacct.mechanisms import _triangle
+
+    from .episode_jit import GRAM_GAUSS, GRAM_LAPLACE, TARGET_GAUSS, TARGET_LAPLACE, Family
+
+    rows, cols = (x.astype(np.int64) for x in _triangle(d))
+    slot, stacks = np.zeros(0, dtype=np.int64), [np.zeros((0, 1, B, 1)), np.zeros((0, 1, B, 1)), np.zeros((0, B, 1)),
+                                                 np.zeros((0, B, 1))] * 2
+    if tree:
+        slot, stacks = _stacked_trees(agg, fam_groups, B, {"gram": rows.size if laplace else d * d, "target": d})
+    codes = (GRAM_LAPLACE, TARGET_LAPLACE) if laplace else (GRAM_GAUSS, TARGET_GAUSS)
+    Sinv = agg.Minv if isinstance(agg, ExactRidge) else np.empty((B, H, d, d))   # EXACT: updated in place
+    return Family(agg.G, agg.u, Sinv, np.empty(n), np.empty((n, H)),
+                  np.array([codes[0] if g.kind == "gram" else codes[1] for g in fam_groups], dtype=np.int64),
+                  np.array([g.h for g in fam_groups], dtype=np.int64),
+                  np.array([float(scales[g.name]) for g in fam_groups]), rows, cols, slot, *stacks)
+
+
+def _run_compiled(mode: int, des: Design, aggs: dict, ahead: NoiseAhead | None, ledger: Ledger, groups, scales: dict,
+                  mechs: dict, rng_env, rng_pol, rng_noise, regret: np.ndarray, non_pd: np.ndarray, *, bonus_scale: float,
+                  on_non_pd: str, tie_tol: float, vstar: float, progress) -> np.ndarray:
+    """The episode loop of :func:`run_design` for the runs :func:`_compiled_mode` admits, compiled
+    (:func:`.episode_jit.run_chunk`, one call per chunk of episodes): the same draws in the same order (per seed, the
+    128-episode chunk's roll-out uniforms, its tie-breaking uniforms -- a few episodes at a time, the policy stream
+    serving nothing else under a greedy policy -- and its noise, :class:`.noise_ahead.NoiseAhead` (normals) or
+    :class:`_ExponentialsAhead` (Laplace): LDP messages, or JDP tree nodes, one per group per episode k <= K - 1,
+    in the update order p, r, q), the same arithmetic, the same ledger (one record per message or node, in the same
+    order, written by :meth:`Ledger.record_many`). ``aggs``: the aggregator of each family, in the update order.
+    Fills ``regret``, ``non_pd`` and the aggregators' G and u (and, JDP, their counters' state); returns beta of
+    episode 1 (seed 0's row).
+
+    A Sigma that is not positive definite stops the compiled loop at its episode: that episode's inverses come from
+    :meth:`.aggregators.Aggregator.inverse` (numpy, the eigenvalue floor) and the loop resumes with them; a
+    non-finite Q or variance weight stops it and raises as :func:`.planning.plan` and the weights do."""
+    from .episode_jit import DONE, NOT_FINITE, NOT_PD, TREE, distinct_rows, run_chunk
+    from .lapack import routines
+    from .planning import _features
+
+    env, K, H = des.env, des.K, des.H
+    S, A, d, d2 = env.n_states, env.n_actions, env.dim, env.reward_dim
+    B = aggs["p"].G.shape[0]
+    rr, vr = "r" in aggs, "q" in aggs
+    tree = mode == TREE
+    potrf, gesv = routines()
+    F = _features(env)
+    R = np.ascontiguousarray(env.rewards.reshape(H, S * A))
+    vphi = np.ascontiguousarray(env.reward_features.reshape(S * A, d2))
+    vrows, xmap = distinct_rows(vphi)
+    qcaps = np.ascontiguousarray(des.qcaps(), dtype=float)
+    P, cdf = env.mdp.P, env.mdp._cdf
+    laplace = any(mechs.get(g.name) == "laplace" for g in groups)   # then every group (_compiled_mode)
+    fams = {f: [g for g in groups if g.family == f] for f in aggs}
+    dims = {"p": d, "r": d2, "q": d}
+    fam = {f: _family(fams[f], aggs[f], scales, laplace, dims[f], B, H, CHUNK, tree) for f in aggs}
+    none = _family([], aggs["p"], scales, False, 1, B, H, 0, False)._replace(G=np.zeros((B, H, 1, 1)),
+                                                                              u=np.zeros((B, H, 1)))
+    order = [g for f in aggs for g in fams[f]]   # the update order: p's groups, then r's, then q's
+    draws = [_draw_of(g, laplace) for g in order]
+    # one ledger key per draw of an episode, in the update order (the messages' / the counters' records)
+    keys = np.array([ledger.key(group=g.name, mechanism=mech, scale=scales[g.name], shape=shape, batch=B)
+                     for g, (mech, shape, _) in zip(order, draws, strict=True)], dtype=np.int64)   # none: no groups
+    last = K - 1 if tree else K   # TreeNoise.update: user K's data would enter no prefix anyone receives
+    if tree or laplace:   # LDP Gaussian: the engine's own NoiseAhead, shared with LocalNoise
+        ahead = (_ExponentialsAhead if laplace else NoiseAhead)(rng_noise, [n for _, _, n in draws], CHUNK, last)
+    vs, F3 = float(des.vs), env._flat   # type: ignore[attr-defined]
+    wfloor = vs * vs / d               # _Weights: vs * vs / self.d
+    bcs, bts = np.empty(CHUNK), np.empty(CHUNK)
+    sub = max(1, min(CHUNK, _POL_BYTES // (8 * B * H * S * A)))
+    pol_u = np.empty((B, sub, H, S, A))
+    buf = np.empty((B, 0))
+    beta_first = None
+    k = 1
+    while k <= K:
+        n = min(CHUNK, K - k + 1)
+        env_u = np.stack([r.random((n, H)) for r in rng_env])           # (B, n, H), as the numpy loop draws them
+        if k <= last and ahead is not None:   # no privacy: no noise
+            ahead.ensure(k)
+            buf = ahead.buf
+        for f, agg in aggs.items():
+            for i in range(n):
+                fam[f].lamshift[i] = agg.lam + agg.shift(k + i)   # (lam + shift_k), as Aggregator.inverse adds them
+        for i in range(n):
+            # the local and tree aggregators keep no log det (None); an exact one's the radius ignores (_compiled_mode)
+            fam["p"].beta[i] = des.radius_p(k + i, aggs["p"].logdet())
+            if rr:
+                fam["r"].beta[i] = des.radius_r(k + i)   # type: ignore[misc]
+            if vr:
+                bcs[i], bts[i] = bonus_scale * des.radius_check(k + i), bonus_scale * des.radius_q(k + i)  # type: ignore[misc]
+        fam["p"].beta[:n] *= bonus_scale   # bonus_scale x radius_k, elementwise as in the numpy loop
+        if rr:
+            fam["r"].beta[:n] *= bonus_scale
+        if beta_first is None:
+            beta_first = fam["p"].beta[0].copy()
+        c = 0
+        while c < n:
+            m = min(sub, n - c)
+            for b, r in enumerate(rng_pol):
+                r.random(out=pol_u[b, :m])
+            j, given = 0, False    # episodes k + c + j .. of the sub-chunk
+            while j < m:
+                e = c + j
+                fp, fr, fq = (fam[f]._replace(lamshift=fam[f].lamshift[e:], beta=fam[f].beta[e:]) if f in fam else none
+                              for f in ("p", "r", "q"))
+                status, done, pos = run_chunk(mode, rr, vr, k + e, m - j, e, j, given, fp, fr, fq, F, R, qcaps, tie_tol,
+                                              P, cdf, env.initial_state, vstar, env_u, pol_u, vphi, vrows, xmap,
+                                              float(env.reward_max), F3, vs, wfloor, bcs[e:], bts[e:], buf,
+                                              0 if ahead is None else ahead.pos, regret, potrf, gesv, last)
+                if ahead is not None:
+                    ahead.pos = pos
+                _record_chunk(ledger, keys, tree, k + e, min(k + e + done, last + 1))
+                j += done
+                given = False
+                if status == DONE:
+                    break
+                kk = k + c + j
+                if status == NOT_FINITE:
+                    raise PrivacctError("non-finite optimistic Q (broadcast theta / Sigma^{-1} not finite): "
+                                        "refusing to release statistics built from it")
+                if status != NOT_PD:
+                    raise PrivacctError("non-finite variance weight sigma_bar (broadcast not finite)")
+                bad = None
+                for f, agg in aggs.items():   # numpy: the eigenvalue floor (or numpy's own error), in the loop's order
+                    inv, bad_f = agg.inverse(kk)
+                    fam[f].Sinv[...] = inv
+                    bad = bad_f if bad is None else bad | bad_f
+                if bad.any():
+                    if on_non_pd == "error":
+                        b, h = np.argwhere(bad)[0]
+                        raise PrivacctError(f"Sigma_(k={kk},h={h + 1}) of seed {b} is not positive definite "
+                                            f"(option on_non_pd='error'; use 'floor' for the eigenvalue floor)")
+                    non_pd += bad.sum(axis=1)
+                given = True
+            c += m
+        if progress is not None:
+            for kk in range(k, k + n):
+                if kk % 100 == 0 or kk == K:
+                    progress(kk)
+        k += n
+    if tree:
+        for agg in aggs.values():
+            for counter in agg.counters.values():
+                counter.steps = K - 1
+    return beta_first
+
+
+def _record_chunk(ledger: Ledger | None, keys: np.ndarray, tree: bool, first: int, stop: int) -> None:
+    """The ledger records of episodes first .. stop - 1, one per group in order: LDP messages over users (k, k), or
+    the tree node completing at step k over users (k - 2^i + 1, k), i its level (TreeCounter.node_noise)."""
+    if stop <= first or ledger is None or not keys.size:
+        return
+    ks = np.arange(first, stop, dtype=np.int64)
+    lo = ks - (ks & -ks) + 1 if tree else ks
+    ledger.record_many(np.tile(keys, ks.size), np.repeat(lo, keys.size), np.repeat(ks, keys.size))
 
 
 def _respond_rollout(env, which: str, start: int, prescribe, B: int):

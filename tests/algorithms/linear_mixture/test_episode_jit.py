@@ -1,0 +1,268 @@
+"""The compiled linear-mixture episode loop (episode_jit, issue 23 item 1) gives the numpy loop's bytes.
+
+Each learner and privacy model it covers is run twice with the same seeds, compiled and with
+``engine.COMPILED = False`` (the numpy loop, the reference), and every output must be the same bytes: the regret,
+the final released statistics, the non-PD counts, the first episode's beta, the ledger draw for draw; the compiled
+path must have been taken (a spy counts it), or the comparison would compare numpy with itself. The pieces are
+checked against numpy directly: the einsum of theta (numpy's SIMD summation order, which a plain sequential sum
+does not give), the three-operand quadratic form and phi_{V^2} of the variance weights, numpy's own LAPACK for the
+PD test and the inverse. Then the paths the loop hands back to numpy: a non-PD Sigma (the eigenvalue floor, or the
+error), a non-finite Q or variance weight, no usable LAPACK, an audited run, the learners not compiled.
+
+At 3 seeds on HardToLearn the tie-breaking uniforms are drawn 113 episodes at a time (engine._POL_BYTES), so K = 130
+crosses both that and the 128-episode chunk. These tests fail when the compiled arithmetic moves by one rounding:
+theta summed sequentially (6 cases fail; the regret pins did not see it), the tree's level sums taken in reverse
+order (18 fail), the quadratic form's products associated the other way (9 fail) -- each tried.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from privacct.algorithms.base import AuditHook, RunConfig
+from privacct.algorithms.linear_mixture import LEARNERS
+from privacct.algorithms.linear_mixture import engine as E
+from privacct.algorithms.linear_mixture import episode_jit as J
+from privacct.algorithms.linear_mixture import lapack
+from privacct.errors import PrivacctError
+from privacct.ledger import check_ledger
+from privacct.rng import spawn_sequences
+
+
+def cfg(name, privacy, **kw):
+    base = dict(epsilon=1.0, delta=0.0 if privacy == "none" else 1e-5, episodes=130, env="hard-to-learn",
+                bonus_scale=0.1)
+    base.update(kw)
+    return RunConfig(name, privacy=privacy, **base)
+
+
+def _draws(ledger):
+    return [tuple(d.__dict__.values()) for d in ledger.draws()]
+
+
+def run_both(monkeypatch, c, seeds):
+    """(compiled result, numpy result, compiled calls) of one configuration."""
+    calls = []
+    real = E._run_compiled
+
+    def spy(*a, **k):
+        calls.append(a[0])
+        return real(*a, **k)
+
+    monkeypatch.setattr(E, "_run_compiled", spy)
+    spec = LEARNERS[c.algorithm]
+    got = spec.run(c, seeds)
+    monkeypatch.setattr(E, "COMPILED", False)
+    want = spec.run(c, seeds)
+    monkeypatch.setattr(E, "COMPILED", True)
+    return got, want, calls
+
+
+def assert_same(got, want):
+    assert got.regret.tobytes() == want.regret.tobytes()
+    assert got.info["final_release"].tobytes() == want.info["final_release"].tobytes()
+    assert got.info["non_pd_events"].tobytes() == want.info["non_pd_events"].tobytes()
+    assert got.info["beta_first_episode"] == want.info["beta_first_episode"]
+    if want.ledger is not None:
+        assert len(got.ledger) == len(want.ledger) and _draws(got.ledger) == _draws(want.ledger)
+
+
+CASES = [
+    # (learner, privacy, overrides): both environments, the 128-episode chunk crossed, the tree's last episode (K - 1)
+    ("ldp-ucrl-vtr", "ldp", {}),
+    ("ldp-ucrl-vtr", "ldp", {"env": "riverswim-lm", "episodes": 40}),
+    ("ldp-ucrl-vtr", "ldp", {"options": (("radius", "paper-experiment"),), "episodes": 60}),
+    ("pp-ucrl-vtr", "ldp", {"episodes": 60}),
+    ("pp-ucrl-vtr", "jdp", {}),
+    ("pp-ucrl-vtr", "jdp", {"env": "riverswim-lm", "episodes": 129}),
+    ("pp-ucrl-vtr", "jdp", {"env": "riverswim-lm", "episodes": 2}),
+    ("pp-ucrl-vtr-laplace", "ldp", {"episodes": 60, "delta": 0.0}),   # Laplace: exponentials, upper triangles
+    ("pp-ucrl-vtr-laplace", "jdp", {"delta": 0.0}),
+    ("pp-ucrl-vtr-plus", "ldp", {"episodes": 60}),   # variance weights: the q family, x / sigma_bar
+    ("pp-ucrl-vtr-plus", "jdp", {}),
+    ("private-linopt-vi", "jdp", {}),   # reward regression: the r family's server, mean, trees
+    ("private-linopt-vi", "jdp", {"env": "riverswim-lm", "episodes": 40}),
+    # no privacy: exact statistics, Sherman-Morrison inverses (the radius of these designs reads no log det)
+    ("pp-ucrl-vtr", "none", {}),
+    ("pp-ucrl-vtr", "none", {"env": "riverswim-lm", "episodes": 40, "bonus_scale": 0.01}),
+    ("pp-ucrl-vtr-plus", "none", {"episodes": 60}),
+    ("private-linopt-vi", "none", {"episodes": 60, "bonus_scale": 0.01}),
+    # small bonus, little noise: Q is not clipped to a constant and the statistics move with every bit of Sigma^{-1}
+    ("ldp-ucrl-vtr", "ldp", {"epsilon": 50.0, "bonus_scale": 0.01, "episodes": 60}),
+    ("pp-ucrl-vtr", "jdp", {"epsilon": 50.0, "bonus_scale": 0.01, "episodes": 60}),
+    ("private-linopt-vi", "jdp", {"epsilon": 50.0, "bonus_scale": 0.01, "episodes": 60}),
+    ("pp-ucrl-vtr-plus", "jdp", {"epsilon": 50.0, "bonus_scale": 0.01, "episodes": 60, "env": "riverswim-lm"}),
+]
+
+
+@pytest.mark.parametrize("name, privacy, over", CASES)
+@pytest.mark.parametrize("B", [1, 3])
+def test_compiled_equals_numpy_bytes(monkeypatch, name, privacy, over, B):
+    c = cfg(name, privacy, **over)
+    got, want, calls = run_both(monkeypatch, c, spawn_sequences(5, B))
+    assert calls == [{"jdp": J.TREE, "ldp": J.LOCAL, "none": J.EXACT}[privacy]]   # the compiled loop ran, once
+    assert_same(got, want)
+    if privacy == "none":
+        assert got.ledger is None and want.ledger is None
+    else:
+        assert check_ledger(got.log, got.ledger).ok
+
+
+@pytest.mark.parametrize("name, privacy", [("ldp-ucrl-vtr", "ldp"), ("pp-ucrl-vtr", "jdp"), ("private-linopt-vi", "jdp"),
+                                           ("pp-ucrl-vtr-plus", "ldp")])
+def test_non_pd_episodes_take_numpy_inverse(monkeypatch, name, privacy):
+    """A tiny shift: some Sigma are not PD; those episodes' inverses come from numpy (the floor), counted alike."""
+    c = cfg(name, privacy, episodes=130, options=(("shift_scale", 1e-6),))
+    got, want, calls = run_both(monkeypatch, c, spawn_sequences(0, 3))   # stops within and across the chunks
+    assert calls and np.all(want.info["non_pd_events"] > 0)
+    assert_same(got, want)
+
+
+def test_non_pd_error_is_numpys(monkeypatch):
+    c = cfg("ldp-ucrl-vtr", "ldp", episodes=40, options=(("shift_scale", 1e-6), ("on_non_pd", "error")))
+    msgs = []
+    for compiled in (True, False):
+        monkeypatch.setattr(E, "COMPILED", compiled)
+        with pytest.raises(PrivacctError, match="not positive definite") as err:
+            LEARNERS["ldp-ucrl-vtr"].run(c, spawn_sequences(0, 3))
+        msgs.append(str(err.value))
+    assert msgs[0] == msgs[1]
+
+
+def test_non_finite_q_is_refused_by_both(monkeypatch):
+    """A NaN radius makes every Q NaN: both loops refuse to release statistics built from it."""
+    spec = LEARNERS["ldp-ucrl-vtr"]
+    c = cfg("ldp-ucrl-vtr", "ldp", episodes=5)
+    original = E.run_design
+
+    def nan_radius(des, *a, **k):
+        des.radius_p = lambda k, logdet=None: np.full(des.H, np.nan)
+        return original(des, *a, **k)
+
+    monkeypatch.setattr("privacct.algorithms.linear_mixture.learners.run_design", nan_radius)
+    for compiled in (True, False):
+        monkeypatch.setattr(E, "COMPILED", compiled)
+        with pytest.raises(PrivacctError, match="non-finite optimistic Q"):
+            spec.run(c, spawn_sequences(0, 2))
+
+
+def test_non_finite_variance_weight_is_refused_by_both(monkeypatch):
+    """A NaN beta-check makes every sigma_bar NaN (Alg. 3's E term): both loops refuse it, with the same message."""
+    spec = LEARNERS["pp-ucrl-vtr-plus"]
+    c = cfg("pp-ucrl-vtr-plus", "jdp", episodes=5)
+    original = E.run_design
+
+    def nan_check(des, *a, **k):
+        des.radius_check = lambda k: float("nan")
+        return original(des, *a, **k)
+
+    monkeypatch.setattr("privacct.algorithms.linear_mixture.learners.run_design", nan_check)
+    for compiled in (True, False):
+        monkeypatch.setattr(E, "COMPILED", compiled)
+        with pytest.raises(PrivacctError, match="non-finite variance weight"):
+            spec.run(c, spawn_sequences(0, 2))
+
+
+def test_quadratic_form_and_x2_are_numpys_einsums():
+    """x^T S x of three operands (numpy's 8192-value buffer included, d > 90) and phi_{V^2}."""
+    rng = np.random.default_rng(3)
+    for d in (1, 2, 5, 8, 18, 90, 91, 100, 128):
+        X = rng.standard_normal((2, 2, d)) * 10.0 ** rng.integers(-4, 5, (2, 2, d))
+        S = rng.standard_normal((2, 2, d, d)) * 10.0 ** rng.integers(-4, 5, (2, 2, d, d))
+        want = np.einsum("bhi,bhij,bhj->bh", X, S, X)
+        got = np.array([[J.quad_einsum(X[b, h], S[b, h], d) for h in range(2)] for b in range(2)])
+        assert got.tobytes() == want.tobytes(), d
+    for S_, d in ((3, 18), (8, 5), (8, 2)):
+        F = rng.random((3, S_, d))
+        V = rng.standard_normal((3, S_)) * 5.0
+        got = np.empty((3, d))
+        for b in range(3):
+            J.x2_row(F[b], V[b], got[b])
+        assert got.tobytes() == np.einsum("bsd,bs->bd", F, V ** 2).tobytes()
+    assert J._check_variance(5, 8) and J._check_mean(8, 128)
+
+
+def test_einsum_dot_is_numpys_einsum():
+    rng = np.random.default_rng(0)
+    naive_differs = False
+    for d in range(1, 131):
+        S = rng.standard_normal((2, 2, d, d)) * 10.0 ** rng.integers(-6, 7, size=(2, 2, d, d))
+        u = rng.standard_normal((2, 2, d)) * 10.0 ** rng.integers(-6, 7, size=(2, 2, d))
+        S[0, 0, 0] = -0.0   # a row of signed zeros: numpy adds the sum to +0
+        want = np.einsum("bhij,bhj->bhi", S, u)
+        got = np.array([[[J.einsum_dot(S[b, h, i], u[b, h], d) for i in range(d)] for h in range(2)] for b in range(2)])
+        assert got.tobytes() == want.tobytes(), d
+        naive = np.array([[[sum(float(x) for x in S[b, h, i] * u[b, h]) for i in range(d)] for h in range(2)]
+                          for b in range(2)])
+        naive_differs |= naive.tobytes() != want.tobytes()
+    assert naive_differs   # the order matters: a plain sequential sum would not pass
+
+
+def test_inverse_pd_is_numpys():
+    lib = lapack.routines()
+    assert lib is not None   # numpy's wheels bundle scipy-openblas64 (this test documents the platform)
+    rng = np.random.default_rng(1)
+    work, iv, uplo = np.empty((3, 20, 20)), np.empty(4, dtype=np.int64), np.array([76], dtype=np.uint8)
+    verdicts = set()
+    for trial in range(300):
+        d = int(rng.integers(1, 21))
+        X = rng.standard_normal((d, d)) * 10.0 ** rng.uniform(-4, 4)
+        S = X @ X.T + 10.0 ** rng.uniform(-10, 2) * np.eye(d)
+        if trial % 3 == 2:
+            S -= rng.uniform(0.5, 3.0) * np.abs(S).max() * np.eye(d)
+        if trial % 50 == 7:
+            S = np.zeros((d, d))                                   # singular, not PD
+        try:
+            np.linalg.cholesky(S)
+            pd = True
+        except np.linalg.LinAlgError:
+            pd = False
+        out = np.empty((d, d))
+        ok = J.inverse_pd(S, out, np.ascontiguousarray(work[:, :d, :d]), np.empty(d, dtype=np.int64), iv, uplo, *lib)
+        assert ok == pd, trial
+        verdicts.add(pd)
+        if pd:
+            assert out.tobytes() == np.linalg.inv(S).tobytes(), trial
+    assert verdicts == {True, False}
+
+
+def test_self_check_and_fallback_without_lapack(monkeypatch):
+    assert J.self_check(5) and J.self_check(18) and J.self_check(5, 8, 128) and J.self_check(18, 6, 6)
+    monkeypatch.setattr(lapack, "routines", lambda: None)
+    J.self_check.cache_clear()
+    try:
+        assert not J.self_check(5)
+        c = cfg("ldp-ucrl-vtr", "ldp", episodes=20)
+        got, want, calls = run_both(monkeypatch, c, spawn_sequences(2, 2))
+        assert calls == []   # the numpy loop ran
+        assert_same(got, want)
+    finally:
+        J.self_check.cache_clear()
+
+
+@pytest.mark.parametrize("name, privacy", [("ldp-ucrl-vtr", "ldp"), ("pp-ucrl-vtr", "jdp"), ("private-linopt-vi", "jdp"),
+                                           ("pp-ucrl-vtr-laplace", "ldp"), ("pp-ucrl-vtr-plus", "jdp")])
+def test_audited_runs_keep_the_numpy_loop(monkeypatch, name, privacy):
+    """An audit observes what the per-draw primitives record (privacct.tap): the compiled loop must not run."""
+    calls = []
+    monkeypatch.setattr(E, "_run_compiled", lambda *a, **k: calls.append(1))
+    spec = LEARNERS[name]
+    c = RunConfig(name, privacy, epsilon=1.0, **dict(spec.test_settings))
+    res = spec.run_observed(c, spawn_sequences(7, 2), audit=AuditHook("B"))
+    assert calls == [] and res.observation is not None
+
+
+def test_other_learners_keep_the_numpy_loop(monkeypatch):
+    """Not compiled (yet): mirror descent (seed 000 PO: numpy's SIMD exp), UCRL-VTR (its radius reads the log det)."""
+    from privacct.algorithms.linear_mixture.learners import design_for
+
+    calls = []
+    monkeypatch.setattr(E, "_run_compiled", lambda *a, **k: calls.append(1))
+    for name, privacy in [("private-linopt-po", "jdp"), ("private-linopt-po", "none"), ("ucrl-vtr", "none")]:
+        delta = 0.0 if privacy == "none" else 1e-5
+        LEARNERS[name].run(cfg(name, privacy, episodes=3, delta=delta), spawn_sequences(0, 1))
+    assert calls == []
+    assert not E._radius_ignores_logdet(design_for("ucrl-vtr", cfg("ucrl-vtr", "none", delta=0.0), "riverswim-lm"))
+    for name in ("pp-ucrl-vtr", "pp-ucrl-vtr-plus", "private-linopt-vi"):
+        assert E._radius_ignores_logdet(design_for(name, cfg(name, "none", delta=0.0), "riverswim-lm")), name
