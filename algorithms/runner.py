@@ -244,8 +244,10 @@ def privacy_summary(result: RunResult) -> dict[str, Any]:
         return {"claimed_epsilon": None, "accounted_epsilon": None, "accountant": None, "report": None,
                 "ledger_check": None, "verdict": None, "verdict_cause": None}
     delta = log.claim.delta if log.claim is not None else result.config.delta
-    name, eps = tightest_epsilon(log, delta=delta)
     report = privacy_report(log)
+    # with a claim the report is at the claim's delta (privacct.accounting.default_delta): its tightest figure is the
+    # run's; without one the run's delta differs, and the accountants are asked once more at it
+    name, eps = (report.tightest, report.tightest_epsilon) if log.claim is not None else tightest_epsilon(log, delta=delta)
     check = check_ledger(log, result.ledger) if result.ledger is not None and len(result.ledger) else None
     return {
         "claimed_epsilon": None if log.claim is None else log.claim.epsilon,

@@ -37,7 +37,8 @@ from typing import Any, Callable
 import numpy as np
 
 from privacct.errors import PrivacctError
-from privacct.explain import VERDICT_RTOL, Explanation, headline
+from privacct.accounting.verdict import verdict, within
+from privacct.explain import Explanation, headline
 from privacct.report import PrivacyReport, privacy_report
 
 from .regret import RegretColumn, RegretRuns
@@ -287,7 +288,7 @@ class ReportRow:
             for f in ex.breakdown.families:
                 e = -math.inf if f.epsilon_alone is None else f.epsilon_alone
                 least[f.name] = min(least.get(f.name, math.inf), e)
-        out = [(n, e) for n, e in least.items() if math.isfinite(e) and e > eps * (1 + VERDICT_RTOL)]
+        out = [(n, e) for n, e in least.items() if math.isfinite(e) and not within(e, eps)]
         return tuple(sorted(out, key=lambda x: -x[1]))
 
     @property
@@ -447,7 +448,7 @@ def build_row(spec, setting, scale: ReportScale, *, seed: int, out_dir: Path, ru
     paper_log.save(logs_dir / f"{tag}-paper.json")
     tight_log.save(logs_dir / f"{tag}-tight.json")
     rep = privacy_report(paper_log)
-    tight = privacy_report(tight_log, readings=False)
+    tight_epsilon = verdict(tight_log).accounted_epsilon   # the figure alone: no breakdown, no calibration
 
     k_run = scale.regret_episodes(spec, cfg.episodes)
     say(f"regret at K={k_run}, {scale.seeds} seeds: printed and tight noise, non-private, uniform")
@@ -455,7 +456,7 @@ def build_row(spec, setting, scale: ReportScale, *, seed: int, out_dir: Path, ru
     audit, audit_cfg, trials = _audit(cfg, scale, seed, say)
     return ReportRow(
         algorithm=spec.name, paper=spec.paper, family=spec.family, setting=setting, env=cfg.env or spec.default_env,
-        horizon=paper_log.params.get("H"), report=rep, tight_accounted_epsilon=tight.tightest_epsilon,
+        horizon=paper_log.params.get("H"), report=rep, tight_accounted_epsilon=tight_epsilon,
         noise_ratio=_noise_ratios(paper_log, tight_log), tight_counter=tight_log.params.get("counter"),
         paper_counter=counter_of(paper_log), tight_choice=_tight_choice(tight_log),
         audit=audit, regret=column,
