@@ -36,7 +36,23 @@ holding with a large over-noising factor.
 the calibrated node std as sigma sqrt(B0) (4 sqrt(d) + 2 log(6KH/p)) (the prefix sums B0 nodes at
 most; the paper's B0 instead of sqrt(B0) is conservative, docs/seed-003-linear-representation.md#tight-calibration) and c_K = d Upsilon.
 
-Options: ``p`` (default 0.05), ``batches`` (B >= 2, overrides the formula), ``beta``, ``eig_floor``.
+Options: ``p`` (default 0.05), ``batches`` (B >= 2, overrides the formula), ``beta``, ``eig_floor``, ``counter``.
+
+Counter (option ``counter`` / ``privacct run --counter STRATEGY``, any registered strategy; docs/counters.md#learners):
+the H Gram counters run that factorized strategy over the B - 1 batch leaves
+(:class:`privacct.counters.counter.FactorizedCounter` with ``leaf_users``: the users of a batch share its leaf's
+weight, docs/counters.md#batched-leaves), and the log's Gram groups declare its ``factorized`` structure (blt buffers
+optimised for the noise's norm), calibrated as the tree (``tight``: one common factor; ``paper``: the printed
+scales). The shift comes from that counter's error bound in place of the tree's depth
+(docs/seed-003-linear-representation.md#tight-calibration): Gaussian, Upsilon = sigma_Lam sqrt(V) (4 sqrt(d) +
+2 log(6KH/p)), V the worst prefix variance in node variances (a release's noise sum_i w_i Z_i is a symmetric
+Gaussian matrix of entry variance sigma^2 sum_i w_i^2 <= V sigma^2, so Claim 26 applies with that std); Laplace,
+Upsilon = b_Lam l1 (2d + 2 sqrt(d L) + L), l1 the worst row l1 norm of the release-noise matrix
+(:func:`privacct.counters.strategies.worst_prefix_l1`; Claim 29 per draw and the triangle inequality, as App. E.3
+argues for the tree's B0 nodes) and L = log(6KHd draws/p), Claim 29's union bound widened to the counter's draws
+per step (as the linear-mixture learners, :class:`algorithms.linear_mixture.design.CounterChoice`). Without the option
+(or with ``tree``) the printed tree runs, byte for byte as before; ``tight`` does not choose a counter here. Audited
+runs refuse a non-tree counter in one line (:func:`refuse_audited_counter`): the audit observes the tree's nodes.
 
 PURE-DP VARIANT ``batched-jdp-lsvi-ucb-laplace`` (App. E.3; docs/seed-003-linear-representation.md#pure-dp-variants):
 Laplace noise, every advanced composition replaced by simple composition. App. E.3 prints only the orders
@@ -77,7 +93,8 @@ import numpy as np
 
 from privacct.errors import PrivacctError, check_count
 from privacct.ledger import Ledger
-from privacct.log import Claim, MechanismLog, PaperStatement, ReleaseGroup, Sensitivity, Structure, tree_depth
+from privacct.log import (FACTORIZED_STRATEGIES, Claim, MechanismLog, PaperStatement, ReleaseGroup, Sensitivity, Structure,
+                          tree_depth)
 from privacct.mechanisms import TreeCounter, gaussian, laplace
 from privacct.tap import prescribed, user_contribution
 
@@ -88,7 +105,8 @@ from . import common as C
 
 NAME = "batched-jdp-lsvi-ucb"
 NAME_LAPLACE = "batched-jdp-lsvi-ucb-laplace"
-OPTIONS = C.COMMON_OPTIONS + ("batches",)
+OPTIONS = C.COMMON_OPTIONS + ("batches", "counter")
+COUNTERS = FACTORIZED_STRATEGIES  # the counting strategies, named once (privacct.log)
 SOURCE = ("Luyo, Garcelon, Lazaric, Pirotta (2021), Differentially Private Exploration in RL with Linear "
           "Representation, Alg. 2 / App. E [seed 003]")
 
@@ -155,7 +173,42 @@ def _check(config: RunConfig):
         raise PrivacctError(f"episodes must be an integer >= 2 for {config.algorithm}, got {K}")
     if opts.get("batches") is not None:
         check_count("options.batches", opts["batches"], minimum=2)
+    if opts.get("counter") is not None and opts["counter"] not in COUNTERS:
+        raise PrivacctError(f"options.counter must be one of {', '.join(COUNTERS)}, got {opts['counter']!r}")
     return env, K, opts
+
+
+def counter_structure(counter: str | None, leaves: int, laplace: bool) -> Structure | None:
+    """The Gram counters' factorized structure for option ``counter`` over ``leaves`` batch leaves; None for the
+    printed tree (option absent or ``tree``). blt buffers are optimised for the noise's norm (l1 for Laplace)."""
+    from privacct.counters.strategies import Strategy
+
+    if counter is None or Strategy(counter).is_binary_tree:
+        return None
+    return Strategy(counter).structure(leaves, norm="l1" if laplace else "l2")
+
+
+def counter_shift_factor(structure: Structure, laplace: bool) -> tuple[float, float]:
+    """(prefix factor, draws per step) of a factorized Gram counter (module docstring): sqrt(V), V its worst prefix
+    variance in node variances (Gaussian, Claim 26 with the prefix std), or its worst row l1 norm of L (Laplace,
+    Claim 29 per draw and the triangle inequality); the draws per step widen Claim 29's union bound (Laplace)."""
+    from privacct.counters.strategies import Strategy, worst_prefix_l1, worst_prefix_variance
+
+    if laplace:
+        return worst_prefix_l1(structure), float(Strategy.of(structure).implementation.draws_per_step)
+    return math.sqrt(worst_prefix_variance(structure)), 1.0
+
+
+def refuse_audited_counter(name: str, counter: str | None) -> None:
+    """An audited run with a non-tree counter is refused in one line: the audit observes the tree's nodes [1, 2^j]
+    (privacct.tap records a TreeCounter's nodes over user 1), while a factorized counter's draws over user 1 are noise
+    drawn without her share, which the tap lists as unobserved: the audit would observe no Gram release."""
+    from privacct.counters.strategies import Strategy
+
+    if counter is not None and not Strategy(counter).is_binary_tree:
+        raise PrivacctError(f"{name}: option counter={counter!r} cannot be audited: the audit observes the Gram tree's "
+                            f"nodes [1, 2^j], and every {counter} draw over user 1 is unobserved (privacct.tap: noise "
+                            "drawn without her share); audit without the option or with counter=tree")
 
 
 def feature_l1_bounds(env) -> tuple[float, float]:
@@ -205,11 +258,12 @@ def _plan(config: RunConfig) -> tuple[MechanismLog, dict[str, Any]]:
                                     equation="App. E.2.1: sensitivity 2; advanced composition over B prefixes x B0 nodes")
         paper_u = PaperStatement(sensitivity=4.0 * H, per_user_count=float(H * pc["B"]),
                                  equation="App. E.2.1: Delta_u = 2(H+1) <= 4H; B releases per step")
+    counter = counter_structure(opts.get("counter"), n_rel, laplace)
     groups = [ReleaseGroup(
         name=f"gram_h{h}", mechanism=gram_mech, noise_scale=pc["sigma_lam"], sensitivity=gram_sens,
-        structure=Structure.tree(leaves=n_rel), dimension=d * (d + 1) // 2,
-        description=f"tree over the {n_rel} released batches of sum phi_h phi_h^T at step h={h}"
-                    + (" (upper triangle, Laplace)" if laplace else ""),
+        structure=Structure.tree(leaves=n_rel) if counter is None else counter, dimension=d * (d + 1) // 2,
+        description=f"{'tree' if counter is None else counter.strategy + ' counter'} over the {n_rel} released "
+                    f"batches of sum phi_h phi_h^T at step h={h}" + (" (upper triangle, Laplace)" if laplace else ""),
         paper=None if config.calibration != "paper" else paper_gram,
     ) for h in range(1, H + 1)]
     groups.append(ReleaseGroup(
@@ -223,12 +277,23 @@ def _plan(config: RunConfig) -> tuple[MechanismLog, dict[str, Any]]:
                               "calibration": config.calibration, "p": p, "B": pc["B"], "B0": pc["B0"],
                               "lambda": pc["lambda"], "release_episodes": [int(e) for e in ends], "n_releases": n_rel,
                               "noise": "laplace" if laplace else "gaussian"}
+    if opts.get("counter") is not None:
+        params["counter"] = opts["counter"]
     name = NAME_LAPLACE if laplace else NAME
     log = MechanismLog(f"{name}/{config.calibration}", "joint", tuple(groups), claim=Claim(eps, delta),
                        source=SOURCE + (" (pure DP: App. E.3)" if laplace else ""))
     width = (2 * d + 2 * math.sqrt(d * math.log(6 * K * H * d / p)) + math.log(6 * K * H * d / p) if laplace
              else 4 * math.sqrt(d) + 2 * math.log(6 * K * H / p))
-    if config.calibration == "paper":
+    if counter is not None:
+        factor, draws = counter_shift_factor(counter, laplace)
+        if laplace:   # Claim 29's union bound over the counter's draws: L = log(6KHd draws / p)
+            Lc = math.log(6 * K * H * d * draws / p)
+            width = 2 * d + 2 * math.sqrt(d * Lc) + Lc
+        params["counter_prefix_factor"] = factor
+    if counter is not None and config.calibration == "paper":
+        # the printed sigma_Lam with the counter's prefix factor for the tree's B0 (module docstring)
+        ups = pc["sigma_lam"] * factor * width
+    elif config.calibration == "paper":
         ups = pc["upsilon"]
     else:
         from privacct.calibrate import calibrate_log
@@ -237,10 +302,14 @@ def _plan(config: RunConfig) -> tuple[MechanismLog, dict[str, Any]]:
         log, acc = calibrate_log(base, epsilon=eps, delta=delta, return_accountant=True)
         params["calibration_accountant"] = acc
         params["calibration_factor"] = log.release_groups[0].noise_scale / base.release_groups[0].noise_scale
-        depth = tree_depth(n_rel)
-        # a prefix sums at most depth nodes: sqrt(depth) for Gaussian nodes (Claim 26), depth for Laplace
-        # nodes (Claim 29 per node and the triangle inequality, as App. E.3)
-        ups = log.release_groups[0].noise_scale * (depth if laplace else math.sqrt(depth)) * width
+        if counter is not None:
+            # the counter's prefix factor in place of the tree's depth (docs/seed-003-linear-representation.md#tight-calibration)
+            ups = log.release_groups[0].noise_scale * factor * width
+        else:
+            depth = tree_depth(n_rel)
+            # a prefix sums at most depth nodes: sqrt(depth) for Gaussian nodes (Claim 26), depth for Laplace
+            # nodes (Claim 29 per node and the triangle inequality, as App. E.3)
+            ups = log.release_groups[0].noise_scale * (depth if laplace else math.sqrt(depth)) * width
     sig_lam = log.release_groups[0].noise_scale
     sig_u = log.group("u").noise_scale
     c_K = d * ups
@@ -261,6 +330,8 @@ def build_log(config: RunConfig) -> MechanismLog:
 
 
 def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=None) -> RunResult:
+    if audit is not None:
+        refuse_audited_counter(config.algorithm, dict(config.options).get("counter"))
     log, c = plan(config)
     env, K, opts, ends = c["env"], c["K"], c["opts"], c["ends"]
     seeds = C.check_seeds(seeds)
@@ -276,9 +347,17 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
     starts = np.concatenate([[1], ends + 1])
     leaf_users = [(int(starts[t]), int(ends[t])) for t in range(n_rel)]   # leaf t -> the users of batch t
     # Laplace: each tree holds the upper triangle of the batch Grams (d(d+1)/2 values), mirrored on release
-    trees = [TreeCounter((d * (d + 1) // 2,) if lap else (d, d), leaves=n_rel,
-                         mechanism="laplace" if lap else "symmetric-gaussian-matrix", scale=sig_lam, rngs=noise_rngs,
-                         ledger=ledger, group=f"gram_h{h + 1}", leaf_users=leaf_users) for h in range(H)]
+    gram_shape, gram_mech = (d * (d + 1) // 2,) if lap else (d, d), "laplace" if lap else "symmetric-gaussian-matrix"
+    gram_structure = log.release_groups[0].structure
+    if gram_structure.kind == "tree":
+        trees = [TreeCounter(gram_shape, leaves=n_rel, mechanism=gram_mech, scale=sig_lam, rngs=noise_rngs,
+                             ledger=ledger, group=f"gram_h{h + 1}", leaf_users=leaf_users) for h in range(H)]
+    else:   # option counter: the strategy over the same batch leaves (module docstring)
+        from privacct.counters.counter import FactorizedCounter
+
+        trees = [FactorizedCounter(gram_shape, strategy=gram_structure, leaves=n_rel, mechanism=gram_mech, scale=sig_lam,
+                                   rngs=noise_rngs, ledger=ledger, group=f"gram_h{h + 1}", leaf_users=leaf_users)
+                 for h in range(H)]
     if audit is not None and audit.plan is not None:
         _check_one_run(config.algorithm, audit.plan, leaf_users, K, c["B"])
     hist = C.History(env, Bs)

@@ -30,6 +30,15 @@ calls) on a fresh scalar state fed a unit impulse (:meth:`FactorizedCounter.impu
 rng draw, no ledger record), gets l_0..l_(K-1) of the release noise L_exec z and solves
 l(x) r(x) = 1 / (1 - x) (:func:`privacct.counters.strategies.executed_encoder`). The K weights are kept
 only when a ledger is given; a change of the recursion's coefficients after that probe is refused.
+
+Batched leaves (``leaf_users``, as :class:`privacct.mechanisms.TreeCounter`'s; docs/counters.md#batched-leaves): leaf
+t (addition t) holds the data of users a_t..b_t, e.g. one batch of episodes. A strategy's step names its draws in
+addition coordinates (``first_user`` is then 1, so users (i, j) of a step are leaves i..j); :meth:`FactorizedCounter._draw`
+maps them to the users the leaves hold: a draw over leaves i..j records users a_i..b_j, and a weighted draw (row t
+of R_exec: leaf s with weight R[t, s]) gives every user of leaf s the weight R[t, s] (a user between two leaves, in
+no leaf, the weight 0: her data is in no addition; an unweighted draw counts her, as TreeCounter does: conservative). A user is one whole column of R, as a one-user leaf is (her
+data enters only her leaf's addition, by at most the declared step sensitivity), so the ledger's per-user w^2 / |w|
+sums, and ``check_ledger``, account her exactly as a one-user leaf.
 """
 
 from __future__ import annotations
@@ -41,7 +50,7 @@ import numpy as np
 from ..errors import PrivacctError, check_count, check_positive
 from ..ledger import Ledger
 from ..log import Structure
-from ..mechanisms import NOISE_KINDS, TreeCounter, _shape, draw
+from ..mechanisms import NOISE_KINDS, TreeCounter, _leaf_users, _shape, draw
 from ..rng import as_generators
 from .base import CounterStrategy, norm_for
 from .strategies import Strategy, executed_encoder, noise_unit_variance, prefix_variances
@@ -54,12 +63,14 @@ class FactorizedCounter:
     :class:`~privacct.counters.strategies.Strategy` or a factorized :class:`~privacct.log.Structure`
     (``blt`` without buffers: optimised for ``leaves`` and the mechanism's norm). ``structure`` is
     the factorized structure the counter runs, the one its release group declares.
-    Other arguments as :class:`privacct.mechanisms.TreeCounter`: ``add(x)`` with ``x`` of shape
-    ``(B, *shape)`` returns the noisy prefix sum; ``noisy_sum()`` re-reads it at no privacy cost.
+    Other arguments as :class:`privacct.mechanisms.TreeCounter` (``leaf_users``: leaf t holds users
+    ``leaf_users[t - 1]``, module docstring): ``add(x)`` with ``x`` of shape ``(B, *shape)`` returns the noisy
+    prefix sum; ``noisy_sum()`` re-reads it at no privacy cost.
     """
 
     def __init__(self, shape, *, strategy, leaves: int, mechanism: str, scale: float, rngs,
-                 ledger: Ledger | None = None, group: str | None = None, first_user: int = 1) -> None:
+                 ledger: Ledger | None = None, group: str | None = None, first_user: int = 1,
+                 leaf_users=None) -> None:
         self.shape = _shape(shape)
         self.leaves = check_count("leaves", leaves)
         if mechanism not in NOISE_KINDS:
@@ -73,6 +84,14 @@ class FactorizedCounter:
             raise PrivacctError("group is required when a ledger is given")
         self.ledger, self.group = ledger, group
         self.first_user = check_count("first_user", first_user)
+        #: leaf t -> (first, last) user of its data (None: leaf t is user first_user + t - 1)
+        self.leaf_users = None if leaf_users is None else _leaf_users(leaf_users, self.leaves, self.first_user)
+        self._user_leaf: np.ndarray | None = None    # user a_1 + i -> 0-based leaf holding her, -1 for none
+        if self.leaf_users is not None:
+            lo, hi = self.leaf_users[0][0], self.leaf_users[-1][1]
+            self._user_leaf = np.full(hi - lo + 1, -1, dtype=np.int64)
+            for s, (a, b) in enumerate(self.leaf_users):
+                self._user_leaf[a - lo:b - lo + 1] = s
         given = Strategy.of(strategy)
         if isinstance(strategy, Structure) and strategy.kind == "factorized" and int(strategy.leaves) != self.leaves:
             raise PrivacctError(f"strategy structure has leaves={strategy.leaves}, the counter leaves={self.leaves}")
@@ -92,7 +111,31 @@ class FactorizedCounter:
     def batch(self) -> int:
         return len(self.rngs)
 
+    def leaf_interval_users(self, first: int, last: int, weights=None) -> tuple[tuple[int, int], np.ndarray | None]:
+        """The users and per-user weights of a draw over additions (leaves) ``first..last`` (1-based) with one weight
+        per leaf (or None: unweighted): users a_first..b_last, every user of leaf s with leaf s's weight and a user in
+        no leaf with 0 (module docstring). Without ``leaf_users`` leaf s is user first_user + s - 1 and the weights
+        are unchanged."""
+        if self.leaf_users is None:
+            u0 = self.first_user - 1
+            return (u0 + first, u0 + last), weights
+        spans = self.leaf_users[first - 1:last]
+        users = (spans[0][0], spans[-1][1])
+        if weights is None:
+            return users, None
+        w = np.asarray(weights, dtype=float)
+        if w.shape != (len(spans),):
+            raise PrivacctError(f"a draw over leaves {first}..{last} needs {len(spans)} leaf weights, got shape {w.shape}")
+        lo = self.leaf_users[0][0]
+        leaf = self._user_leaf[users[0] - lo:users[1] - lo + 1]   # type: ignore[index]
+        return users, np.append(w, 0.0)[np.where(leaf < 0, w.size, leaf - (first - 1))]
+
     def _draw(self, users: tuple[int, int], weights=None) -> np.ndarray:
+        """One fresh draw over the additions ``users`` (a strategy's step names them as users first_user + s - 1 of
+        leaves s; with ``leaf_users`` first_user is 1 and they are leaves, mapped here to the users they hold,
+        :meth:`leaf_interval_users`), recorded in the ledger with ``weights`` (one per leaf) spread over those users."""
+        if self.leaf_users is not None:
+            users, weights = self.leaf_interval_users(users[0], users[1], weights)
         # group and users reach the audit tap (privacct.tap): a draw over user 1 it cannot split is named there (and a
         # billboard check's coupling cannot equalise it); the ledger record below carries the weights
         out = draw(self.mechanism, self.rngs, self.shape, self.scale, group=self.group, users=users)
@@ -118,7 +161,7 @@ class FactorizedCounter:
         """:class:`privacct.mechanisms.TreeCounter` over this counter's stream (shape, leaves, noise, seeds, ledger,
         users): the primitive the ``tree`` strategy runs (privacct/counters/tree.py)."""
         return TreeCounter(self.shape, leaves=self.leaves, mechanism=self.mechanism, scale=self.scale, rngs=self.rngs,
-                           ledger=self.ledger, group=self.group, first_user=self.first_user)
+                           ledger=self.ledger, group=self.group, first_user=self.first_user, leaf_users=self.leaf_users)
 
     # ------------------------------------------------------------------ the noise path (Toeplitz strategies)
     def _init_mixing_state(self, st, batch: int, shape: tuple[int, ...]) -> None:

@@ -32,6 +32,7 @@ from privacct.counters.counter import FactorizedCounter
 from privacct.counters.registry import get_strategy, strategy_names
 from privacct.counters.strategies import Strategy
 from privacct.counters.tree_honaker import TreeHonaker
+from privacct.ledger import Ledger, check_ledger
 from privacct.log import MechanismLog, ReleaseGroup, Sensitivity, Structure
 from privacct.rng import spawn_generators
 
@@ -115,11 +116,12 @@ class _Recorder:
         self.rows.append((users, None if weights is None else np.array(weights, dtype=float)))
 
 
-def read_runtime(spec, monkeypatch, *, unit=True):
+def read_runtime(spec, monkeypatch, *, unit=True, leaf_users=None):
     """(L_exec, R_rec, releases): a FactorizedCounter of ``spec`` over K steps of x = 0 whose j-th draw is the unit
     vector e_j (values of N >= the declared draws coordinates), so the release after step t is row t of the executed
     L; R_rec from the ledger records (row j: draw j's users with its weights, 1 each if unweighted). ``unit=False``:
-    every draw is zero and x_t = e_t, so the releases are the exact prefix sums."""
+    every draw is zero and x_t = e_t, so the releases are the exact prefix sums. ``leaf_users``: batched leaves (leaf t
+    holds users leaf_users[t - 1]); R_rec's columns are then users, not leaves."""
     K = int(spec.leaves)
     N = 2 * K + 2                      # more than any strategy here draws (tree-honaker: 2K - popcount(K))
     ledger = _Recorder()
@@ -138,11 +140,11 @@ def read_runtime(spec, monkeypatch, *, unit=True):
     monkeypatch.setattr(mechanisms_module, "draw", fake_draw)
     shape = (N,) if unit else (K,)
     c = FactorizedCounter(shape, strategy=spec, leaves=K, mechanism="gaussian", scale=1.0, rngs=spawn_generators(0, 1),
-                          ledger=ledger, group="g")
+                          ledger=ledger, group="g", leaf_users=leaf_users)
     out = np.array([c.add((np.zeros((1, N)) if unit else np.eye(1, K, t)))[0] for t in range(K)])
     n = count[0]
     assert n == len(ledger.rows) < N, "every draw recorded once"
-    R_rec = np.zeros((n, K))
+    R_rec = np.zeros((n, K if leaf_users is None else leaf_users[-1][1]))
     for j, ((a, b), w) in enumerate(ledger.rows):
         R_rec[j, a - 1:b] = 1.0 if w is None else w
     return out[:, :n], R_rec, out
@@ -169,6 +171,56 @@ def check_structure(impl, spec):
     assert back == log and back.release_groups[0].structure.strategy == impl.name
     assert Structure.from_dict(json.loads(json.dumps(spec.to_dict()))) == spec
     assert get_strategy(impl.name) is impl and Strategy.of(spec).implementation is impl
+
+
+def batches(K, sizes=(2, 1, 3)):
+    """Leaf t holds a batch of sizes[(t - 1) % len(sizes)] users, the batches contiguous from user 1."""
+    out, first = [], 1
+    for t in range(K):
+        n = sizes[t % len(sizes)]
+        out.append((first, first + n - 1))
+        first += n
+    return out
+
+
+def check_batched_runtime(impl, spec, monkeypatch):
+    """Batched leaves (docs/counters.md#batched-leaves): with leaf t holding several users, the release noise is the
+    declared L as for one-user leaves, and the ledger records every user of leaf s with column s of the declared R
+    (the users of a leaf share its weight)."""
+    K = int(spec.leaves)
+    L, R = impl.factorization(spec)
+    leaf_users = batches(K)
+    L_exec, R_rec, _ = read_runtime(spec, monkeypatch, leaf_users=leaf_users)
+    leaf_of = np.concatenate([np.full(b - a + 1, s) for s, (a, b) in enumerate(leaf_users)])
+    np.testing.assert_allclose(L_exec, L, rtol=RTOL, atol=RTOL)
+    np.testing.assert_allclose(R_rec, R[:, leaf_of], rtol=RTOL, atol=RTOL)
+
+
+def check_batched_ledger(impl, spec, mechanism="gaussian"):
+    """A real Ledger of a counter over batched leaves: every user's weight norm is her leaf's column norm of R (as a
+    one-user leaf's), and check_ledger accounts the run exactly as the same counter over one-user leaves: executed
+    epsilon <= declared, and equal to the one-user run's."""
+    K = int(spec.leaves)
+    _, R = impl.factorization(spec)
+    p = 1 if mechanism == "laplace" else 2
+    log = MechanismLog("t", "joint", (ReleaseGroup("g", mechanism, 1.0, Sensitivity("l1" if p == 1 else "l2", 1.0),
+                                                   spec),))
+    leaf_users = batches(K)
+    eps = []
+    for lu in (leaf_users, None):
+        ledger = Ledger()
+        c = FactorizedCounter((2,), strategy=spec, leaves=K, mechanism=mechanism, scale=1.0,
+                              rngs=spawn_generators(1, 2), ledger=ledger, group="g", leaf_users=lu)
+        for _ in range(K):
+            c.add(np.ones((2, 2)))
+        if lu is not None:
+            leaf_of = np.concatenate([np.full(b - a + 1, s) for s, (a, b) in enumerate(lu)])
+            norms = ledger.per_user_norms("g", mechanism, 1.0)
+            np.testing.assert_allclose(norms[:leaf_of.size], np.linalg.norm(R, p, axis=0)[leaf_of], rtol=1e-9)
+        chk = check_ledger(log, ledger, delta=1e-6)
+        assert chk.ok, (chk.declared_epsilon, chk.executed_epsilon)
+        eps.append(chk.executed_epsilon)
+    assert math.isclose(eps[0], eps[1], rel_tol=1e-12), eps
 
 
 # --------------------------------------------------------------------------- the contract, for every strategy
@@ -198,6 +250,16 @@ class CounterStrategyContract:
     def test_structure_round_trip(self, impl, K):
         for spec in specs(impl, K):
             check_structure(impl, spec)
+
+    def test_batched_leaves_share_their_weight(self, impl, K, monkeypatch):
+        for spec in specs(impl, K):
+            check_batched_runtime(impl, spec, monkeypatch)
+
+    @pytest.mark.parametrize("mechanism", ["gaussian", "laplace"])
+    @pytest.mark.parametrize("leaves", [2, 13])     # the ledger's accounting at two K (the runtime check: every K)
+    def test_batched_leaves_account_as_one_user_leaves(self, impl, leaves, mechanism):
+        for spec in specs(impl, leaves):
+            check_batched_ledger(impl, spec, mechanism)
 
 
 class TestBuiltinStrategies(CounterStrategyContract):
@@ -284,3 +346,43 @@ def test_the_contract_catches(broken, check, registered, monkeypatch):
     # the same check passes on the strategy it derives from
     parent = get_strategy(type(impl).__mro__[1].name)
     check(parent, Strategy(parent.name, BUFFERS if parent.takes_buffers else None).structure(13), *args)
+
+
+# --------------------------------------------------------------------------- the batched-leaf checks can fail
+def _leaves_as_users(self, first, last, weights=None):
+    return (first, last), weights                    # the leaf map ignored: leaf s recorded as user s
+
+
+def _one_weight(self, first, last, weights=None):
+    users, w = FactorizedCounter.__dict__["_real_leaf_interval_users"](self, first, last, weights)
+    return users, (None if w is None else np.full(w.shape, float(np.max(np.abs(weights)))))   # one weight for all
+
+
+def _tree_without_leaf_users(self):
+    return mechanisms_module.TreeCounter(self.shape, leaves=self.leaves, mechanism=self.mechanism, scale=self.scale,
+                                         rngs=self.rngs, ledger=self.ledger, group=self.group)
+
+
+@pytest.mark.parametrize("name, attr, broken", [
+    ("tree", "_online_tree", _tree_without_leaf_users),
+    ("tree-honaker", "leaf_interval_users", _leaves_as_users),
+    ("sqrt-toeplitz", "leaf_interval_users", _leaves_as_users),
+    ("blt", "leaf_interval_users", _leaves_as_users),
+    ("sqrt-toeplitz", "leaf_interval_users", _one_weight),
+    ("blt", "leaf_interval_users", _one_weight),
+])
+def test_the_batched_checks_catch(name, attr, broken, monkeypatch):
+    """A counter that records a batched leaf's draws over the wrong users (the leaf index as a user, the tree not told
+    of its batches) or with the wrong weights (the row's largest for every user) fails both batched checks."""
+    impl = get_strategy(name)
+    spec = Strategy(name, BUFFERS if impl.takes_buffers else None).structure(13)
+    with pytest.MonkeyPatch.context() as mp:                   # the real counter passes
+        check_batched_runtime(impl, spec, mp)
+    check_batched_ledger(impl, spec)
+    monkeypatch.setattr(FactorizedCounter, "_real_leaf_interval_users", FactorizedCounter.leaf_interval_users,
+                        raising=False)
+    monkeypatch.setattr(FactorizedCounter, attr, broken)
+    with pytest.raises(AssertionError):
+        check_batched_ledger(impl, spec)
+    with pytest.raises(AssertionError):
+        check_batched_runtime(impl, spec, monkeypatch)
