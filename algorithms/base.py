@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
@@ -308,9 +309,9 @@ def stream_generators(seeds: list[np.random.SeedSequence], j: int, audit: AuditH
     """Non-privacy Generators (agent coins, environment) of a batch: child ``j`` of every seed, or, in
     an audited run with ``fixed`` True, child ``j`` of ``SeedSequence(audit.coins_seed)`` for every
     trial (the same coins on both sides and in every trial)."""
-    if audit is not None and fixed:
-        base = np.random.SeedSequence(audit.coins_seed)
-        return [np.random.default_rng(child_sequence(base, j)) for _ in seeds]
+    if audit is not None and fixed:   # one child for every trial (generate_state has no side effect: same state each)
+        child = child_sequence(np.random.SeedSequence(audit.coins_seed), j)
+        return [np.random.default_rng(child) for _ in seeds]
     return [np.random.default_rng(child_sequence(s, j)) for s in seeds]
 
 
@@ -748,10 +749,11 @@ class LearnerSpec:
 
     def __post_init__(self) -> None:
         # every typed paper setting holds the RunConfig of THIS learner at that setting (a family may declare one
-        # setting for several learners); untyped dicts are read when used (settings.as_paper_setting)
-        from .settings import PaperSetting   # settings imports this module
-
-        object.__setattr__(self, "paper_settings", tuple(s.bound(self.name) if isinstance(s, PaperSetting) else s
+        # setting for several learners); untyped dicts are read when used (settings.as_paper_setting). settings
+        # builds on this module, so this module does not import it: a PaperSetting exists only once settings is
+        # loaded, and before that there is none to bind (isinstance(s, ()) is False).
+        paper_setting = getattr(sys.modules.get(f"{__package__}.settings"), "PaperSetting", ())
+        object.__setattr__(self, "paper_settings", tuple(s.bound(self.name) if isinstance(s, paper_setting) else s
                                                          for s in self.paper_settings))
 
     def declared_log(self, config: RunConfig) -> MechanismLog | None:

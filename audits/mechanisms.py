@@ -206,10 +206,6 @@ def randomized_response_power(label: str):
     return rates_power(rates, label=label)
 
 
-def laplace_true_epsilon(sensitivity: float, scale: float) -> float:
-    return sensitivity / scale
-
-
 def gaussian_true_epsilon(mu: float, delta: float) -> float:
     """Exact eps(delta) of the Gaussian mechanism with Delta/sigma = mu (Balle & Wang 2018, Thm 8)."""
     from .bounds import epsilon_from_mu

@@ -77,6 +77,7 @@ from scipy import optimize, special, stats
 from privacct.errors import PrivacctError
 
 from . import bounds
+from .privacy_loss import loss_distribution, tail_curves
 
 FACTOR = 2.0  # the canonical mechanism's true eps, as a multiple of the claim
 GRID = 64  # B: binomial quantile levels per count
@@ -325,8 +326,6 @@ def exact_epsilon(structure, delta: float) -> float:
     if not structure.laplace:
         e = bounds.epsilon_from_mu(structure.mu, delta)
         return math.inf if e is None else float(e)
-    from .oracle import loss_distribution
-
     grid, p = loss_distribution(structure)
 
     def excess(eps: float) -> float:
@@ -368,8 +367,6 @@ def reference_structure(structure, target: float, delta: float):
 
 @lru_cache(maxsize=4096)
 def _structure_median(ref, n: int, alpha: float, delta: float) -> float:
-    from .oracle import tail_curves
-
     tpr, fpr = tail_curves(ref)
     return curve_median(tpr, fpr, n, alpha, delta)
 

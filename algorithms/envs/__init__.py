@@ -10,6 +10,7 @@ from typing import Callable
 
 
 from .gym import GymAdapter
+from .registry import unknown_environment
 from .riverswim import riverswim
 from .tabular import TabularMDP, stationary
 
@@ -21,8 +22,6 @@ ENVS: dict[str, Callable[..., TabularMDP]] = {
 def make_env(name: str, horizon: int | None = None) -> TabularMDP:
     """Build the environment ``name`` (one of :data:`ENVS`) with horizon H (None: its default)."""
     if name not in ENVS:
-        from .registry import unknown_environment
-
         raise unknown_environment(name, "tabular")
     return ENVS[name](horizon)
 

@@ -52,6 +52,7 @@ import numpy as np
 
 from privacct.errors import PrivacctError, check_count
 
+from .registry import LINEAR_ENV_SIZES, unknown_environment
 from .tabular import TabularMDP
 
 
@@ -211,14 +212,6 @@ def simplex_linear_mdp(*, n_states: int, n_actions: int, dim: int, horizon: int,
     return LinearMDP.build(phi, theta, mu, initial_state=S - 1, name=name)
 
 
-#: (S, A, d, default H) of each shipped instance: the factories below build from these, and the environment
-#: index (algorithms/envs/registry.py) reads them to size a run without building it.
-LINEAR_ENV_SIZES: dict[str, tuple[int, int, int, int]] = {
-    "linear-two-state": (2, 30, 10, 5),
-    "linear-d10-h10": (10, 20, 10, 10),
-}
-
-
 def _instance(name: str, horizon: int | None, *, n_home: int, instance_seed: int) -> LinearMDP:
     S, A, d, H0 = LINEAR_ENV_SIZES[name]
     return simplex_linear_mdp(n_states=S, n_actions=A, dim=d, horizon=H0 if horizon is None else horizon,
@@ -244,8 +237,6 @@ LINEAR_ENVS: dict[str, Callable[..., LinearMDP]] = {
 def make_linear_env(name: str, horizon: int | None = None) -> LinearMDP:
     """Build the linear MDP ``name`` (one of :data:`LINEAR_ENVS`) with horizon H (None: default)."""
     if name not in LINEAR_ENVS:
-        from .registry import unknown_environment
-
         raise unknown_environment(name, "linear-mdp")
     if horizon is not None:
         check_count("horizon", horizon)

@@ -62,6 +62,7 @@ import numpy as np
 
 from privacct.errors import PrivacctError, check_count, check_positive
 
+from .registry import unknown_environment
 from .tabular import TabularMDP
 
 
@@ -343,6 +344,4 @@ def make_linear_mixture_env(name: str, *, horizon: int | None = None, episodes: 
             raise PrivacctError("n_states is fixed to H + 2 for hard-to-learn; do not pass it")
         return hard_to_learn(5 if d is None else d, 6 if horizon is None else horizon, episodes,
                              instance_seed=instance_seed)
-    from .registry import unknown_environment
-
     raise unknown_environment(name, "linear-mixture")

@@ -81,16 +81,21 @@ def _hard_to_learn(options: Mapping[str, Any], horizon: Any) -> EnvSizes:
     return EnvSizes(H + 2, 2 ** min(d - 1, 62), d, H)
 
 
-def _linear_mdp(name: str) -> Callable[[Mapping[str, Any], Any], EnvSizes]:
-    from .linear_mdp import LINEAR_ENV_SIZES
+#: (S, A, d, default H) of each shipped linear MDP, by name: its factory (algorithms/envs/linear_mdp.py, which
+#: re-exports this table; its ``LINEAR_ENVS`` has these names) builds from these, and this index sizes a run from them
+#: without building it.
+LINEAR_ENV_SIZES: dict[str, tuple[int, int, int, int]] = {
+    "linear-two-state": (2, 30, 10, 5),
+    "linear-d10-h10": (10, 20, 10, 10),
+}
 
+
+def _linear_mdp(name: str) -> Callable[[Mapping[str, Any], Any], EnvSizes]:
     S, A, d, H0 = LINEAR_ENV_SIZES[name]
     return lambda options, horizon: EnvSizes(S, A, d, size_count(horizon, H0))
 
 
 def _entries() -> tuple[Environment, ...]:
-    from .linear_mdp import LINEAR_ENVS
-
     out = [Environment("riverswim", "tabular", "seed 002's RiverSwim: a 6-state chain, 2 actions, H = 20 by default",
                        _riverswim_6),
            Environment("riverswim-lm", "linear-mixture", "seed 001 §6's RiverSwim as a linear mixture (S = 3 by default, "
@@ -100,7 +105,7 @@ def _entries() -> tuple[Environment, ...]:
            Environment("hard-to-learn", "linear-mixture", "seed 001 §6.1's HardToLearn instance (d = 5, H = 6 by default)",
                        _hard_to_learn)]
     out += [Environment(n, "linear-mdp", "a toolkit-designed linear MDP (docs/learners.md)", _linear_mdp(n))
-            for n in sorted(LINEAR_ENVS)]
+            for n in sorted(LINEAR_ENV_SIZES)]
     return tuple(out)
 
 
@@ -122,4 +127,4 @@ def unknown_environment(name: object, kind: str, learner: str | None = None) -> 
     return PrivacctError(line)
 
 
-__all__ = ["EnvSizes", "Environment", "KINDS", "environments", "size_count", "unknown_environment"]
+__all__ = ["EnvSizes", "Environment", "KINDS", "LINEAR_ENV_SIZES", "environments", "size_count", "unknown_environment"]

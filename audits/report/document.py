@@ -141,10 +141,6 @@ class Document:
     def figures(self) -> tuple[Figure, ...]:
         return tuple(b for s in ((self.intro,) + tuple(x.blocks for x in self.sections)) for b in s if isinstance(b, Figure))
 
-    @property
-    def tables(self) -> tuple[Table, ...]:
-        return tuple(b for s in ((self.intro,) + tuple(x.blocks for x in self.sections)) for b in s if isinstance(b, Table))
-
 
 __all__ = ["Block", "Bullets", "Code", "Document", "Figure", "Paragraph", "STYLES", "Section", "Span", "Table", "Text",
            "plain", "text"]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from privacct.errors import printable
 
-from .document import Bullets, Code, Document, Figure, Paragraph, Section, Table, Text
+from .document import Bullets, Code, Document, Figure, Paragraph, Section, Span, Table, Text
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~])")
 _MD_LEADING = re.compile(r"^(\s*)([#=+>-]|\d+[.)])")
@@ -77,8 +77,6 @@ def _md_block(b) -> list[str]:
 
 
 def _plain(s: str):
-    from .document import Span
-
     return Span(s)
 
 
