@@ -39,7 +39,7 @@ from privacct.algorithms.base import ConfigFields, RunConfig
 from privacct.errors import PrivacctError, check_count
 
 from .bounds import cp_upper
-from .learner import audit_config, check_audit_config
+from .learner import resolve_audit_config
 
 BATCH = 16   # trials run together in one batched learner call (each one seed)
 
@@ -134,13 +134,7 @@ def billboard_check(config: RunConfig | str, *, trials: int = 32, confidence: fl
     if privacy != "jdp":
         raise PrivacctError(f"privacy must be jdp for a billboard check (under LDP the releases are the output), "
                             f"got {privacy!r}")
-    if isinstance(config, RunConfig):
-        if fields:
-            raise PrivacctError(f"billboard_check: give the configuration as a RunConfig or as keywords, not both "
-                                f"(got {', '.join(sorted(fields))} beside a RunConfig)")
-        cfg = check_audit_config(config)
-    else:
-        cfg = audit_config(config, **fields)
+    cfg = resolve_audit_config(config, fields, caller="billboard_check")
     spec = get_learner(cfg.algorithm)
     check_count("episodes", cfg.episodes, minimum=2)
     check_count("trials", trials)

@@ -319,6 +319,18 @@ def check_audit_config(config: RunConfig) -> RunConfig:
     return config
 
 
+def resolve_audit_config(config: "RunConfig | str", fields: dict[str, Any], *, caller: str) -> RunConfig:
+    """The configuration an audit entry point was given: a RunConfig (checked by :func:`check_audit_config`; no field
+    keywords beside it) or a learner's name and the keyword form's fields (:func:`audit_config`). ``caller`` names the
+    entry point in the one-line refusal."""
+    if isinstance(config, RunConfig):
+        if fields:
+            raise PrivacctError(f"{caller}: give the configuration as a RunConfig or as keywords, not both "
+                                f"(got {', '.join(sorted(fields))} beside a RunConfig)")
+        return check_audit_config(config)
+    return audit_config(config, **fields)
+
+
 def audit_config(algorithm: str, *, privacy: str = "jdp", epsilon: float = 1.0, delta: float = 0.0,
                  calibration: str = "tight", episodes: int | None = None, horizon: int | None = None,
                  env: str | None = None, options: tuple = (), bonus_scale: float | None = None) -> RunConfig:
@@ -497,17 +509,11 @@ def audit_learner(config: RunConfig | str, *, observe: str = "released", fixed_u
     :class:`SandwichViolation` when eps_lb exceeds the accounted eps of the same configuration; ``report`` returns the
     result with ``sandwich_ok`` False (planted bugs).
     """
-    if isinstance(config, RunConfig):
-        if fields:
-            raise PrivacctError(f"audit_learner: give the configuration as a RunConfig or as keywords, not both "
-                                f"(got {', '.join(sorted(fields))} beside a RunConfig)")
-        cfg = check_audit_config(config)
-    else:
-        if trials is None and fields.get("episodes") is None:
-            from privacct.algorithms.registry import get_learner
+    cfg = resolve_audit_config(config, fields, caller="audit_learner")
+    if trials is None and not isinstance(config, RunConfig) and fields.get("episodes") is None:
+        from privacct.algorithms.registry import get_learner
 
-            trials = get_learner(config).audit_configuration().trials
-        cfg = audit_config(config, **fields)
+        trials = get_learner(config).audit_configuration().trials
     trials = 2000 if trials is None else trials
     if observe not in OBSERVATIONS:
         raise PrivacctError(f"observe must be one of {', '.join(OBSERVATIONS)}, got {observe!r}")
