@@ -91,15 +91,23 @@ from typing import Any
 
 import numpy as np
 
+from privacct.counters.choice import tree_kept
 from privacct.errors import PrivacctError, check_count
 from privacct.ledger import Ledger
-from privacct.log import (FACTORIZED_STRATEGIES, Claim, MechanismLog, PaperStatement, ReleaseGroup, Sensitivity, Structure,
-                          tree_depth)
+from privacct.log import (
+    FACTORIZED_STRATEGIES,
+    Claim,
+    MechanismLog,
+    PaperStatement,
+    ReleaseGroup,
+    Sensitivity,
+    Structure,
+    tree_depth,
+)
 from privacct.mechanisms import TreeCounter, gaussian, laplace
 from privacct.tap import prescribed, user_contribution
 
-from ..base import (AuditHook, RunConfig, RunResult, noise_generators,
-                    stream_generators)
+from ..base import AuditHook, RunConfig, RunResult, noise_generators, stream_generators
 from . import canary as CAN
 from . import common as C
 
@@ -197,6 +205,10 @@ def counter_shift_factor(structure: Structure, laplace: bool) -> tuple[float, fl
     if laplace:
         return worst_prefix_l1(structure), float(Strategy.of(structure).implementation.draws_per_step)
     return math.sqrt(worst_prefix_variance(structure)), 1.0
+
+
+#: What ``tight`` records without option ``counter`` (docs/counters.md#choosing-for-regret).
+TREE_KEPT = tree_kept("no regret proxy ranks the Gram counters of the batched learner; option counter=NAME runs another")
 
 
 def refuse_audited_counter(name: str, counter: str | None) -> None:
@@ -318,6 +330,8 @@ def _plan(config: RunConfig) -> tuple[MechanismLog, dict[str, Any]]:
         K, H, d, pc["lambda"], c_K, sig_u, p, CJ)
     params.update({"sigma_lam": sig_lam, "sigma_u": sig_u, "upsilon": ups, "c_K": c_K, "beta": beta,
                    "bonus_scale": config.bonus_scale})
+    if config.calibration == "tight" and opts.get("counter") is None:   # tight keeps the tree: say why
+        params["tight_choice"] = TREE_KEPT.to_params()
     log = MechanismLog(log.name, log.privacy_model, log.release_groups, log.neighbouring, params, log.claim, log.source)
     return log, {**params, "env": env, "K": K, "opts": opts, "ends": ends, "laplace": laplace}
 

@@ -35,13 +35,14 @@ from typing import Any, Callable
 import numpy as np
 
 from privacct.calibrate import calibrate_log
+from privacct.counters.choice import tree_kept
 from privacct.errors import PrivacctError, UnsupportedLogError, check_count, check_delta, check_positive
 from privacct.log import Claim, MechanismLog
 
 from ..base import AuditHook, AuditSetting, ConstantSet, LearnerSpec, ReportEpisodes, RunConfig, RunResult
+from ..envs.linear_mixture import LM_ENVS, LinearMixtureMDP, make_linear_mixture_env
 from ..neighbours import NeighbourSpec
 from ..settings import PaperSetting, Repair, choice, derived, printed
-from ..envs.linear_mixture import LM_ENVS, LinearMixtureMDP, make_linear_mixture_env
 from . import design as D
 from . import memory as M
 from .engine import run_design
@@ -162,6 +163,8 @@ def _log_cached(name: str, config: RunConfig, default_env: str) -> tuple[Mechani
         if name in ("private-linopt-vi", "private-linopt-po"):
             log = dataclasses.replace(log, readings=D.linopt_readings(log, config.episodes))
         return log, None
+    if config.privacy == "jdp" and dict(config.options).get("counter") is None:   # tight keeps the tree: say why
+        log = dataclasses.replace(log, parameters=tuple(log.params.items()) + (("tight_choice", TREE_KEPT.to_params()),))
     # Every group is Gaussian, so the analytic-Gaussian (GDP) accountant applies and is the tightest
     # (calibrate_log over all accountants picks it too, only slower); fall back to all if it does not.
     try:
@@ -169,6 +172,12 @@ def _log_cached(name: str, config: RunConfig, default_env: str) -> tuple[Mechani
                              return_accountant=True)
     except UnsupportedLogError:
         return calibrate_log(log, epsilon=config.epsilon, delta=config.delta, return_accountant=True)
+
+
+#: What ``tight`` records for a JDP linear-mixture learner without option ``counter`` (docs/counters.md#choosing-for-regret).
+TREE_KEPT = tree_kept("no regret proxy ranks the counters for the linear-mixture learners; at the report's setting no "
+                      "strategy separates from the tree (benchmarks/linear_mixture.md, counters); option counter=NAME "
+                      "runs another")
 
 
 _LOG_OPTIONS = ("n_states", "d", "instance_seed", "instance_episodes", "shift_scale", "alpha", "counter")

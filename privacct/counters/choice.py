@@ -46,4 +46,10 @@ class TightChoice:
                    tuple((str(k), float(v)) for k, v in dict(d.get("figures", {})).items()))
 
 
-__all__ = ["TightChoice"]
+def tree_kept(why: str) -> TightChoice:
+    """The record of a learner whose ``tight`` keeps the binary tree because no proxy ranks its counters (the issue's
+    rule: where the proxy cannot rank strategies, keep the tree and say so); ``why``: the learner's own sentence."""
+    return TightChoice("tree", "tree", False, f"tree kept: {why}", "none")
+
+
+__all__ = ["TightChoice", "tree_kept"]
