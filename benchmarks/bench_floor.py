@@ -2,6 +2,7 @@
 
     python benchmarks/bench_floor.py --learner ldp-ucrl-vtr --privacy ldp --episodes 2000 --repeat 3 --floor --numpy
     python benchmarks/bench_floor.py --learner ucb-vi --privacy jdp --horizon 20 --episodes 2000 --floor
+    python benchmarks/bench_floor.py --learner ucb-po --privacy jdp --horizon 20 --episodes 3000 --floor --numpy
 
 CPU time is ``time.process_time`` (this process only, all threads; OMP_NUM_THREADS=1 is set before numpy
 loads), runs of the different seed counts interleaved ``--repeat`` times; the best repeat is reported
@@ -40,6 +41,12 @@ nor any Python.
   compiled episode loop makes them, issue 23). Until issue 23 the products were H ``np.matmul`` calls batched over
   seeds from Python, whose call overhead (about 28 us at one seed) was most of that floor; it is still measured
   and printed as ``floor_numpy_products_us_per_episode``.
+* ucb-po JDP on RiverSwim (issue 23): ucb-vi's floor above, plus H uniforms per seed for the agent's actions (the
+  same 128-episode chunks), the H products of the policy's exact value (one gemv per stage at one seed, one gemm
+  (B, S) x (S, S*A) over the seeds otherwise, as numpy's matmul and the compiled loop make them) and the numpy calls
+  its bytes need on the (B, H, S, A) policy: two ``np.exp`` and one ``np.log`` (of the (B, H, S, 1) sums) per
+  episode, numpy's SIMD loops, which no compiled call reproduces. The optimistic evaluation's H gemv are counted
+  once (ucb-vi's products), as ucb-vi's value iteration's.
 """
 
 from __future__ import annotations
@@ -242,7 +249,26 @@ def _compiled_products():
     return products
 
 
-def tabular_floor(seeds: int, episodes: int, horizon: int | None, numpy_products: bool = False) -> float:
+@functools.lru_cache(maxsize=1)
+def _compiled_po_products():
+    import numba
+
+    @numba.njit(cache=False)
+    def po_products(P2, Vall, t):
+        """The policy's exact value: per stage one gemv at one seed, one gemm over the seeds otherwise."""
+        B = Vall.shape[0]
+        H = P2.shape[0]
+        for h in range(H - 1, -1, -1):
+            if B == 1:
+                np.dot(P2[h], Vall[0], t[0])
+            else:
+                np.dot(Vall, P2[h].T, t)
+
+    return po_products
+
+
+def tabular_floor(seeds: int, episodes: int, horizon: int | None, numpy_products: bool = False,
+                  po: bool = False) -> float:
     """CPU seconds of ucb-vi JDP's draws and small linear algebra alone (module docstring); ``numpy_products``: the
     products as H batched ``np.matmul`` calls from Python (the floor's definition before issue 23)."""
     from privacct.algorithms.envs.riverswim import riverswim
@@ -257,11 +283,24 @@ def tabular_floor(seeds: int, episodes: int, horizon: int | None, numpy_products
     products = _compiled_products()
     V2, out = np.zeros((seeds, S)), np.empty((seeds, S * A))
     products(P, V2, out)   # compile before timing
+    agents = [np.random.default_rng(s) for s in spawn_sequences(2, seeds)] if po else []
+    po_products = _compiled_po_products()
+    P2 = np.ascontiguousarray(mdp.P.reshape(H, S * A, S))
+    Vall, tpo = np.random.default_rng(1).random((seeds, S)), np.empty((seeds, S * A))
+    logits, pi, lse, lse_out = (np.full((seeds, H, S, A), -0.5), np.empty((seeds, H, S, A)), np.ones((seeds, H, S, 1)),
+                                np.empty((seeds, H, S, 1)))
+    po_products(P2, Vall, tpo)
     t = time.process_time()
     for k in range(episodes):
         if k % 128 == 0:
             n = min(128, episodes - k)
             [g.random((n, H)) for g in gens]
+            [g.random((n, H)) for g in agents]
+        if po:
+            np.exp(logits, out=pi)
+            po_products(P2, Vall, tpo)
+            np.exp(logits, out=pi)
+            np.log(lse, out=lse_out)
         for b, g in enumerate(gens):
             g.standard_exponential(out=noise[b])
         if numpy_products:
@@ -282,7 +321,7 @@ def main() -> None:
     ap.add_argument("--episodes", type=int, default=2000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--floor", action="store_true",
-                    help="also the floor (linear-mixture LDP Gaussian learners; ucb-vi JDP on RiverSwim)")
+                    help="also the floor (linear-mixture learners; ucb-vi and ucb-po JDP on RiverSwim)")
     ap.add_argument("--numpy", action="store_true", help="also the numpy episode loop (compiled loop switched off)")
     a = ap.parse_args()
     mixture = get_learner(a.learner).family == "linear-mixture"
@@ -299,13 +338,14 @@ def main() -> None:
                 f = run_once(a.learner, a.privacy, b, eps, a.env, a.horizon, numpy_loop=True)
                 best_np[b] = min(best_np.get(b, np.inf), f / eps)
             if a.floor:
+                po = a.learner == "ucb-po"
                 f = (mixture_floor(a.learner, a.privacy, b, eps, a.env) if mixture
-                     else tabular_floor(b, eps, a.horizon))
+                     else tabular_floor(b, eps, a.horizon, po=po))
                 floor[b] = min(floor.get(b, np.inf), f / eps)
                 if mixture and a.privacy == "none":
                     continue   # the floor before issue 23 was the inversions' numpy calls: a non-private learner has none
                 f = (mixture_floor_numpy(a.learner, a.privacy, b, eps, a.env) if mixture
-                     else tabular_floor(b, eps, a.horizon, numpy_products=True))
+                     else tabular_floor(b, eps, a.horizon, numpy_products=True, po=po))
                 floor_old[b] = min(floor_old.get(b, np.inf), f / eps)
     for b in a.seeds:
         row = {"learner": a.learner, "privacy": a.privacy, "env": a.env or (MIXTURE_ENV if mixture else "riverswim"),

@@ -35,14 +35,14 @@ statistics paired from a canary-A and a canary-B run (:func:`privacct.algorithms
 actions sent to users 2..K are reported with :func:`privacct.tap.prescribed`.
 
 Compiled (issue 23 item 1): outside audits, the whole episode loop of every seed runs in :mod:`.episode_jit`
-(:func:`_run_compiled`, one call per chunk of episodes) for every greedy learner but UCRL-VTR: LDP messages and JDP
+(:func:`_run_compiled`, one call per chunk of episodes) for every learner but UCRL-VTR: LDP messages and JDP
 trees, Gaussian or Laplace, with reward regression (seed 000) or variance weights (seed 003 Alg. 3), and the
-non-private instances of seeds 000 and 003. The same draws from the same generators in the same order (noise drawn
+non-private instances of seeds 000 and 003; under mirror descent (private-linopt-po) one call per episode, the
+policy's exponential taken between the calls by numpy itself (its SIMD ``exp`` is not the C library's). The same draws from the same generators in the same order (noise drawn
 ahead per chunk, :class:`.noise_ahead.NoiseAhead`), the same ledger records in the same order, the same arithmetic
 operation for operation (docs/performance.md#same-bytes-the-rule-every-speed-up-follows): the numpy loop below is
 the reference (``COMPILED = False``; tests/algorithms/linear_mixture/test_episode_jit.py compares both byte for
-byte) and the path of audited runs, of mirror descent (private-linopt-po: numpy's SIMD exp) and of UCRL-VTR (its
-radius reads log det(Sigma / lambda I), accumulated with numpy's log1p, which differs from the C library's in the
+byte) and the path of audited runs and of UCRL-VTR (its radius reads log det(Sigma / lambda I), accumulated with numpy's log1p, which differs from the C library's in the
 last bit of a few per cent of arguments).
 """
 
@@ -142,7 +142,7 @@ def run_design(des: Design, log: MechanismLog | None, seeds: list[np.random.Seed
     if mode is not None:
         beta_first = _run_compiled(mode, des, aggs, ahead, ledger, groups, scales, mechs, rng_env, rng_pol, rng_noise,
                                    regret, non_pd, bonus_scale=bonus_scale, on_non_pd=on_non_pd,
-                                   tie_tol=1e-12 * max(1.0, caps[0]), vstar=vstar, progress=progress)
+                                   tie_tol=1e-12 * max(1.0, caps[0]), vstar=vstar, progress=progress, cumQ=cumQ)
     for k in (() if beta_first is not None else range(1, K + 1)):
         c = (k - 1) % CHUNK
         if c == 0:
@@ -272,8 +272,9 @@ def _compiled_mode(des: Design, audit: AuditHook | None, aggs: dict, mechs: dict
     Gaussian or every one Laplace (one kind of draw in the noise stream), LDP messages or JDP binary trees (no other
     counter) for every family (``aggs``: p, r under reward regression, q under variance weights), or no privacy with
     a radius that reads no log det (:func:`_radius_ignores_logdet`), d within the compiled planning's bound, and
-    numpy's LAPACK found and the loop's arithmetic giving numpy's bits here (:func:`.episode_jit.self_check`)."""
-    if not (COMPILED and audit is None and current_tap() is None and cumQ is None):
+    numpy's LAPACK found and the loop's arithmetic giving numpy's bits here (:func:`.episode_jit.self_check`; under
+    mirror descent, ``cumQ`` given, also :func:`..tabular.po_jit.self_check`: the policy's exp stays numpy's)."""
+    if not (COMPILED and audit is None and current_tap() is None):
         return None
     kinds = {mechs.get(g.name) == "laplace" for a in aggs.values() for g in getattr(a, "groups", ())}
     if len(kinds) > 1 or (des.mechanism != "none" and not kinds):
@@ -302,6 +303,11 @@ def _compiled_mode(des: Design, audit: AuditHook | None, aggs: dict, mechs: dict
     rr, vr = "r" in aggs, "q" in aggs
     ok = self_check(env.dim, env.reward_dim if rr else 0, env.n_states * env.n_actions if rr else 0,
                     env.n_states if vr else 0)
+    if ok and cumQ is not None:   # mirror descent: the stochastic policy's value and row sums (tabular.po_jit)
+        from ..tabular.po_jit import self_check as po_self_check
+
+        B, H, S, A = cumQ.shape
+        ok = po_self_check(B, H, S, A)
     return (LOCAL, TREE, EXACT)[mode] if ok else None
 
 
@@ -388,7 +394,8 @@ def _family(fam_groups, agg, scales: dict, laplace: bool, d: int, B: int, H: int
 
 def _run_compiled(mode: int, des: Design, aggs: dict, ahead: NoiseAhead | None, ledger: Ledger, groups, scales: dict,
                   mechs: dict, rng_env, rng_pol, rng_noise, regret: np.ndarray, non_pd: np.ndarray, *, bonus_scale: float,
-                  on_non_pd: str, tie_tol: float, vstar: float, progress) -> np.ndarray:
+                  on_non_pd: str, tie_tol: float, vstar: float, progress, cumQ: np.ndarray | None = None
+                  ) -> np.ndarray:
     """The episode loop of :func:`run_design` for the runs :func:`_compiled_mode` admits, compiled
     (:func:`.episode_jit.run_chunk`, one call per chunk of episodes): the same draws in the same order (per seed, the
     128-episode chunk's roll-out uniforms, its tie-breaking uniforms -- a few episodes at a time, the policy stream
@@ -401,7 +408,13 @@ def _run_compiled(mode: int, des: Design, aggs: dict, ahead: NoiseAhead | None, 
 
     A Sigma that is not positive definite stops the compiled loop at its episode: that episode's inverses come from
     :meth:`.aggregators.Aggregator.inverse` (numpy, the eigenvalue floor) and the loop resumes with them; a
-    non-finite Q or variance weight stops it and raises as :func:`.planning.plan` and the weights do."""
+    non-finite Q or variance weight stops it and raises as :func:`.planning.plan` and the weights do.
+
+    Mirror descent (private-linopt-po, ``cumQ`` (B, H, S, A) given): one call per episode, between which the policy
+    ``probs = exp(z) / exp(z).sum(-1)`` is made here with numpy's own ``exp`` on the whole batch (numpy's SIMD loop,
+    which no compiled call reproduces), ``z`` from the compiled loop (:func:`.episode_jit.md_exponent`); the chunk's
+    tie-breaking uniforms are drawn (unread, as the numpy loop draws them) before its action uniforms."""
+    from ..tabular.po_jit import row_sums
     from .episode_jit import DONE, NOT_FINITE, NOT_PD, TREE, distinct_rows, run_chunk
     from .lapack import routines
     from .planning import _features
@@ -438,6 +451,17 @@ def _run_compiled(mode: int, des: Design, aggs: dict, ahead: NoiseAhead | None, 
     sub = max(1, min(CHUNK, _POL_BYTES // (8 * B * H * S * A)))
     pol_u = np.empty((B, sub, H, S, A))
     buf = np.empty((B, 0))
+    md = cumQ is not None
+    if md:   # the first policy's exponent as the numpy loop makes it; the compiled loop makes the next ones
+        z = des.eta * cumQ
+        z = z - z.max(axis=-1, keepdims=True)
+        probs, ez, zsum = np.empty_like(z), np.empty_like(z), np.empty(z.shape[:-1] + (1,))
+        R3, P2 = env.mdp.R, np.ascontiguousarray(env.mdp.P.reshape(H, S * A, S))
+        eta = float(des.eta)
+    else:
+        z = probs = ez = cumQ = np.empty((0, 0, 0, 0))
+        R3, P2, eta = np.empty((0, 0, 0)), np.empty((0, 0, 0)), 0.0
+    act_u = np.empty((0, 0, 0))
     beta_first = None
     k = 1
     while k <= K:
@@ -461,11 +485,21 @@ def _run_compiled(mode: int, des: Design, aggs: dict, ahead: NoiseAhead | None, 
             fam["r"].beta[:n] *= bonus_scale
         if beta_first is None:
             beta_first = fam["p"].beta[0].copy()
+        if md:   # per seed: the chunk's tie-breaking uniforms (unread), then its action uniforms (the numpy loop's order)
+            for b, r in enumerate(rng_pol):
+                for c in range(0, n, sub):
+                    r.random(out=pol_u[b, :min(sub, n - c)])
+            act_u = np.stack([r.random((n, H)) for r in rng_pol])
         c = 0
         while c < n:
-            m = min(sub, n - c)
-            for b, r in enumerate(rng_pol):
-                r.random(out=pol_u[b, :m])
+            m = 1 if md else min(sub, n - c)
+            if md:   # the policy of episode k + c: numpy's exp and the row sums in numpy's order
+                np.exp(z, out=ez)
+                row_sums(ez, zsum)
+                np.divide(ez, zsum, out=probs)
+            else:
+                for b, r in enumerate(rng_pol):
+                    r.random(out=pol_u[b, :m])
             j, given = 0, False    # episodes k + c + j .. of the sub-chunk
             while j < m:
                 e = c + j
@@ -474,10 +508,12 @@ def _run_compiled(mode: int, des: Design, aggs: dict, ahead: NoiseAhead | None, 
                 status, done, pos = run_chunk(mode, rr, vr, k + e, m - j, e, j, given, fp, fr, fq, F, R, qcaps, tie_tol,
                                               P, cdf, env.initial_state, vstar, env_u, pol_u, vphi, vrows, xmap,
                                               float(env.reward_max), F3, vs, wfloor, bcs[e:], bts[e:], buf,
-                                              0 if ahead is None else ahead.pos, regret, potrf, gesv, last)
+                                              0 if ahead is None else ahead.pos, regret, potrf, gesv, last,
+                                              md, probs, act_u, cumQ, z, eta, R3, P2)
                 if ahead is not None:
                     ahead.pos = pos
-                _record_chunk(ledger, keys, tree, k + e, min(k + e + done, last + 1))
+                if not md:   # mirror descent: once per chunk, below (one bulk record, not one per episode)
+                    _record_chunk(ledger, keys, tree, k + e, min(k + e + done, last + 1))
                 j += done
                 given = False
                 if status == DONE:
@@ -501,6 +537,8 @@ def _run_compiled(mode: int, des: Design, aggs: dict, ahead: NoiseAhead | None, 
                     non_pd += bad.sum(axis=1)
                 given = True
             c += m
+        if md:
+            _record_chunk(ledger, keys, tree, k, min(k + n, last + 1))
         if progress is not None:
             for kk in range(k, k + n):
                 if kk % 100 == 0 or kk == K:

@@ -27,7 +27,10 @@ regression (seed 000 Alg. 1 line 10) the reward family ``r``, and with variance 
    as :func:`.planning.plan` does);
 5. uniformly random tie-breaking among maximisers within 1e-12 max(1, r_max H) (engine.py step 3), the exact value
    of the greedy policy (:meth:`TabularMDP.evaluate_kernel`: V = r_pi + P_pi V, one gemv per seed and stage) and
-   the regret V*_1(s_1) - V^pi_1(s_1) (step 4);
+   the regret V*_1(s_1) - V^pi_1(s_1) (step 4); under mirror descent (private-linopt-po, one episode per call) the
+   caller's policy ``probs`` = numpy's exp of :func:`md_exponent`'s ``z``, normalised: V_h = <Q_h, pi_h> in the
+   planning, the policy's value by :func:`..tabular.po_jit.policy_values` and the actions by the agent's uniforms
+   (:func:`md_act_and_roll`);
 6. the roll-out with the environment's next-state CDF (:meth:`TabularMDP.sample_next`: the first s' with u < F(s'))
    and the statistics x_h = phi_{V_{h+1}}(s_h, a_h), y_h = V_{h+1}(s_{h+1}) (step 5), for ``r``
    x = varphi(s_h, a_h), y = clip(r_h, 0, r_max), and for ``q`` the variance weights of seed 003 Alg. 3
@@ -56,6 +59,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from ..tabular.po_jit import policy_values as stochastic_values
 from .messages_jit import messages
 from .planning_jit import _clip, _pairwise
 
@@ -184,12 +188,15 @@ def server(G, u, c, Sinv, theta, Sig, work, ipiv, iv, uplo, potrf, gesv, inverte
 
 
 @numba.njit(cache=True)
-def plan_into(F, R, M, xmap, rr, theta, Sinv, beta, caps, S, A, V, Vs, phis, Q, t, lin, row):
+def plan_into(F, R, M, xmap, rr, theta, Sinv, beta, caps, S, A, V, Vs, phis, Q, t, lin, row, md, probs, pa):
     """:func:`.planning_jit.plan_greedy` into the buffers Q (B, H, S, A), Vs (H+1, B, S) (row H stays 0), phis
     (H, B, S*A*d) (row H-1 stays 0), with work arrays V (B, S), t (S*A, d), lin (S*A,), row (d,): the same
     operations in the same order. The reward part of Q: the known rewards ``R`` (H, S*A), or with ``rr`` the per-seed
     ``M[:, :, xmap]`` (M (B, H, U) of :func:`reward_mean`; :func:`.planning.plan_numpy` with ``mean``: ``m = mean +
-    phi theta + beta ||phi||``, added in that order, as plan_greedy adds R). Returns whether every Q is finite."""
+    phi theta + beta ||phi||``, added in that order, as plan_greedy adds R). ``md``: V_h = <Q_h, pi_h> for the
+    stochastic policy ``probs`` (B, H, S, A) (:func:`.planning.plan_numpy` with ``probs``: ``(probs[:, h] * Q).sum(-1)``,
+    the products then numpy's pairwise row sum; ``pa`` (A,) work) instead of max_a Q_h. Returns whether every Q is
+    finite."""
     B, H, d = theta.shape
     SA = S * A
     Qf = Q.reshape(B, H, SA)   # row s*A + a, as Qall.reshape
@@ -234,6 +241,10 @@ def plan_into(F, R, M, xmap, rr, theta, Sinv, beta, caps, S, A, V, Vs, phis, Q, 
                     finite = finite and np.isfinite(q)
                     if q > v or q != q:
                         v = q
+                if md:
+                    for a in range(A):
+                        pa[a] = probs[b, h, s, a] * Qb[s * A + a]
+                    v = _pairwise(pa, A)
                 V[b, s] = v
                 Vs[h, b, s] = v
     return finite
@@ -288,7 +299,6 @@ def act_and_roll(Q, tie_tol, pol_u, p, c, Rsa, P, cdf, s1, vstar, env_u, Vs, phi
     roll-out with ``env_u[:, c]``, the visited pairs xs (B, H) = s_h A + a_h and the statistics X (B, H, d), Y (B, H),
     and with ``rr`` the reward family's Xr (B, H, d2) = varphi(s_h, a_h), Yr (B, H) = clip(r_h, 0, ``rmax``)."""
     B, H, S, A = Q.shape
-    d = X.shape[2]
     for b in range(B):
         for h in range(H):
             for s in range(S):
@@ -321,24 +331,78 @@ def act_and_roll(Q, tie_tol, pol_u, p, c, Rsa, P, cdf, s1, vstar, env_u, Vs, phi
         # roll-out and statistics
         s = s1
         for h in range(H):
-            a = pol[h, s]
-            u = env_u[b, c, h]
-            nxt = S - 1
-            for sp in range(S):
-                if u < cdf[h, s, a, sp]:
-                    nxt = sp
-                    break
-            xs[b, h] = s * A + a
-            base = (s * A + a) * d
-            for j in range(d):
-                X[b, h, j] = phis[h, b, base + j]
-            Y[b, h] = Vs[h + 1, b, nxt]
-            if rr:
-                x = s * A + a
-                for j in range(Xr.shape[2]):
-                    Xr[b, h, j] = vphi[x, j]
-                Yr[b, h] = _clip(Rsa[h, x], rmax)
-            s = nxt
+            s = _step(b, h, s, pol[h, s], env_u[b, c, h], cdf, Rsa, Vs, phis, X, Y, rr, vphi, rmax, Xr, Yr, xs)
+
+
+@numba.njit(cache=True)
+def _step(b, h, s, a, u, cdf, Rsa, Vs, phis, X, Y, rr, vphi, rmax, Xr, Yr, xs):
+    """Seed ``b``'s step h from state s with action a: the next state (the first s' with ``u`` < F(s'), returned)
+    and the statistics xs, X, Y (and with ``rr`` Xr, Yr) of the step (step 6 of the module docstring)."""
+    S = cdf.shape[1]
+    A = cdf.shape[2]
+    d = X.shape[2]
+    nxt = S - 1
+    for sp in range(S):
+        if u < cdf[h, s, a, sp]:
+            nxt = sp
+            break
+    xs[b, h] = s * A + a
+    base = (s * A + a) * d
+    for j in range(d):
+        X[b, h, j] = phis[h, b, base + j]
+    Y[b, h] = Vs[h + 1, b, nxt]
+    if rr:
+        x = s * A + a
+        for j in range(Xr.shape[2]):
+            Xr[b, h, j] = vphi[x, j]
+        Yr[b, h] = _clip(Rsa[h, x], rmax)
+    return nxt
+
+
+@numba.njit(cache=True)
+def md_act_and_roll(probs, act_u, c, R3, P2, Rsa, cdf, s1, vstar, env_u, Vs, phis, regret, k, X, Y, rr, vphi, rmax,
+                    Xr, Yr, xs):
+    """Steps 5 and 6 under mirror descent (private-linopt-po, engine.py): the regret of the stochastic policy
+    ``probs`` (B, H, S, A) at column k - 1 (:meth:`TabularMDP.policy_values`, :func:`..tabular.po_jit.policy_values`:
+    a gemm over the seeds, as numpy's matmul; ``R3`` (H, S, A), ``P2`` (H, S*A, S) the MDP's), then per seed the
+    roll-out with the action ``min(#{a: u >= cumsum(pi_h(s))_a}, A - 1)`` at the agent's uniform ``act_u[b, c, h]``
+    (``np.cumsum`` sequential) and the statistics."""
+    B, H, S, A = probs.shape
+    vals = stochastic_values(R3, P2, probs, s1, np.empty((B, S)), np.empty((B, S * A)), np.empty(A))
+    for b in range(B):
+        regret[b, k - 1] = vstar - vals[b]
+        s = s1
+        for h in range(H):
+            u = act_u[b, c, h]
+            acc = 0.0
+            n = 0
+            for a in range(A):
+                acc = probs[b, h, s, 0] if a == 0 else acc + probs[b, h, s, a]
+                if u >= acc:
+                    n += 1
+            a = n if n < A - 1 else A - 1
+            s = _step(b, h, s, a, env_u[b, c, h], cdf, Rsa, Vs, phis, X, Y, rr, vphi, rmax, Xr, Yr, xs)
+
+
+@numba.njit(cache=True)
+def md_exponent(Q, cumQ, eta, z):
+    """After the episode: ``cumQ += Q``, then the exponent of the next policy, ``z = eta cumQ - max_a (eta cumQ)``
+    (numpy's ``maximum`` reduce); the caller takes ``np.exp(z)`` and its row sums with numpy's own loops."""
+    B, H, S, A = Q.shape
+    for b in range(B):
+        for h in range(H):
+            for s in range(S):
+                m = 0.0
+                for a in range(A):
+                    cumQ[b, h, s, a] = cumQ[b, h, s, a] + Q[b, h, s, a]
+                    v = eta * cumQ[b, h, s, a]
+                    z[b, h, s, a] = v
+                    if a == 0:
+                        m = v
+                    else:
+                        m = m if (m >= v or m != m) else v   # np.maximum
+                for a in range(A):
+                    z[b, h, s, a] = z[b, h, s, a] - m
 
 
 @numba.njit(cache=True)
@@ -608,7 +672,8 @@ def _release(mode, k, last, fam, X, Y, buf, pos):
 
 @numba.njit(cache=True)
 def run_chunk(mode, rr, vr, k0, m, c0, p0, given, fp, fr, fq, F, R, caps, tie_tol, P, cdf, s1, vstar, env_u, pol_u,
-              vphi, vrows, xmap, rmax, F3, vs, wfloor, bcs, bts, buf, pos, regret, potrf, gesv, last):
+              vphi, vrows, xmap, rmax, F3, vs, wfloor, bcs, bts, buf, pos, regret, potrf, gesv, last,
+              md, probs, act_u, cumQ, z, eta, R3, P2):
     """Episodes k0 .. k0 + m - 1 of every seed (module docstring).
 
     ``mode``: :data:`LOCAL`, :data:`TREE` (trees add for episodes up to ``last`` = K - 1) or :data:`EXACT` (each
@@ -624,7 +689,11 @@ def run_chunk(mode, rr, vr, k0, m, c0, p0, given, fp, fr, fq, F, R, caps, tie_to
     row ``p0 + k - k0``; ``vphi`` (S*A, d2) the reward features, ``vrows``, ``xmap`` its distinct rows and each
     row's index among them (:func:`distinct_rows`), ``rmax`` r_max; ``buf``, ``pos``: the normals drawn
     ahead and the next unread (:class:`.noise_ahead.NoiseAhead`: per episode ``fp``'s groups, then ``fr``'s);
-    ``potrf``, ``gesv``: numpy's LAPACK (:mod:`.lapack`).
+    ``potrf``, ``gesv``: numpy's LAPACK (:mod:`.lapack`). ``md``: mirror descent (private-linopt-po; then ``m`` = 1):
+    the policy is ``probs`` (B, H, S, A), made by the caller with numpy's ``exp``; the actions come from ``act_u``
+    (B, n, H) at row ``c0``, ``pol_u`` is not read; after the episode ``cumQ`` (B, H, S, A) += Q and ``z`` receives
+    the next policy's exponent (:func:`md_exponent`, ``eta`` the step); ``R3`` (H, S, A), ``P2`` (H, S*A, S) the
+    MDP's rewards and kernel for the policy's exact value.
 
     Returns (status, episodes done, pos): :data:`DONE`; :data:`NOT_PD` / :data:`NOT_FINITE` / :data:`NOT_FINITE_WEIGHT`
     at episode k0 + done, nothing of that episode applied (Sinv partly written)."""
@@ -648,6 +717,7 @@ def run_chunk(mode, rr, vr, k0, m, c0, p0, given, fp, fr, fq, F, R, caps, tie_to
     t = np.empty((SA, d))
     lin = np.empty(SA)
     row = np.empty(d)
+    pa = np.empty(A)
     tr = np.empty(d2)
     prod = np.empty(d2)
     X = np.empty((B, H, d))
@@ -683,10 +753,15 @@ def run_chunk(mode, rr, vr, k0, m, c0, p0, given, fp, fr, fq, F, R, caps, tie_to
         for b in range(B):
             for h in range(H):
                 betab[b, h] = fp.beta[kk, h]
-        if not plan_into(F, R, M, xmap, rr, theta, fp.Sinv, betab, caps, S, A, V, Vs, phis, Q, t, lin, row):
+        if not plan_into(F, R, M, xmap, rr, theta, fp.Sinv, betab, caps, S, A, V, Vs, phis, Q, t, lin, row, md, probs,
+                         pa):
             return NOT_FINITE, kk, pos
-        act_and_roll(Q, tie_tol, pol_u, p0 + kk, c0 + kk, R, P, cdf, s1, vstar, env_u, Vs, phis, regret, k, X, Y, pol,
-                     Ppi, rpi, Vv, pe, rr, vphi, rmax, Xr, Yr, xs)
+        if md:
+            md_act_and_roll(probs, act_u, c0 + kk, R3, P2, R, cdf, s1, vstar, env_u, Vs, phis, regret, k, X, Y, rr,
+                            vphi, rmax, Xr, Yr, xs)
+        else:
+            act_and_roll(Q, tie_tol, pol_u, p0 + kk, c0 + kk, R, P, cdf, s1, vstar, env_u, Vs, phis, regret, k, X, Y,
+                         pol, Ppi, rpi, Vv, pe, rr, vphi, rmax, Xr, Yr, xs)
         if vr and not variance_weights(X, Y, xs, Vs, F3, theta, fp.Sinv, theta_q, fq.Sinv, vs, wfloor, bcs[kk],
                                        bts[kk], X2, Y2):
             return NOT_FINITE_WEIGHT, kk, pos
@@ -695,6 +770,8 @@ def run_chunk(mode, rr, vr, k0, m, c0, p0, given, fp, fr, fq, F, R, caps, tie_to
             pos = _release(mode, k, last, fr, Xr, Yr, buf, pos)
         if vr:
             pos = _release(mode, k, last, fq, X2, Y2, buf, pos)
+        if md:
+            md_exponent(Q, cumQ, eta, z)
     return DONE, m, pos
 
 

@@ -22,7 +22,8 @@ episode, operation for operation as numpy does it (docs/performance.md#same-byte
    local randomizer (``sums + (x + (E1 - E2) b)``), 3 none here: the statistic is returned in ``x_out`` and the
    caller releases it (any other counter; then ``m`` = 1).
 
-The exponentials come from :mod:`.ahead` (drawn ahead per seed, same stream). ``cache=True`` keeps the
+Steps 1, 5 and 6 are :func:`optimistic_model`, :func:`episode_statistic` and :func:`release`, shared with UCB-PO's
+compiled episode (:mod:`.po_jit`). The exponentials come from :mod:`.ahead` (drawn ahead per seed, same stream). ``cache=True`` keeps the
 compilation out of later processes.
 """
 
@@ -78,6 +79,72 @@ def _tree_add(t, e12, scale, alpha, noise, rel, texact, b, x, sa, sn):
 
 
 @numba.njit(cache=True)
+def optimistic_model(rel, pooled, E1, c_root, c_inv, bonus, H, S, A, base, Pm):
+    """:func:`.planning.optimistic_model` of one seed's released sums ``rel``: fills ``base`` (Hm S A,) and ``Pm``
+    (Hm, S A, S), Hm = 1 if pooled (the same values at every h, as ``np.tile`` repeats them) else H."""
+    SA = S * A
+    d = SA if pooled else H * SA
+    Hm = 1 if pooled else H
+    for i in range(Hm * SA):
+        y = rel[i] + E1
+        n = 1.0 if 1.0 >= y else y          # np.maximum(1.0, y), NaN kept
+        inv = 1.0 / n
+        root = np.sqrt(inv)
+        c = rel[d + i] * inv
+        beta = c_root * root + c_inv * inv
+        base[i] = c - bonus * beta
+        hh = i // SA
+        r = i - hh * SA
+        for sp in range(S):
+            Pm[hh, r, sp] = rel[2 * d + i * S + sp] * inv
+
+
+@numba.njit(cache=True)
+def episode_statistic(states, acts, cost, pooled, S, A, x):
+    """:func:`.stats.episode_stats` of one trajectory into ``x`` (assignments; pooled: additions in h order)."""
+    H = acts.size
+    d = S * A if pooled else H * S * A
+    for e in range(x.size):
+        x[e] = 0.0
+    for h in range(H):
+        s = states[h]
+        a = acts[h]
+        if pooled:
+            sa = s * A + a
+            x[sa] += 1.0
+            x[d + sa] += cost[h, s, a]
+            x[2 * d + sa * S + states[h + 1]] += 1.0
+        else:
+            sa = (h * S + s) * A + a
+            x[sa] = 1.0
+            x[d + sa] = cost[h, s, a]
+            x[2 * d + sa * S + states[h + 1]] = 1.0
+
+
+@numba.njit(cache=True)
+def release(mode, k, K, b, x, released, exact, exps, node, scale, alpha, noise, texact, x_out, sum_a, sum_n):
+    """Step 6 of the module docstring for seed ``b`` at episode ``k``: ``exps[b, node]`` is the episode's node (mode
+    1) or report (mode 2); ``sum_a``, ``sum_n`` (dim,) work arrays."""
+    dim = x.size
+    if mode == 0:
+        for e in range(dim):
+            released[b, e] = released[b, e] + x[e]
+            exact[b, e] = released[b, e]
+    elif mode == 1:
+        if k <= K - 1:
+            _tree_add(k, exps[b, node], scale, alpha, noise, released[b], texact[b], b, x, sum_a, sum_n)
+    elif mode == 2:
+        for e in range(dim):
+            z = exps[b, node, 0, e] - exps[b, node, 1, e]
+            z *= scale
+            released[b, e] = released[b, e] + (x[e] + z)
+            exact[b, e] = exact[b, e] + x[e]
+    else:
+        for e in range(dim):
+            x_out[b, e] = x[e]
+
+
+@numba.njit(cache=True)
 def run_episodes(k0, m, K, pooled, mode, E1, c_root, c_inv, bonus, R, P, cost, s1, v_star,
                  released, exact, env_u, j0, exps, scale, alpha, noise, texact, regret, x_out):
     """Episodes k0 .. k0 + m - 1 (1-based) of every seed; see the module docstring.
@@ -93,7 +160,6 @@ def run_episodes(k0, m, K, pooled, mode, E1, c_root, c_inv, bonus, R, P, cost, s
     H, S, A = R.shape
     B, dim = released.shape
     SA = S * A
-    d = SA if pooled else H * SA
     Hm = 1 if pooled else H
     base = np.empty(Hm * SA)
     Pm = np.empty((Hm, SA, S))
@@ -112,18 +178,7 @@ def run_episodes(k0, m, K, pooled, mode, E1, c_root, c_inv, bonus, R, P, cost, s
         for kk in range(m):
             k = k0 + kk
             # 1. optimistic model
-            for i in range(Hm * SA):
-                y = released[b, i] + E1
-                n = 1.0 if 1.0 >= y else y          # np.maximum(1.0, y), NaN kept
-                inv = 1.0 / n
-                root = np.sqrt(inv)
-                c = released[b, d + i] * inv
-                beta = c_root * root + c_inv * inv
-                base[i] = c - bonus * beta
-                hh = i // SA
-                r = i - hh * SA
-                for sp in range(S):
-                    Pm[hh, r, sp] = released[b, 2 * d + i * S + sp] * inv
+            optimistic_model(released[b], pooled, E1, c_root, c_inv, bonus, H, S, A, base, Pm)
             # 2. optimistic value iteration (planning_jit.plan_vi_compiled)
             for s in range(S):
                 V[s] = 0.0
@@ -164,37 +219,6 @@ def run_episodes(k0, m, K, pooled, mode, E1, c_root, c_inv, bonus, R, P, cost, s
                         nxt = sp
                         break
                 states[h + 1] = nxt
-            # 5. the statistic (stats.episode_stats)
-            for e in range(dim):
-                x[e] = 0.0
-            for h in range(H):
-                s = states[h]
-                a = acts[h]
-                if pooled:
-                    sa = s * A + a
-                    x[sa] += 1.0
-                    x[d + sa] += cost[h, s, a]
-                    x[2 * d + sa * S + states[h + 1]] += 1.0
-                else:
-                    sa = (h * S + s) * A + a
-                    x[sa] = 1.0
-                    x[d + sa] = cost[h, s, a]
-                    x[2 * d + sa * S + states[h + 1]] = 1.0
-            # 6. the release
-            if mode == 0:
-                for e in range(dim):
-                    released[b, e] = released[b, e] + x[e]
-                    exact[b, e] = released[b, e]
-            elif mode == 1:
-                if k <= K - 1:
-                    _tree_add(k, exps[b, k - k0], scale, alpha, noise, released[b], texact[b], b, x, sum_a, sum_n)
-            elif mode == 2:
-                node = k - k0
-                for e in range(dim):
-                    z = exps[b, node, 0, e] - exps[b, node, 1, e]
-                    z *= scale
-                    released[b, e] = released[b, e] + (x[e] + z)
-                    exact[b, e] = exact[b, e] + x[e]
-            else:
-                for e in range(dim):
-                    x_out[b, e] = x[e]
+            # 5. the statistic (stats.episode_stats) and 6. the release
+            episode_statistic(states, acts, cost, pooled, S, A, x)
+            release(mode, k, K, b, x, released, exact, exps, k - k0, scale, alpha, noise, texact, x_out, sum_a, sum_n)

@@ -68,8 +68,9 @@ from .stats import episode_stats, family_dims, split
 KNOWN_OPTIONS = ("e_scale", "confidence_delta", "eta", "pool_over_h", "counter", "reading")
 COUNTERS = FACTORIZED_STRATEGIES  # the counting strategies, named once (privacct.log)
 _CHUNK = 256  # episodes of uniforms pre-drawn per seed at a time (independent of the batch size)
-#: UCB-VI outside audits runs its episodes in the compiled loop (:mod:`.episode_jit`, the same bytes as the numpy
-#: loop below, which stays the reference and the path of audited runs and of UCB-PO). Tests switch it off to compare.
+#: Outside audits the episodes run compiled: UCB-VI's whole loop (:mod:`.episode_jit`), UCB-PO's but for numpy's
+#: exp / log calls (:mod:`.po_jit`; where its self-check passes); the same bytes as the numpy loop below, which stays
+#: the reference and the path of audited runs. Tests switch it off to compare.
 COMPILED = True
 _AHEAD_BYTES = 32 << 20  # exponentials drawn ahead per call of the compiled loop, all seeds together (at most)
 _AHEAD_EPISODES = 32   # and at most this many episodes per call
@@ -174,7 +175,7 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
     pooled = opts["pool_over_h"]
     dim = sum(family_dims(H, S, A, pooled).values())
     kind = "vi" if algorithm == "ucb-vi" else "po"
-    compiled = COMPILED and kind == "vi" and audit is None and current_tap() is None
+    compiled = COMPILED and audit is None and current_tap() is None and (kind == "vi" or _po_compiles(B, H, S, A))
     priv = Privatizer(log, dim, K, noise_rngs, ledger, ahead=compiled)
     E1, E2 = e_terms(log, S=S, A=A, H=H, K=K, confidence_delta=opts["confidence_delta"], e_scale=opts["e_scale"])
     Lc, Lp = log_terms(S, A, H, K, opts["confidence_delta"])
@@ -188,7 +189,12 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
     cost_table = 1.0 - mdp.R                 # c = 1 - r (docs/seed-002-tabular.md#departures)
     every = max(1, K // 200)
 
-    if compiled:
+    if compiled and kind == "po":
+        _run_po_compiled(mdp, priv, regret, env_rngs, agent_rngs, log_pi, K=K, pooled=pooled, v_star=v_star,
+                         cost_table=cost_table, E1=E1, coefs=bonus_coefficients(E1=E1, E2=E2, H=H, S=S, Lc=Lc, Lp=Lp,
+                                                                              kind=kind),
+                         bonus_scale=float(config.bonus_scale), eta=eta, progress=progress, every=every)
+    elif compiled:
         _run_vi_compiled(mdp, priv, regret, env_rngs, K=K, pooled=pooled, v_star=v_star, cost_table=cost_table,
                          E1=E1, coefs=bonus_coefficients(E1=E1, E2=E2, H=H, S=S, Lc=Lc, Lp=Lp, kind=kind),
                          bonus_scale=float(config.bonus_scale), progress=progress, every=every)
@@ -319,6 +325,86 @@ def _run_vi_compiled(mdp: TabularMDP, priv: Privatizer, regret: np.ndarray, env_
                     progress(kk)
         k += m
     if mode == 1:   # Privatizer.release's sums and exact: copies of the tree's (the same additions, in the same order)
+        released, priv.exact = tree.noisy_sum(), tree.exact_sum()
+    priv.sums = released
+
+
+def _po_compiles(B: int, H: int, S: int, A: int) -> bool:
+    """Whether UCB-PO's compiled episode gives numpy's bytes on this numpy build (:func:`.po_jit.self_check`)."""
+    from .po_jit import self_check   # numba loads here, not on import (CLI start-up)
+
+    return self_check(B, H, S, A)
+
+
+def _run_po_compiled(mdp: TabularMDP, priv: Privatizer, regret: np.ndarray, env_rngs, agent_rngs, log_pi: np.ndarray,
+                     *, K: int, pooled: bool, v_star: float, cost_table: np.ndarray, E1: float,
+                     coefs: tuple[float, float], bonus_scale: float, eta: float, progress, every: int) -> None:
+    """The episode loop of :func:`run` for UCB-PO outside audits: one compiled call per episode
+    (:func:`.po_jit.po_episode`) between numpy's exponentials and logarithm, which run here on the whole
+    (B, H, S, A) batch as the numpy loop runs them (``pi = np.exp(log_pi)``; :func:`.planning.mirror_step` after
+    its exponent ``z``). The same draws in the same order (the roll-out's and the agent's uniforms in the same
+    256-episode chunks; the privacy noise drawn ahead per seed, :mod:`.ahead`), the same ledger; fills ``regret``
+    and the privatizer's sums (as :func:`_run_vi_compiled`)."""
+    from .ahead import TreeAhead, local_ahead
+    from .po_jit import po_episode, row_sums
+
+    H = mdp.horizon
+    B, dim = priv.sums.shape
+    tree = getattr(priv, "tree", None)
+    if priv.kind == "none":
+        mode = 0
+    elif isinstance(tree, TreeAhead):
+        mode = 1
+    elif priv.kind == "local":
+        mode = 2
+    else:
+        mode = 3
+    scale = 0.0 if priv.log is None else float(priv.log.group(GROUP).noise_scale)
+    per = max(1, min(_AHEAD_EPISODES, _AHEAD_BYTES // (16 * dim * B))) if mode in (1, 2) else (1 if mode == 3 else _CHUNK)
+    R = mdp.R
+    P2 = np.ascontiguousarray(mdp.P.reshape(H, -1, mdp.n_states))
+    cdf = mdp._cdf
+    none4, none3, none2 = np.empty((B, 0, 2, dim)), np.empty((0, B, dim)), np.empty((0, dim))
+    alpha, noise, texact = (tree._alpha, tree._noise, tree._exact) if mode == 1 else (none3, none3, none2)
+    released, exact = (tree._release if mode == 1 else priv.sums), priv.exact
+    buffer = np.empty(B * per * 2 * dim) if mode in (1, 2) else None
+    pi, z, ez, Q = (np.empty_like(log_pi) for _ in range(4))
+    lse = np.empty(log_pi.shape[:-1] + (1,))
+    k = 1
+    while k <= K:
+        j = (k - 1) % _CHUNK
+        if j == 0:
+            n = min(_CHUNK, K - k + 1)
+            env_u = np.stack([r.random((n, H)) for r in env_rngs])
+            agent_u = np.stack([r.random((n, H)) for r in agent_rngs])
+        m = min(per, K - k + 1, _CHUNK - j)
+        exps, x_out = none4, none2
+        if mode == 1:
+            nodes = max(0, min(k + m - 1, K - 1) - k + 1)
+            exps = tree.draw_ahead(nodes, buffer) if nodes else none4
+        elif mode == 2:
+            exps = local_ahead(priv.rngs, m, dim, scale=scale, first_user=k, ledger=priv.ledger, group=GROUP,
+                               buffer=buffer)
+        for i in range(m):
+            if mode == 3:
+                x_out = np.empty((B, dim))   # fresh each episode: a counter may keep the array it is given
+            np.exp(log_pi, out=pi)
+            po_episode(k + i, K, pooled, mode, E1, coefs[0], coefs[1], bonus_scale, eta, R, P2, cdf, cost_table,
+                       mdp.initial_state, v_star, released, exact, env_u, agent_u, j + i, exps, i, scale, alpha,
+                       noise, texact, regret, x_out, pi, log_pi, z, Q)
+            if mode == 3:
+                released = priv.release(k + i, x_out)
+            # planning.mirror_step from its exponent z: z - log(sum(exp(z)))
+            np.exp(z, out=ez)
+            row_sums(ez, lse)   # ez.sum(axis=-1, keepdims=True), compiled (elementwise order: numpy's)
+            np.log(lse, out=lse)
+            np.subtract(z, lse, out=log_pi)
+            if progress is not None and ((k + i) % every == 0 or k + i == K):
+                progress(k + i)
+        if mode == 1 and nodes:
+            tree.advance(nodes)
+        k += m
+    if mode == 1:
         released, priv.exact = tree.noisy_sum(), tree.exact_sum()
     priv.sums = released
 

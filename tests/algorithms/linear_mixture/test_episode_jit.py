@@ -93,6 +93,11 @@ CASES = [
     ("pp-ucrl-vtr", "jdp", {"epsilon": 50.0, "bonus_scale": 0.01, "episodes": 60}),
     ("private-linopt-vi", "jdp", {"epsilon": 50.0, "bonus_scale": 0.01, "episodes": 60}),
     ("pp-ucrl-vtr-plus", "jdp", {"epsilon": 50.0, "bonus_scale": 0.01, "episodes": 60, "env": "riverswim-lm"}),
+    # mirror descent (seed 000 PO): compiled but for numpy's exp of the policy, one call per episode
+    ("private-linopt-po", "jdp", {}),
+    ("private-linopt-po", "jdp", {"env": "riverswim-lm", "episodes": 40}),
+    ("private-linopt-po", "jdp", {"epsilon": 50.0, "bonus_scale": 0.01, "episodes": 60, "options": (("eta", 3.0),)}),
+    ("private-linopt-po", "none", {"episodes": 60, "bonus_scale": 0.01, "options": (("eta", 1.0),)}),
 ]
 
 
@@ -110,7 +115,7 @@ def test_compiled_equals_numpy_bytes(monkeypatch, name, privacy, over, B):
 
 
 @pytest.mark.parametrize("name, privacy", [("ldp-ucrl-vtr", "ldp"), ("pp-ucrl-vtr", "jdp"), ("private-linopt-vi", "jdp"),
-                                           ("pp-ucrl-vtr-plus", "ldp")])
+                                           ("pp-ucrl-vtr-plus", "ldp"), ("private-linopt-po", "jdp")])
 def test_non_pd_episodes_take_numpy_inverse(monkeypatch, name, privacy):
     """A tiny shift: some Sigma are not PD; those episodes' inverses come from numpy (the floor), counted alike."""
     c = cfg(name, privacy, episodes=130, options=(("shift_scale", 1e-6),))
@@ -254,12 +259,13 @@ def test_audited_runs_keep_the_numpy_loop(monkeypatch, name, privacy):
 
 
 def test_other_learners_keep_the_numpy_loop(monkeypatch):
-    """Not compiled (yet): mirror descent (seed 000 PO: numpy's SIMD exp), UCRL-VTR (its radius reads the log det)."""
+    """Not compiled (yet): UCRL-VTR (its radius reads the log det). Mirror descent (seed 000 PO) is, but for numpy's
+    exp (test_compiled_equals_numpy_bytes)."""
     from privacct.algorithms.linear_mixture.learners import design_for
 
     calls = []
     monkeypatch.setattr(E, "_run_compiled", lambda *a, **k: calls.append(1))
-    for name, privacy in [("private-linopt-po", "jdp"), ("private-linopt-po", "none"), ("ucrl-vtr", "none")]:
+    for name, privacy in [("ucrl-vtr", "none")]:
         delta = 0.0 if privacy == "none" else 1e-5
         LEARNERS[name].run(cfg(name, privacy, episodes=3, delta=delta), spawn_sequences(0, 1))
     assert calls == []
