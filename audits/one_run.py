@@ -190,6 +190,67 @@ def steinke_epsilon_lower_bound(*, canaries: int, guesses: int, correct: int, de
 
 
 # --------------------------------------------------------------------------------------------------
+# predictable guesses (one-run ACTION audits: audits/one_run_actions.py)
+
+def _predictable_p(m: int, r: int, eps: float, delta: float) -> float:
+    """q^r + m delta / (1 + e^eps), capped at 1 (:func:`predictable_p_value`); q = e^eps / (1 + e^eps)."""
+    if r <= 0:
+        return 1.0
+    log_q = -float(np.logaddexp(0.0, -eps))   # log(e^eps / (1 + e^eps))
+    return min(1.0, math.exp(r * log_q) + m * delta * float(special.expit(-eps)))
+
+
+def predictable_p_value(*, canaries: int, prefix: int, epsilon: float, delta: float) -> float:
+    """P[the first ``prefix`` guesses are all correct] for an (``epsilon``, ``delta``)-DP mechanism (in each of
+    ``canaries`` bits) and PREDICTABLE guesses: canary i's guess (or abstention) a function of the output and of the
+    bits of the canaries before it, never of its own or a later one's; the guesses taken in canary order. Bound:
+    q^prefix + canaries * delta / (1 + e^eps), q = e^eps / (1 + e^eps), capped at 1
+    (docs/auditing.md#soundness-of-the-action-audit: given the output and S_1..S_{i-1}, S_i is right with probability at most q plus an excess
+    whose mean is at most delta / (1 + e^eps) per canary). With delta = 0 it is q^prefix, the one-sided
+    Clopper-Pearson tail of ``prefix`` right out of ``prefix``; the f-DP and Steinke bounds above assume guesses
+    that are functions of the output alone."""
+    m = check_count("canaries", canaries, minimum=1)
+    r = check_count("prefix", prefix, minimum=0, maximum=m)
+    eps = _check_epsilon_value(epsilon)
+    delta = check_delta("delta", delta, allow_zero=True)
+    return _predictable_p(m, r, eps, delta)
+
+
+def predictable_epsilon_lower_bound(*, canaries: int, prefix: int, delta: float, confidence: float) -> float:
+    """The largest eps whose :func:`predictable_p_value` at ``prefix`` leading correct guesses is <= 1 -
+    ``confidence`` (relative margin 1e-9); 0.0 when none is. With delta = 0: logit((1 - confidence)^(1 / prefix)).
+
+    Each rejection region {prefix >= r0(eps)} is an upper set in the prefix length, so reporting the largest rejected
+    eps is sound (as :func:`steinke_epsilon_lower_bound`). With delta > 0 the p-value need not be monotone in eps
+    (q^r grows with eps, the delta term falls), so eps is scanned on a grid over [0, ``EPS_CAP``] and the largest
+    rejected grid point refined by bisection that keeps a rejected lower end: the result is always a rejected eps."""
+    m = check_count("canaries", canaries, minimum=1)
+    r = check_count("prefix", prefix, minimum=0, maximum=m)
+    delta = check_delta("delta", delta, allow_zero=True)
+    beta = 1.0 - _check_confidence(confidence)
+    if r <= 0:
+        return 0.0
+    target = beta * (1.0 - REL_MARGIN)
+    rejected = lambda e: _predictable_p(m, r, e, delta) <= target  # noqa: E731
+    grid = np.linspace(0.0, EPS_CAP, 4097)
+    log_q = -np.logaddexp(0.0, -grid)
+    p = np.minimum(1.0, np.exp(r * log_q) + m * delta * special.expit(-grid))
+    lo = next((float(grid[j]) for j in np.flatnonzero(p <= target)[::-1] if rejected(float(grid[j]))), None)
+    if lo is None:   # (each candidate re-checked with the scalar p-value, the largest first)
+        return 0.0
+    if lo >= EPS_CAP:
+        return EPS_CAP
+    hi = float(grid[np.searchsorted(grid, lo, side="right")])
+    while hi - lo > 1e-10 * max(1.0, hi):
+        mid = 0.5 * (lo + hi)
+        if rejected(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+# --------------------------------------------------------------------------------------------------
 # Mahloujifar, Melis, Chaudhuri 2024
 
 def _blow_up_inverse(family: str, y: np.ndarray, theta: np.ndarray, delta: float) -> np.ndarray:
@@ -780,5 +841,6 @@ def one_run_audit(mechanism: Callable[[np.ndarray, np.random.Generator], Any], *
 
 
 __all__ = ["FAMILIES", "FdpBound", "GuessCount", "OneRunResult", "best_guesses", "draw_bits", "fdp_epsilon_lower_bound",
-           "guess_grid", "one_run_audit", "one_run_audit_scores", "one_run_power", "one_run_seeds",
+           "guess_grid", "one_run_audit", "one_run_audit_scores", "one_run_power", "one_run_seeds", "predictable_epsilon_lower_bound",
+           "predictable_p_value",
            "steinke_epsilon_lower_bound", "steinke_p_value"]

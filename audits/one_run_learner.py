@@ -87,6 +87,27 @@ def median_structure(records, users: tuple[int, ...]):
     return sorted(structures, key=key)[len(structures) // 2]
 
 
+def resolve_config(spec, algorithm: str, *, privacy: str, epsilon: float, delta: float, calibration: str,
+                   episodes: int | None, horizon: int | None, env: str | None, options: tuple,
+                   bonus_scale: float | None):
+    """The RunConfig of a one-run audit: ``episodes`` None takes the learner's first paper setting for ``privacy`` (its
+    K, H, environment, bonus scale and options; ``horizon``, ``env``, ``bonus_scale`` given override it, ``options`` go
+    on top of its options), else the learner's test settings' K; the fields given otherwise."""
+    if episodes is None:
+        setting = next((s for s in spec.paper_settings if getattr(s, "privacy", None) == privacy), None)
+        if setting is not None:
+            episodes = setting.episodes
+            horizon = setting.horizon if horizon is None else horizon
+            env = setting.env if env is None else env
+            bonus_scale = setting.bonus_scale if bonus_scale is None else bonus_scale
+            options = tuple(sorted({**dict(setting.options), **dict(options)}.items()))
+        else:
+            episodes = dict(spec.test_settings).get("episodes", 1000)
+    return learner_config(algorithm, privacy=privacy, epsilon=epsilon, delta=delta, calibration=calibration,
+                          episodes=episodes, horizon=horizon, env=env, options=options,
+                          bonus_scale=1.0 if bonus_scale is None else bonus_scale)
+
+
 @dataclass(frozen=True)
 class OneRunLearnerResult:
     """A learner's one-run audit: the bound (``bound``, :mod:`privacct.audits.one_run`'s result) beside the
@@ -159,19 +180,9 @@ def one_run_audit_learner(algorithm: str, *, privacy: str = "jdp", canaries: int
     from .one_run import draw_bits, one_run_audit_scores
 
     spec = get_learner(algorithm)
-    if episodes is None:
-        setting = next((s for s in spec.paper_settings if getattr(s, "privacy", None) == privacy), None)
-        if setting is not None:
-            episodes = setting.episodes
-            horizon = setting.horizon if horizon is None else horizon
-            env = setting.env if env is None else env
-            bonus_scale = setting.bonus_scale if bonus_scale is None else bonus_scale
-            options = tuple(sorted({**dict(setting.options), **dict(options)}.items()))
-        else:
-            episodes = dict(spec.test_settings).get("episodes", 1000)
-    cfg = learner_config(algorithm, privacy=privacy, epsilon=epsilon, delta=delta, calibration=calibration,
-                         episodes=episodes, horizon=horizon, env=env, options=options,
-                         bonus_scale=1.0 if bonus_scale is None else bonus_scale)
+    cfg = resolve_config(spec, algorithm, privacy=privacy, epsilon=epsilon, delta=delta, calibration=calibration,
+                         episodes=episodes, horizon=horizon, env=env, options=options, bonus_scale=bonus_scale)
+    episodes, horizon = cfg.episodes, cfg.horizon
     users = plan_users(int(episodes), canaries)
     spacing = users[1] - users[0] if len(users) > 1 else 1
     signs = draw_bits(seed, len(users))                       # +1: bit A, -1: bit B (privacct.audits.one_run)
@@ -193,4 +204,4 @@ def one_run_audit_learner(algorithm: str, *, privacy: str = "jdp", canaries: int
                                float(count.mean()), bound, acc_name, float(acc), time.perf_counter() - t0, tuple(notes))
 
 
-__all__ = ["OneRunLearnerResult", "canary_scores", "one_run_audit_learner", "plan_users"]
+__all__ = ["OneRunLearnerResult", "canary_scores", "one_run_audit_learner", "plan_users", "resolve_config"]

@@ -34,7 +34,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Callable, Iterator
 
 import numpy as np
 
@@ -134,6 +134,102 @@ class Coupling:
             bucket.append(what)
 
 
+class ReplayWindowDone(BaseException):
+    """Raised by :func:`prescribed` in an :class:`ActionPin`'s replayed run once the actions of its last user are
+    prescribed: it ends the replay (a BaseException, so that no ``except Exception`` of a learner swallows it)."""
+
+
+@dataclass(eq=False)
+class ActionPin:
+    """One-run ACTION audits (docs/auditing.md#one-run-action-audits; :mod:`privacct.audits.one_run_actions`).
+
+    A pin sees every privacy draw of a run (:func:`after_noise`) and every user's prescribed actions
+    (:func:`prescribed`) while it is active (:func:`pinning`); it never changes an ordinary run, the billboard check's
+    coupling or a one-run release audit (nothing is pinned unless a pin is active).
+
+    ``mode`` "record" (the audited run): each draw's signature (group, users, mechanism, shape) and the first user
+    whose actions it can affect (the last user whose actions were prescribed, plus 1) are logged in ``draws``;
+    ``on_user(k)`` is called after user k's actions are prescribed (the audit starts a canary's replay there).
+
+    ``mode`` "replay" (the run again on the same seeds, a canary's bit flipped: ``flipped`` maps the canary user to
+    (the bit she played in the recorded run, the bit she plays here)): every draw over a flipped canary has its noise
+    moved, in place, by her reported contribution (:func:`canary_contribution`) under the recorded bit minus under the
+    replayed bit, so the release equals the recorded run's (up to floating-point rounding) while everything the
+    learner computes outside its releases reads the replayed bit. A draw over a flipped canary whose contribution to
+    that group was not reported cannot be pinned: its index in ``draws`` goes to ``unpinned`` (nothing after it
+    is comparable). The actions of users after ``keep_from`` are kept in ``actions``; once user ``stop_after``'s
+    actions are prescribed the replay ends (:class:`ReplayWindowDone`).
+    """
+
+    mode: str
+    flipped: dict = field(default_factory=dict)
+    stop_after: int | None = None
+    keep_from: int = 0
+    on_user: Callable[[int], None] | None = None
+    #: (signature, first user affected) of every draw, in order
+    draws: list = field(default_factory=list)
+    #: replay: indices into ``draws`` of the draws over a flipped canary that could not be pinned
+    unpinned: list = field(default_factory=list)
+    #: replay: user -> actions (B, ...) of the users after ``keep_from``
+    actions: dict = field(default_factory=dict)
+    #: the last user whose actions were prescribed
+    last_user: int = 0
+    #: replay: the audited run's tap the pinned draws were made in (its canary records let the audit check that each
+    #: pinned release of the flipped canary is the recorded run's)
+    tap: "AuditTap | None" = None
+    #: replay: per draw, the number of canary records the tap held when it was drawn (record j was made by the last
+    #: draw whose count is <= j)
+    records_at: list = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("record", "replay"):
+            raise PrivacctError(f"action pin mode must be record or replay, got {self.mode!r}")
+
+    def start_replay(self, flipped: dict, *, stop_after: int, keep_from: int) -> None:
+        """Turn this pin into a replay's from here on (a forked copy of a recorded run): the draws and actions logged
+        from now on are the replay's; ``last_user`` is kept."""
+        self.mode = "replay"
+        self.flipped = dict(flipped)
+        self.stop_after = int(stop_after)
+        self.keep_from = int(keep_from)
+        self.on_user = None
+        self.draws, self.unpinned, self.actions, self.records_at = [], [], {}, []
+
+    def note_draw(self, group: str | None, users: tuple[int, int] | None, mechanism: str, noise) -> None:
+        shape = tuple(np.shape(noise)[1:])
+        self.draws.append(((group, None if users is None else (int(users[0]), int(users[1])), mechanism, shape),
+                           self.last_user + 1))
+        if self.mode != "replay" or not self.flipped:
+            return
+        tap = _CURRENT.get()
+        self.tap = tap
+        self.records_at.append(0 if tap is None else len(tap.canary_records))
+        for user, (played, replayed) in self.flipped.items():
+            if users is None or not (users[0] <= user <= users[1]):
+                continue
+            pair = None if tap is None else tap.counterfactual.get((int(user), str(group)))
+            shift = None
+            if pair is not None:
+                diff = (pair[0] if played == "A" else pair[1]) - (pair[0] if replayed == "A" else pair[1])
+                if diff.size == np.size(noise):
+                    shift = diff.reshape(np.shape(noise))
+            if shift is None:
+                self.unpinned.append(len(self.draws) - 1)
+            else:
+                noise += shift
+
+    def user_done(self, user: int, actions) -> None:
+        self.last_user = max(self.last_user, int(user))
+        if self.mode == "record":
+            if self.on_user is not None:
+                self.on_user(int(user))
+            return
+        if int(user) > self.keep_from:
+            self.actions[int(user)] = np.array(actions, copy=True)
+        if self.stop_after is not None and int(user) >= self.stop_after:
+            raise ReplayWindowDone()
+
+
 @dataclass
 class AuditTap:
     """The records of one audited run (module docstring). Not thread-shared: one per run.
@@ -207,6 +303,8 @@ class AuditTap:
 _CURRENT: contextvars.ContextVar[AuditTap | None] = contextvars.ContextVar("privacct_audit_tap", default=None)
 #: Set while a tapping primitive (TreeCounter, add_noise) draws: its own draw is recorded by it, not noted.
 _INSIDE: contextvars.ContextVar[bool] = contextvars.ContextVar("privacct_audit_tap_inside", default=False)
+#: The active action pin of a one-run action audit (:class:`ActionPin`), or None.
+_PIN: contextvars.ContextVar[ActionPin | None] = contextvars.ContextVar("privacct_action_pin", default=None)
 
 
 def current() -> AuditTap | None:
@@ -223,6 +321,23 @@ def tapping(tap: AuditTap | None = None) -> Iterator[AuditTap]:
         yield tap
     finally:
         _CURRENT.reset(token)
+
+
+def current_pin() -> ActionPin | None:
+    """The active action pin (:class:`ActionPin`), or None."""
+    return _PIN.get()
+
+
+@contextlib.contextmanager
+def pinning(pin: ActionPin) -> Iterator[ActionPin]:
+    """Activate the action pin ``pin`` for the run(s) inside the block (one-run action audits)."""
+    if not isinstance(pin, ActionPin):
+        raise PrivacctError(f"pin must be an ActionPin, got {type(pin).__name__}")
+    token = _PIN.set(pin)
+    try:
+        yield pin
+    finally:
+        _PIN.reset(token)
 
 
 @contextlib.contextmanager
@@ -292,7 +407,11 @@ def after_noise(group: str | None, users: tuple[int, int] | None, mechanism: str
     """Called by the low-level draws with the noise drawn: a draw over user 1 (outside a tapping primitive) whose
     group has a pending contribution of user 1 (:func:`user_contribution`) is recorded as that contribution +
     the noise. In the replayed run of a billboard check that noise is moved, in place, by canary A's share minus
-    canary B's (:func:`coupled_share`), so the release the learner forms equals canary A's."""
+    canary B's (:func:`coupled_share`), so the release the learner forms equals canary A's. An active action pin
+    (:class:`ActionPin`) logs the draw first and, in a replay, pins it."""
+    pin = _PIN.get()
+    if pin is not None:
+        pin.note_draw(group, users, mechanism, noise)
     tap = _CURRENT.get()
     if tap is None or _INSIDE.get() or users is None or tap.plan is not None or not (users[0] <= 1 <= users[1]):
         return
@@ -341,7 +460,11 @@ def record_canary(tap: AuditTap, *, user: int, group: str, name: str, mechanism:
 def prescribed(user: int, actions) -> None:
     """Report the actions the learner prescribes to user ``user`` (B, ...): what the other users see of the run
     under JDP (user 1's own actions are never part of it). A no-op outside an audited run; in one, the audit's
-    black-box observation (``--observe actions``) is built from these reports."""
+    black-box observation (``--observe actions``) is built from these reports. An active action pin
+    (:class:`ActionPin`) is told first (a replay may end here: :class:`ReplayWindowDone`)."""
+    pin = _PIN.get()
+    if pin is not None:
+        pin.user_done(int(user), actions)
     tap = _CURRENT.get()
     if tap is None or int(user) < 2:
         return
@@ -363,5 +486,5 @@ def note_draw(group: str | None, users: tuple[int, int] | None, mechanism: str) 
                                       "(privacct cannot tell user 1's contribution apart)")
 
 
-__all__ = ["AuditTap", "CanaryRecord", "Coupling", "OBSERVED_AS", "TapRecord", "Unobserved", "after_noise",
+__all__ = ["ActionPin", "AuditTap", "ReplayWindowDone", "current_pin", "pinning", "CanaryRecord", "Coupling", "OBSERVED_AS", "TapRecord", "Unobserved", "after_noise",
            "canary_contribution", "coupled_share", "coupled_value", "current", "note_uncoupled", "inside_primitive", "note_draw", "prescribed", "record_canary", "tapping", "user_contribution"]
