@@ -88,6 +88,10 @@ def register_audit(subparsers) -> argparse.ArgumentParser:
                         "of runs on the same seeds, every release of canary B's run made equal to canary A's; passes when "
                         "the actions prescribed to users 2..K never differ (a policy that reads user 1 outside its "
                         "releases fails). Default 32 trials")
+    p.add_argument("--window", type=integer_arg("--window"), default=None,
+                   help="a one-run action audit (--one-run --observe actions) compares at most this many users after each "
+                        "canary, an integer >= 1 (default: every user up to the next canary; never further, which the "
+                        "bound's soundness needs, docs/auditing.md#soundness-of-the-action-audit)")
     p.add_argument("--canaries", type=integer_arg("--canaries"), default=None,
                    help=f"canary users of a one-run audit, an integer in [1, K - 1] (default {DEFAULT_CANARIES}, at most K - 1)")
     p.add_argument("--confidence", type=number_arg("--confidence"), default=0.95, help="in (0, 1) (default 0.95)")
@@ -139,6 +143,8 @@ def audit_arguments(args):
         check_count("--trials", args.trials)
     if getattr(args, "canaries", None) is not None:
         raise PrivacctError("--canaries applies to a one-run audit (--one-run)")
+    if getattr(args, "window", None) is not None:
+        raise PrivacctError("--window applies only to a one-run action audit (--one-run --observe actions)")
     setting = spec.audit_configuration()
     if args.episodes is not None:
         check_count("--episodes", args.episodes)
@@ -184,10 +190,17 @@ def _one_run_arguments(args, spec):
     from .learner import check_audit_config
 
     for flag, value in (("--trials", args.trials), ("--fresh-users", args.fresh_users or None),
-                        ("--scheduler", args.scheduler), ("--observe actions", args.observe == "actions" or None)):
+                        ("--scheduler", args.scheduler)):
         if value is not None:
             raise PrivacctError(f"{flag} does not apply to a one-run audit (--one-run): one run, canaries chosen by the "
-                                "auditor, released statistics observed")
+                                "auditor")
+    if args.observe == "actions" and args.privacy != "jdp":
+        raise PrivacctError(f"--observe actions with --one-run needs --privacy jdp (the actions prescribed to the other "
+                            f"users are what JDP protects; under LDP the reports are the output), got {args.privacy!r}")
+    if args.window is not None:
+        if args.observe != "actions":
+            raise PrivacctError("--window applies only to a one-run action audit (--one-run --observe actions)")
+        check_count("--window", args.window)
     setting = next((x for x in spec.paper_settings if getattr(x, "privacy", None) == args.privacy), None)
     for flag, value in (("--episodes", args.episodes), ("--horizon", args.horizon)):
         if value is not None:
@@ -217,6 +230,30 @@ def _one_run_arguments(args, spec):
     return check_audit_config(RunConfig(**fields, delta=delta))
 
 
+def _cmd_one_run_actions(args, cfg) -> int:
+    """``privacct audit ALG --one-run --observe actions``: the one-run action audit (docs/auditing.md#one-run-action-audits).
+    Inconclusive (exit 3) is its best outcome: it has no power criterion, so it fails or says nothing."""
+    from privacct.algorithms.memory import run_estimate
+    from privacct.algorithms.registry import get_learner
+    from privacct.progress import Progress
+    from privacct.resources import check_memory
+
+    from .one_run_actions import one_run_action_audit
+
+    spec = get_learner(cfg.algorithm)
+    est = run_estimate(spec, cfg, 1, audit=True, runner=False)
+    check_memory(2 * est.total, args=f"--episodes {cfg.episodes}", what=f"the run and one replay of {est.main_terms()}",
+                 lower="--episodes")
+    with Progress(args.canaries, f"one-run action audit {args.algorithm}", unit="replays", quiet=args.quiet) as bar:
+        r = one_run_action_audit(cfg, canaries=args.canaries, confidence=args.confidence, seed=args.seed,
+                                 window=args.window, progress=bar.update)
+    if args.json:
+        emit_json(r.to_dict())
+    else:
+        emit(r.summary())
+    return EXIT_CODES[r.verdict] if r.sandwich_ok else EXIT_CODES["fails"]
+
+
 def _cmd_one_run(args, cfg) -> int:
     from privacct.algorithms.memory import one_run_width, run_estimate
     from privacct.algorithms.registry import get_learner
@@ -225,6 +262,8 @@ def _cmd_one_run(args, cfg) -> int:
 
     from .one_run_learner import one_run_audit_learner
 
+    if args.observe == "actions":
+        return _cmd_one_run_actions(args, cfg)
     spec = get_learner(cfg.algorithm)
     est = run_estimate(spec, cfg, 1, audit=True, runner=False)
     # every canary's releases are kept with both bits' contributions: 3 floats per observed value

@@ -64,7 +64,7 @@ POSITIONAL = {
 VALUE_FOR_FLAG = {
     "--noise-scale": "2", "--sensitivity": "1", "--count": "3", "--tree-leaves": "8", "--counter-leaves": "8",
     "--delta": "1e-5", "--epsilon": "1", "--episodes": "8", "--seeds": "2", "--seed": "0", "--horizon": "2",
-    "--trials": "100", "--canaries": "4", "--confidence": "0.9", "--out": "out", "--scheduler": "tcp://127.0.0.1:8786",
+    "--trials": "100", "--canaries": "4", "--window": "2", "--confidence": "0.9", "--out": "out", "--scheduler": "tcp://127.0.0.1:8786",
     "--only": "ucb-vi", "--accountant": "rdp", "--strategy": "tree", "--counter": "tree", "--env": "riverswim",
     "--option": "beta=5", "--privacy": "jdp", "--calibration": "paper", "--observe": "released", "--bonus-scale": "1",
     "--constants": "tuned", "--mechanism": "laplace", "--example": "laplace-repeated",

@@ -223,3 +223,23 @@ def test_same_seed_same_result_and_a_window_bounds_the_replays():
                                 **dict(LEAKY_UCB, episodes=129))
     assert all(r.window_end <= r.user + 2 for r in w.replays) and w.replay_episodes <= (2 + 1) * 16   # + her own
     assert w.guesses <= a.guesses
+
+
+def test_cli_one_run_action_audit_json_and_refusals(capsys):
+    """privacct audit ALG --one-run --observe actions: one JSON object; a faithful learner is inconclusive (exit 3: the
+    audit has no power criterion, it fails or says nothing); flags that do not belong are refused in one line."""
+    from privacct.cli import main
+
+    rc = main(["audit", "ucb-vi", "--privacy", "jdp", "--one-run", "--observe", "actions", "--canaries", "16",
+               "--episodes", "129", "--horizon", "2", "--window", "4", "--json", "--quiet"])
+    d = json.loads(capsys.readouterr().out)
+    assert rc == 3 and d["verdict"] == "inconclusive" and d["canaries"] == 16
+    for key in ("guesses", "correct", "epsilon_lower_bound", "accounted_epsilon", "sandwich_ok"):
+        assert key in d
+    for argv in (["--privacy", "ldp", "--one-run", "--observe", "actions"],          # JDP only
+                 ["--privacy", "jdp", "--one-run", "--window", "4"],                    # --window needs actions
+                 ["--privacy", "jdp", "--window", "4"],                                 # ... and --one-run
+                 ["--privacy", "jdp", "--one-run", "--observe", "actions", "--window", "0"]):
+        rc = main(["audit", "ucb-vi", "--episodes", "33", "--horizon", "2"] + argv)
+        err = capsys.readouterr().err
+        assert rc == 2 and err.count("\n") == 1 and ("--window" in err or "--privacy" in err or "--observe" in err), err
