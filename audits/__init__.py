@@ -35,6 +35,7 @@ _EXPORTS = {
     "FdpBound": "one_run", "OneRunResult": "one_run", "best_guesses": "one_run", "fdp_epsilon_lower_bound": "one_run",
     "guess_grid": "one_run", "one_run_audit": "one_run", "one_run_audit_scores": "one_run", "one_run_power": "one_run",
     "steinke_epsilon_lower_bound": "one_run", "steinke_p_value": "one_run",
+    "one_run_action_audit": "one_run_actions", "OneRunActionResult": "one_run_actions",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -241,6 +241,21 @@ class Auditor:
             pytest.fail(f"privacy audit FAILED (one-run audit): {r.summary()}", pytrace=False)
         return self.check(r, allow_inconclusive=allow)
 
+    def one_run_actions(self, algorithm: Any, **kwargs) -> Any:
+        """The one-run ACTION audit of a JDP learner (:func:`privacct.audits.one_run_actions.one_run_action_audit`;
+        docs/auditing.md#one-run-action-audits): fails when its bound exceeds the claim or the learner's own accounted
+        eps. It has no power criterion, so ``inconclusive`` is its best outcome and does not fail the test by itself.
+        ``algorithm``: a learner name with keywords (``canaries``, ``window``, ``mutant``, the configuration), or a
+        RunConfig passed whole."""
+        from privacct.algorithms.base import RunConfig
+        from privacct.audits.one_run_actions import one_run_action_audit
+        s, _ = self._settings(kwargs, trials=None, record=algorithm if isinstance(algorithm, RunConfig) else None)
+        s.pop("trials", None)
+        r = self.check(one_run_action_audit(algorithm, **s), allow_inconclusive=True)   # recorded, fails on "fails"
+        if not r.sandwich_ok:
+            pytest.fail(f"privacy audit FAILED (one-run action audit): {r.summary()}", pytrace=False)
+        return r
+
     def billboard(self, algorithm: Any, **kwargs) -> Any:
         """The billboard check of a JDP learner (:func:`privacct.audits.billboard.billboard_check`;
         docs/auditing.md#the-billboard-check): fails when coupled runs with equal releases prescribe users 2..K
@@ -254,11 +269,14 @@ class Auditor:
 
 
 def _kind(result) -> str:
-    """"billboard", "one-run" or "audit" (a many-trial audit): how a result is reported."""
+    """"billboard", "one-run", "one-run-actions" or "audit" (a many-trial audit): how a result is reported."""
+    from privacct.audits.one_run_actions import OneRunActionResult
     from privacct.audits.one_run_learner import OneRunLearnerResult
 
     if getattr(result, "check", "") == "billboard":
         return "billboard"
+    if isinstance(result, OneRunActionResult):
+        return "one-run-actions"
     return "one-run" if isinstance(result, OneRunLearnerResult) else "audit"
 
 
@@ -268,6 +286,8 @@ def _message(result) -> str:
         return f"privacy audit {head} (billboard check): {result.summary()}"
     if _kind(result) == "one-run":
         return f"privacy audit {head} (one-run audit): {result.summary()}"
+    if _kind(result) == "one-run-actions":
+        return f"privacy audit {head} (one-run action audit): {result.summary()}"
     lines = [
         f"privacy audit {head}{': ' + result.name if getattr(result, 'name', '') else ''}",
         f"  claimed epsilon      : {result.claimed_epsilon:g} (delta = {result.delta:g})",
@@ -313,6 +333,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
         if _kind(r) == "one-run":
             terminalreporter.write_line(f"{verdict:12} one-run audit: eps_lb={r.epsilon_lower_bound:.4f} "
                                         f"claimed={r.bound.claimed_epsilon:g} canaries={r.canaries} "
+                                        f"accounted={r.accounted_epsilon:.4f} {r.seconds:.2f}s  {nodeid}"
+                                        + (f" ({defaults})" if defaults else ""))
+            continue
+        if _kind(r) == "one-run-actions":
+            terminalreporter.write_line(f"{verdict:12} one-run action audit: eps_lb={r.epsilon_lower_bound:.4f} "
+                                        f"claimed={r.claimed_epsilon:g} canaries={r.canaries} guesses={r.guesses} "
                                         f"accounted={r.accounted_epsilon:.4f} {r.seconds:.2f}s  {nodeid}"
                                         + (f" ({defaults})" if defaults else ""))
             continue

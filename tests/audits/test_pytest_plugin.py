@@ -348,6 +348,30 @@ def test_plugin_one_run_audit_fails_a_leaky_learner_and_reports_it(pytester):
                                  "*FAILS*one-run audit: eps_lb=*canaries=1000*"])
 
 
+def test_plugin_one_run_action_audit_fails_a_policy_leak_and_lets_a_faithful_learner_through(pytester):
+    """privacy_audit.one_run_actions: inconclusive is its best outcome (no power criterion), so a faithful learner's
+    test passes even without allow_inconclusive; the planted policy leak fails it; both are in the session summary."""
+    pytester.makepyfile('''
+        import pytest
+
+        LEAKY = dict(episodes=129, horizon=2, bonus_scale=1e6, options=(("e_scale", 1e-9),), calibration="tight")
+
+        @pytest.mark.privacy_audit(epsilon=1.0)
+        def test_faithful(privacy_audit):
+            r = privacy_audit.one_run_actions("ucb-vi", canaries=16, **LEAKY)
+            assert r.verdict == "inconclusive" and r.guesses == 0
+
+        @pytest.mark.privacy_audit(epsilon=1.0)
+        def test_leak(privacy_audit):
+            privacy_audit.one_run_actions("ucb-vi", canaries=32, mutant="bonus-on-exact-counts", **LEAKY)
+    ''')
+    result = pytester.runpytest("-p", "no:hypothesispytest")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*privacy audit FAILED (one-run action audit)*", "*privacy audits*",
+                                 "*INCONCLUSIVE*one-run action audit: *guesses=0*",
+                                 "*FAILS*one-run action audit: *canaries=32*"])
+
+
 def test_plugin_learner_audit_takes_a_run_config_whole(pytester):
     """Issue 22: ``privacy_audit.learner(config)`` audits the RunConfig's own claim; a marker or call that states
     another claim fails the test in one line (the record carries it)."""
