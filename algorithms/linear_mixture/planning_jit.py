@@ -21,34 +21,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ..pairwise_sum import pairwise_sum as _pairwise  # numpy's row-sum order, one shared copy
+
 MAX_DIM = 128  # numpy's pairwise-summation block: beyond it the summation order is recursive
-
-
-@numba.njit(cache=True, inline="always")
-def _pairwise(a, n):
-    if n < 8:
-        r = 0.0
-        for i in range(n):
-            r += a[i]
-        return r
-    r0, r1, r2, r3 = a[0], a[1], a[2], a[3]
-    r4, r5, r6, r7 = a[4], a[5], a[6], a[7]
-    i = 8
-    while i < n - (n % 8):
-        r0 += a[i]
-        r1 += a[i + 1]
-        r2 += a[i + 2]
-        r3 += a[i + 3]
-        r4 += a[i + 4]
-        r5 += a[i + 5]
-        r6 += a[i + 6]
-        r7 += a[i + 7]
-        i += 8
-    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < n:
-        res += a[i]
-        i += 1
-    return res
 
 
 @numba.njit(cache=True, inline="always")

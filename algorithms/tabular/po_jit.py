@@ -32,6 +32,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ..pairwise_sum import pairwise_sum  # numpy's row-sum order, one shared copy
 from .episode_jit import episode_statistic, optimistic_model, release
 
 
@@ -62,35 +63,6 @@ def einsum_at(p, o, q, n):
         acc1 = (p[o + i + 1] * q[i + 1] if i + 1 < n else 0.0 * 0.0) + acc1
         i += 2
     return 0.0 + (acc0 + acc1)
-
-
-@numba.njit(cache=True)
-def pairwise_sum(a, n):
-    """``a[:n].sum()`` of a contiguous row: numpy's pairwise summation (sequential from 0 below 8 terms, eight
-    interleaved partial sums up to 128; longer rows are not needed here: A actions)."""
-    if n < 8:
-        r = 0.0
-        for i in range(n):
-            r += a[i]
-        return r
-    r0, r1, r2, r3 = a[0], a[1], a[2], a[3]
-    r4, r5, r6, r7 = a[4], a[5], a[6], a[7]
-    i = 8
-    while i < n - (n % 8):
-        r0 += a[i]
-        r1 += a[i + 1]
-        r2 += a[i + 2]
-        r3 += a[i + 3]
-        r4 += a[i + 4]
-        r5 += a[i + 5]
-        r6 += a[i + 6]
-        r7 += a[i + 7]
-        i += 8
-    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < n:
-        res += a[i]
-        i += 1
-    return res
 
 
 @numba.njit(cache=True)
