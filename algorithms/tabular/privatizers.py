@@ -218,7 +218,8 @@ def build_tabular_log(*, algorithm: str, privacy: str, calibration: str, epsilon
 
         log, chosen = with_least_noise(log, GROUP, epsilon=epsilon, delta=delta)
         log = MechanismLog(log.name, log.privacy_model, log.release_groups, log.neighbouring,
-                           {**log.params, "counter": chosen}, log.claim, log.source)
+                           {**log.params, "counter": chosen, "tight_choice": _tight_choice(log, chosen, K).to_params()},
+                           log.claim, log.source)
     elif calibration == "tight":
         from privacct.calibrate import calibrate_log
 
@@ -239,6 +240,21 @@ def e_terms(log: MechanismLog | None, *, S: int, A: int, H: int, K: int, confide
     e1 = b1 * math.sqrt(8.0 * m * math.log(6.0 * S * A * T / confidence_delta))
     e2 = b2 * math.sqrt(8.0 * m * math.log(6.0 * S * S * A * T / confidence_delta))
     return e_scale * e1, e_scale * e2
+
+
+def _tight_choice(log: MechanismLog, chosen: str, K: int):
+    """What ``tight`` chose for the counts and why (privacct.counters.choice.TightChoice, docs/counters.md#choosing-for-regret):
+    the noise reaches the policy only through the bonus's E terms, b sqrt(8 m log(6SAT/delta)) with m the counter's worst
+    prefix variance in node variances (docs/seed-002-tabular.md#e-terms, :func:`counter_terms`), so at the claim the
+    strategy of least b^2 m ranks first; the tree's m is its depth."""
+    from privacct.counters.choice import TightChoice
+
+    g = log.group(GROUP)
+    m_tree, m = float(tree_depth(max(1, K - 1))), counter_terms(g.structure)
+    why = (f"least worst-prefix variance of the counts at the claim: the bonus's E terms scale with b sqrt(m), m = {m:.4g} "
+           f"node variances for {chosen} vs {m_tree:.4g} for the tree (noise scale b = {g.noise_scale:.4g})")
+    return TightChoice(chosen, "tree", True, why, "E terms (docs/seed-002-tabular.md#e-terms)",
+                       (("m_chosen", m), ("m_tree", m_tree), ("noise_scale", g.noise_scale)))
 
 
 def counter_terms(structure: Structure) -> float:

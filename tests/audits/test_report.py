@@ -257,9 +257,12 @@ def test_tight_column_says_what_tight_chose_and_why(tiny_report):
 
     (one,) = logs.values()
     assert TightChoice.from_params(MechanismLog.load(one).params["tight_choice"]).line() == choice
-    for r in data["rows"]:
+    for r in data["rows"]:   # the tabular JDP counter's choice (least E terms), none for a local privatizer
         if r["algorithm"].startswith("ucb-"):
-            assert r["tight_choice"] is None
+            if r["privacy"] == "jdp":
+                assert r["tight_choice"].startswith(f"{r['tight_counter']}: least worst-prefix variance")
+            else:
+                assert r["tight_choice"] is None
 
 
 # --------------------------------------------------------------------------- the opening summary

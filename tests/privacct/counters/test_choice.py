@@ -41,3 +41,17 @@ def test_no_record_where_tight_chose_nothing(algorithm, extra):
     named = RunConfig(algorithm, "jdp", epsilon=1.0, delta=1e-5, calibration="tight", episodes=50,
                       options=tuple(extra.get("options", ())) + (("counter", "blt"),))
     assert "tight_choice" not in spec.build_log(named).params
+
+
+@pytest.mark.parametrize("algorithm", ["ucb-vi", "ucb-po"])
+def test_the_tabular_choice_ranks_by_the_e_terms(algorithm):
+    """Tabular JDP tight: the counter of least worst-prefix variance m at the claim (the bonus's E terms scale with
+    b sqrt(m)); the record names it, the tree's m (its depth) and the chosen m, which is below it."""
+    from privacct.log import tree_depth
+
+    K = 300
+    log = get_learner(algorithm).build_log(RunConfig(algorithm, "jdp", epsilon=1.0, calibration="tight", episodes=K))
+    choice = TightChoice.from_params(log.params["tight_choice"])
+    assert choice.ranked and choice.strategy == log.params["counter"] != "tree"
+    assert choice.figure("m_tree") == tree_depth(K - 1) and 0 < choice.figure("m_chosen") < choice.figure("m_tree")
+    assert choice.line().startswith(f"{choice.strategy}: least worst-prefix variance")
