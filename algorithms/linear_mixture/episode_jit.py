@@ -61,6 +61,7 @@ from numba.extending import intrinsic
 
 from ..tabular.po_jit import policy_values as stochastic_values
 from .messages_jit import messages
+from ..policy_value_jit import greedy_policy_value
 from .planning_jit import _clip, _pairwise
 
 #: status codes of :func:`run_chunk`
@@ -316,17 +317,7 @@ def act_and_roll(Q, tie_tol, pol_u, p, c, Rsa, P, cdf, s1, vstar, env_u, Vs, phi
                         best = a
                 pol[h, s] = best
         # exact value of the greedy policy (TabularMDP.evaluate_kernel)
-        for s in range(S):
-            Vv[s] = 0.0
-        for h in range(H - 1, -1, -1):
-            for s in range(S):
-                a = pol[h, s]
-                rpi[s] = Rsa[h, s * A + a]
-                for sp in range(S):
-                    Ppi[s, sp] = P[h, s, a, sp]
-            np.dot(Ppi, Vv, pe)
-            for s in range(S):
-                Vv[s] = rpi[s] + pe[s]
+        greedy_policy_value(pol, Rsa, P, Ppi, rpi, pe, Vv)
         regret[b, k - 1] = vstar - Vv[s1]
         # roll-out and statistics
         s = s1

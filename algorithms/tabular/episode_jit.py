@@ -32,6 +32,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ..policy_value_jit import greedy_policy_value
+
 from .planning_jit import greedy_state, stage_value
 
 
@@ -160,6 +162,7 @@ def run_episodes(k0, m, K, pooled, mode, E1, c_root, c_inv, bonus, R, P, cost, s
     H, S, A = R.shape
     B, dim = released.shape
     SA = S * A
+    Rsa = np.ascontiguousarray(R).reshape(H, SA)
     Hm = 1 if pooled else H
     base = np.empty(Hm * SA)
     Pm = np.empty((Hm, SA, S))
@@ -191,17 +194,7 @@ def run_episodes(k0, m, K, pooled, mode, E1, c_root, c_inv, bonus, R, P, cost, s
                     pol[h, s] = best
                     V[s] = stage_value(mn, cap)
             # 3. exact value of the greedy policy (TabularMDP.evaluate_kernel)
-            for s in range(S):
-                V[s] = 0.0
-            for h in range(H - 1, -1, -1):
-                for s in range(S):
-                    a = pol[h, s]
-                    rpi[s] = R[h, s, a]
-                    for sp in range(S):
-                        Ppi[s, sp] = P[h, s, a, sp]
-                np.dot(Ppi, V, pe)
-                for s in range(S):
-                    V[s] = rpi[s] + pe[s]
+            greedy_policy_value(pol, Rsa, P, Ppi, rpi, pe, V)
             regret[b, k - 1] = v_star - V[s1]
             # 4. roll-out: inverse-CDF sampling of s' ~ P_h(.|s, pi_h(s))
             states[0] = s1

@@ -1,0 +1,33 @@
+"""The exact value of a deterministic policy on a finite MDP's arrays, compiled (the same bytes as
+``TabularMDP.evaluate_kernel``): shared by the tabular (ucb-vi) and linear-mixture compiled episode loops.
+
+Backwards over h: V_h(s) = r_h(s, pi_h(s)) + P_h(. | s, pi_h(s)) . V_{h+1}, the product one gemv (``np.dot`` into a
+preallocated ``out``, the BLAS call numpy's matmul makes for an (S, S) by (S,) product), then the sum elementwise.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+
+@numba.njit(cache=True, inline="always")
+def greedy_policy_value(pol, Rsa, P, Ppi, rpi, pe, V):
+    """Fill ``V`` (S,) with V_1 of the deterministic policy ``pol`` (H, S) (module docstring). ``Rsa`` (H, S A): the
+    rewards, row s A + a; ``P`` (H, S, A, S); ``Ppi`` (S, S), ``rpi`` and ``pe`` (S,): work arrays."""
+    H, S = pol.shape
+    A = Rsa.shape[1] // S
+    for s in range(S):
+        V[s] = 0.0
+    for h in range(H - 1, -1, -1):
+        for s in range(S):
+            a = pol[h, s]
+            rpi[s] = Rsa[h, s * A + a]
+            for sp in range(S):
+                Ppi[s, sp] = P[h, s, a, sp]
+        np.dot(Ppi, V, pe)
+        for s in range(S):
+            V[s] = rpi[s] + pe[s]
+
+
+__all__ = ["greedy_policy_value"]
