@@ -330,16 +330,13 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
     terminalreporter.section("privacy audits")
     for nodeid, r, allowed, defaults in results:
         verdict = {"passes": "passes", "fails": "FAILS", "inconclusive": "INCONCLUSIVE"}[r.verdict]
-        if _kind(r) == "one-run":
-            terminalreporter.write_line(f"{verdict:12} one-run audit: eps_lb={r.epsilon_lower_bound:.4f} "
-                                        f"claimed={r.bound.claimed_epsilon:g} canaries={r.canaries} "
-                                        f"accounted={r.accounted_epsilon:.4f} {r.seconds:.2f}s  {nodeid}"
-                                        + (f" ({defaults})" if defaults else ""))
-            continue
-        if _kind(r) == "one-run-actions":
-            terminalreporter.write_line(f"{verdict:12} one-run action audit: eps_lb={r.epsilon_lower_bound:.4f} "
-                                        f"claimed={r.claimed_epsilon:g} canaries={r.canaries} guesses={r.guesses} "
-                                        f"accounted={r.accounted_epsilon:.4f} {r.seconds:.2f}s  {nodeid}"
+        if _kind(r) in ("one-run", "one-run-actions"):
+            actions = _kind(r) == "one-run-actions"
+            claimed = r.claimed_epsilon if actions else r.bound.claimed_epsilon
+            terminalreporter.write_line(f"{verdict:12} one-run {'action ' if actions else ''}audit: "
+                                        f"eps_lb={r.epsilon_lower_bound:.4f} claimed={claimed:g} canaries={r.canaries} "
+                                        + (f"guesses={r.guesses} " if actions else "")
+                                        + f"accounted={r.accounted_epsilon:.4f} {r.seconds:.2f}s  {nodeid}"
                                         + (f" ({defaults})" if defaults else ""))
             continue
         if _kind(r) == "billboard":
