@@ -87,14 +87,28 @@ def duration_text(seconds: float) -> str:
 
 
 def cost_growth(log) -> int:
-    """The largest per-step cost growth of the counters a declared log runs (:attr:`privacct.counters.strategies.
-    Strategy.step_cost_growth`; 0 for a log without factorized counters or None)."""
+    """The largest growth g of the episode cost (episode k costs a k^g, :class:`RunEstimate`) that the counters of a
+    declared log cause: a factorized counter's per-step growth (:attr:`privacct.counters.strategies.Strategy.
+    step_cost_growth`; sqrt-toeplitz sums its t past draws at step t) counts when the counter steps with the episodes.
+    A counter over L leaves costs O(L^2) a run with g = 1; over K episodes (the log's ``K``; without one, L + 1) that
+    grows the episode cost only when L^2 > K: the per-episode counters (L = K - 1: private-lsvi-ucb, the tabular and
+    linear-mixture JDP learners) do; the batched learner's B - 1 batch leaves (batched_jdp, B = O((K eps)^0.4)) do not
+    at its default B, whose O(B^2) fits within the episodes' constant cost. 0 for a log without factorized counters or
+    None."""
     if log is None:
         return 0
     from privacct.counters.strategies import Strategy
 
-    return max((Strategy.of(g.structure).step_cost_growth for g in log.release_groups
-                if g.structure is not None and g.structure.kind == "factorized"), default=0)
+    K = log.params.get("K")
+    growth = 0
+    for g in log.release_groups:
+        if g.structure is None or g.structure.kind != "factorized":
+            continue
+        L = int(g.structure.leaves or 0)
+        episodes = int(K) if isinstance(K, (int, np.integer)) and K >= 1 else L + 1
+        if L * L > episodes:
+            growth = max(growth, Strategy.of(g.structure).step_cost_growth)
+    return growth
 
 
 class RunEstimate:

@@ -104,6 +104,10 @@ class Design:
     radius_p: Callable[[int, np.ndarray | None], np.ndarray] | None = None   # (k, logdet (B,H)|None) -> (H,) or (B,H)
     radius_r: Callable[[int], np.ndarray] | None = None
     record: dict = field(default_factory=dict)
+    #: (c_theta, caps (H,), c) when ``radius_p(k, logdet)`` = c_theta + caps sqrt(c + max(logdet, 0)) at every k
+    #: (UCRL-VTR, seed 001 Sec. 6.2): the closed form the compiled loop evaluates per seed from the log det it keeps
+    #: (:func:`.episode_jit.logdet_beta`; the engine checks it against ``radius_p`` bit for bit before using it).
+    logdet_radius: "tuple[float, np.ndarray, float] | None" = None
     #: Upper truncation of Q: ``stage`` = r_max (H - h + 1) (1-based h; seed 001 Alg. 1 line 5) or ``horizon``
     #: = r_max H at every stage (seed 003 Alg. 1 and Alg. 3: Q~ = min{H, ...}).
     cap: str = "stage"
@@ -440,11 +444,14 @@ def ucrl_vtr(env: LinearMixtureMDP, K: int) -> Design:
     caps = np.array([env.value_cap(h) for h in range(H)])
     ct = env.theta_norm_bound
 
+    c = 2 * math.log(max(K, 2))
+
     def rad(k: int, logdet=None) -> np.ndarray:
         ld = 0.0 if logdet is None else np.maximum(logdet, 0.0)
-        return ct + caps * np.sqrt(2 * math.log(max(K, 2)) + ld)
+        return ct + caps * np.sqrt(c + ld)
 
-    des = Design("ucrl-vtr", SOURCES["001"], "none", "none", env, K, 1.0, False, "greedy", radius_p=rad)
+    des = Design("ucrl-vtr", SOURCES["001"], "none", "none", env, K, 1.0, False, "greedy", radius_p=rad,
+                 logdet_radius=(float(ct), caps, c))
     des.record = {"radius": "sqrt(lambda) C_theta + cap_h sqrt(2 log K + log det ratio)", "lambda": 1.0}
     return des
 

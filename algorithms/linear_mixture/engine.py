@@ -35,15 +35,16 @@ statistics paired from a canary-A and a canary-B run (:func:`privacct.algorithms
 actions sent to users 2..K are reported with :func:`privacct.tap.prescribed`.
 
 Compiled (issue 23 item 1): outside audits, the whole episode loop of every seed runs in :mod:`.episode_jit`
-(:func:`_run_compiled`, one call per chunk of episodes) for every learner but UCRL-VTR: LDP messages and JDP
-trees, Gaussian or Laplace, with reward regression (seed 000) or variance weights (seed 003 Alg. 3), and the
-non-private instances of seeds 000 and 003; under mirror descent (private-linopt-po) one call per episode, the
-policy's exponential taken between the calls by numpy itself (its SIMD ``exp`` is not the C library's). The same draws from the same generators in the same order (noise drawn
+(:func:`_run_compiled`, one call per chunk of episodes) for every learner: LDP messages and JDP trees, Gaussian or
+Laplace, with reward regression (seed 000) or variance weights (seed 003 Alg. 3), and the non-private instances of
+seeds 000, 001 (UCRL-VTR: its log det kept with numpy's own ``log1p`` loop, :mod:`.numpy_loops`) and 003; under
+mirror descent (private-linopt-po) the policy's exponential by numpy's own ``exp`` loop called from the compiled loop
+(its SIMD ``exp`` is not the C library's; without that loop here, one call per episode and numpy's ``exp`` between
+the calls). The same draws from the same generators in the same order (noise drawn
 ahead per chunk, :class:`.noise_ahead.NoiseAhead`), the same ledger records in the same order, the same arithmetic
 operation for operation (docs/performance.md#same-bytes-the-rule-every-speed-up-follows): the numpy loop below is
 the reference (``COMPILED = False``; tests/algorithms/linear_mixture/test_episode_jit.py compares both byte for
-byte) and the path of audited runs and of UCRL-VTR (its radius reads log det(Sigma / lambda I), accumulated with numpy's log1p, which differs from the C library's in the
-last bit of a few per cent of arguments).
+byte) and the path of audited runs (and of any run whose self-checks fail: numpy's LAPACK, its log1p / exp loops).
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ from .planning import plan
 
 CHUNK = 128
 #: Outside audits, greedy learners run their episodes in the compiled loop (:mod:`.episode_jit`, the same bytes as the
-#: numpy loop below, which stays the reference and the path of audited runs, of mirror descent and of UCRL-VTR;
+#: numpy loop below, which stays the reference and the path of audited runs;
 #: :func:`_compiled_mode` says which runs). Tests and benchmarks switch it off to compare.
 COMPILED = True
 #: Tie-breaking uniforms the compiled loop holds at once, all seeds together (at most; at least one episode's): the
@@ -268,10 +269,11 @@ def run_design(des: Design, log: MechanismLog | None, seeds: list[np.random.Seed
 def _compiled_mode(des: Design, audit: AuditHook | None, aggs: dict, mechs: dict, cumQ) -> int | None:
     """The aggregation of the compiled episode loop (:mod:`.episode_jit`: ``LOCAL``, ``TREE`` or ``EXACT``) this run
     takes, or None for the numpy loop. Compiled: :data:`COMPILED`, outside audits (no :mod:`privacct.tap` active: an
-    audit observes what the per-draw primitives record), a greedy policy (not mirror descent), every release group
+    audit observes what the per-draw primitives record), a greedy or mirror-descent policy, every release group
     Gaussian or every one Laplace (one kind of draw in the noise stream), LDP messages or JDP binary trees (no other
     counter) for every family (``aggs``: p, r under reward regression, q under variance weights), or no privacy with
-    a radius that reads no log det (:func:`_radius_ignores_logdet`), d within the compiled planning's bound, and
+    a radius that reads no log det (:func:`_radius_ignores_logdet`) or reads it in UCRL-VTR's closed form with numpy's
+    ``log1p`` loop at hand (:func:`_logdet_radius`), d within the compiled planning's bound, and
     numpy's LAPACK found and the loop's arithmetic giving numpy's bits here (:func:`.episode_jit.self_check`; under
     mirror descent, ``cumQ`` given, also :func:`..tabular.po_jit.self_check`: the policy's exp stays numpy's)."""
     if not (COMPILED and audit is None and current_tap() is None):
@@ -280,8 +282,8 @@ def _compiled_mode(des: Design, audit: AuditHook | None, aggs: dict, mechs: dict
     if len(kinds) > 1 or (des.mechanism != "none" and not kinds):
         return None
     if des.mechanism == "none" and all(isinstance(a, ExactRidge) for a in aggs.values()):
-        if not _radius_ignores_logdet(des):
-            return None   # UCRL-VTR's radius reads log det(Sigma / lambda I), which the compiled loop does not keep
+        if not _radius_ignores_logdet(des) and _logdet_radius(des) is None:
+            return None   # a radius that reads log det(Sigma / lambda I) in a form the compiled loop does not know
         mode = 2
     elif des.mechanism == "local" and all(isinstance(a, LocalNoise) for a in aggs.values()):
         mode = 0
@@ -309,6 +311,40 @@ def _compiled_mode(des: Design, audit: AuditHook | None, aggs: dict, mechs: dict
         B, H, S, A = cumQ.shape
         ok = po_self_check(B, H, S, A)
     return (LOCAL, TREE, EXACT)[mode] if ok else None
+
+
+def _logdet_radius(des: Design) -> tuple[int, np.ndarray] | None:
+    """(numpy's float64 ``log1p`` loop, radf) for a radius that reads log det(Sigma / lambda I) in the closed form
+    :attr:`.design.Design.logdet_radius` (UCRL-VTR), when the compiled loop can keep that log det with numpy's bits
+    and evaluate the radius with them: numpy's own ``log1p`` loop found and checked (:func:`.numpy_loops.address`), and
+    :func:`.episode_jit.logdet_beta` equal bit for bit to ``radius_p(k, logdet)`` at k = 1 and K on log dets 0, -0,
+    negative, tiny, large, inf and NaN. ``radf`` = (c_theta, c, 1, caps...) (bonus_scale set by the caller). None: the
+    numpy loop runs."""
+    if des.logdet_radius is None or des.policy != "greedy" or des.reward_regression or des.variance_aware:
+        return None
+    from .numpy_loops import address
+
+    log1p = address("log1p")
+    if log1p is None:
+        return None
+    from .episode_jit import logdet_beta
+
+    ct, caps, c = des.logdet_radius
+    H = des.H
+    radf = np.concatenate([[ct, c, 1.0], np.asarray(caps, dtype=float)])
+    if radf.size != H + 3:
+        return None
+    rng = np.random.default_rng(20261127)
+    samples = [np.zeros((2, H)), np.full((2, H), -0.0), -rng.random((2, H)) * 10, rng.random((2, H)) * 1e-12,
+               rng.random((2, H)) * 10.0 ** rng.uniform(-3, 3, (2, H)), np.full((2, H), np.inf), np.full((2, H), np.nan)]
+    for k in (1, max(2, des.K)):
+        for ld in samples:
+            want = np.asarray(des.radius_p(k, ld), dtype=float)
+            got = np.empty((2, H))
+            logdet_beta(ld, radf, got)
+            if want.shape not in ((H,), (2, H)) or got.tobytes() != np.broadcast_to(want, (2, H)).tobytes():
+                return None
+    return log1p, radf
 
 
 def _radius_ignores_logdet(des: Design) -> bool:
@@ -372,9 +408,11 @@ def _draw_of(g, laplace: bool) -> tuple[str, tuple[int, ...], int]:
     return ("symmetric-gaussian-matrix", (g.dim, g.dim), mu) if g.kind == "gram" else ("gaussian", (g.dim,), g.dim)
 
 
-def _family(fam_groups, agg, scales: dict, laplace: bool, d: int, B: int, H: int, n: int, tree: bool):
+def _family(fam_groups, agg, scales: dict, laplace: bool, d: int, B: int, H: int, n: int, tree: bool,
+            logdet: bool = False):
     """The :data:`.episode_jit.Family` of one regression family (its chunk arrays ``lamshift``, ``beta`` sized n and
-    filled per chunk by the caller); with ``tree`` its counters' state stacked (:func:`_stacked_trees`)."""
+    filled per chunk by the caller); with ``tree`` its counters' state stacked (:func:`_stacked_trees`); with
+    ``logdet`` (an exact family whose log det the radius reads) the aggregator's own log det array, updated in place."""
     from privacct.mechanisms import _triangle
 
     from .episode_jit import GRAM_GAUSS, GRAM_LAPLACE, TARGET_GAUSS, TARGET_LAPLACE, Family
@@ -389,7 +427,8 @@ def _family(fam_groups, agg, scales: dict, laplace: bool, d: int, B: int, H: int
     return Family(agg.G, agg.u, Sinv, np.empty(n), np.empty((n, H)),
                   np.array([codes[0] if g.kind == "gram" else codes[1] for g in fam_groups], dtype=np.int64),
                   np.array([g.h for g in fam_groups], dtype=np.int64),
-                  np.array([float(scales[g.name]) for g in fam_groups]), rows, cols, slot, *stacks)
+                  np.array([float(scales[g.name]) for g in fam_groups]), rows, cols, slot, *stacks,
+                  agg.logdet() if (logdet and isinstance(agg, ExactRidge)) else np.zeros((0, 0)))
 
 
 def _run_compiled(mode: int, des: Design, aggs: dict, ahead: NoiseAhead | None, ledger: Ledger, groups, scales: dict,
@@ -410,12 +449,15 @@ def _run_compiled(mode: int, des: Design, aggs: dict, ahead: NoiseAhead | None, 
     :meth:`.aggregators.Aggregator.inverse` (numpy, the eigenvalue floor) and the loop resumes with them; a
     non-finite Q or variance weight stops it and raises as :func:`.planning.plan` and the weights do.
 
-    Mirror descent (private-linopt-po, ``cumQ`` (B, H, S, A) given): one call per episode, between which the policy
-    ``probs = exp(z) / exp(z).sum(-1)`` is made here with numpy's own ``exp`` on the whole batch (numpy's SIMD loop,
-    which no compiled call reproduces), ``z`` from the compiled loop (:func:`.episode_jit.md_exponent`); the chunk's
-    tie-breaking uniforms are drawn (unread, as the numpy loop draws them) before its action uniforms."""
+    Mirror descent (private-linopt-po, ``cumQ`` (B, H, S, A) given): the policy ``probs = exp(z) / exp(z).sum(-1)``
+    from ``z`` of the compiled loop (:func:`.episode_jit.md_exponent`) is made with numpy's own ``exp`` loop on the whole
+    batch (numpy's SIMD loop, which no libm call reproduces): inside the compiled call (:func:`.episode_jit.md_policy`,
+    one call per chunk) when :func:`.numpy_loops.address` finds and checks that loop, else here between one-episode
+    calls; the chunk's tie-breaking uniforms are drawn (unread, as the numpy loop draws them) before its action
+    uniforms. UCRL-VTR (a radius reading the log det, :func:`_logdet_radius`): the log det kept by the compiled loop
+    with numpy's ``log1p`` loop, the radius per seed from it (:func:`.episode_jit.logdet_beta`)."""
     from ..tabular.po_jit import row_sums
-    from .episode_jit import DONE, NOT_FINITE, NOT_PD, TREE, distinct_rows, run_chunk
+    from .episode_jit import DONE, EXACT, NOT_FINITE, NOT_PD, TREE, distinct_rows, run_chunk
     from .lapack import routines
     from .planning import _features
 
@@ -434,9 +476,16 @@ def _run_compiled(mode: int, des: Design, aggs: dict, ahead: NoiseAhead | None, 
     laplace = any(mechs.get(g.name) == "laplace" for g in groups)   # then every group (_compiled_mode)
     fams = {f: [g for g in groups if g.family == f] for f in aggs}
     dims = {"p": d, "r": d2, "q": d}
-    fam = {f: _family(fams[f], aggs[f], scales, laplace, dims[f], B, H, CHUNK, tree) for f in aggs}
+    ldr = _logdet_radius(des) if (mode == EXACT and not _radius_ignores_logdet(des)) else None   # UCRL-VTR
+    fam = {f: _family(fams[f], aggs[f], scales, laplace, dims[f], B, H, CHUNK, tree, ldr is not None and f == "p")
+           for f in aggs}
+    log1p, radf = (0, np.zeros(0)) if ldr is None else ldr
+    if ldr is not None:
+        radf = radf.copy()
+        radf[2] = bonus_scale
+        fam["p"].beta[...] = 0.0   # not read: the compiled loop makes beta per seed from the log det
     none = _family([], aggs["p"], scales, False, 1, B, H, 0, False)._replace(G=np.zeros((B, H, 1, 1)),
-                                                                              u=np.zeros((B, H, 1)))
+                                                                              u=np.zeros((B, H, 1)), LD=np.zeros((0, 0)))
     order = [g for f in aggs for g in fams[f]]   # the update order: p's groups, then r's, then q's
     draws = [_draw_of(g, laplace) for g in order]
     # one ledger key per draw of an episode, in the update order (the messages' / the counters' records)
@@ -458,8 +507,12 @@ def _run_compiled(mode: int, des: Design, aggs: dict, ahead: NoiseAhead | None, 
         probs, ez, zsum = np.empty_like(z), np.empty_like(z), np.empty(z.shape[:-1] + (1,))
         R3, P2 = env.mdp.R, np.ascontiguousarray(env.mdp.P.reshape(H, S * A, S))
         eta = float(des.eta)
+        from .numpy_loops import address
+
+        expf = address("exp") or 0   # numpy's own exp loop: whole chunks per call (else one episode per call)
     else:
-        z = probs = ez = cumQ = np.empty((0, 0, 0, 0))
+        z = probs = ez = zsum = cumQ = np.empty((0, 0, 0, 0))
+        expf = 0
         R3, P2, eta = np.empty((0, 0, 0)), np.empty((0, 0, 0)), 0.0
     act_u = np.empty((0, 0, 0))
     beta_first = None
@@ -473,8 +526,9 @@ def _run_compiled(mode: int, des: Design, aggs: dict, ahead: NoiseAhead | None, 
         for f, agg in aggs.items():
             for i in range(n):
                 fam[f].lamshift[i] = agg.lam + agg.shift(k + i)   # (lam + shift_k), as Aggregator.inverse adds them
-        for i in range(n):
-            # the local and tree aggregators keep no log det (None); an exact one's the radius ignores (_compiled_mode)
+        for i in range(n if ldr is None else 0):
+            # the local and tree aggregators keep no log det (None); an exact one's the radius ignores (_compiled_mode),
+            # or reads in the compiled loop (UCRL-VTR: episode_jit.logdet_beta from the log det it keeps)
             fam["p"].beta[i] = des.radius_p(k + i, aggs["p"].logdet())
             if rr:
                 fam["r"].beta[i] = des.radius_r(k + i)   # type: ignore[misc]
@@ -483,8 +537,9 @@ def _run_compiled(mode: int, des: Design, aggs: dict, ahead: NoiseAhead | None, 
         fam["p"].beta[:n] *= bonus_scale   # bonus_scale x radius_k, elementwise as in the numpy loop
         if rr:
             fam["r"].beta[:n] *= bonus_scale
-        if beta_first is None:
-            beta_first = fam["p"].beta[0].copy()
+        if beta_first is None:   # episode 1's beta, seed 0's row
+            beta_first = (fam["p"].beta[0].copy() if ldr is None else
+                          (bonus_scale * np.broadcast_to(des.radius_p(k, aggs["p"].logdet()), (B, H)))[0].copy())
         if md:   # per seed: the chunk's tie-breaking uniforms (unread), then its action uniforms (the numpy loop's order)
             for b, r in enumerate(rng_pol):
                 for c in range(0, n, sub):
@@ -492,11 +547,12 @@ def _run_compiled(mode: int, des: Design, aggs: dict, ahead: NoiseAhead | None, 
             act_u = np.stack([r.random((n, H)) for r in rng_pol])
         c = 0
         while c < n:
-            m = 1 if md else min(sub, n - c)
-            if md:   # the policy of episode k + c: numpy's exp and the row sums in numpy's order
-                np.exp(z, out=ez)
-                row_sums(ez, zsum)
-                np.divide(ez, zsum, out=probs)
+            m = (n - c if expf else 1) if md else min(sub, n - c)
+            if md:   # without numpy's exp loop in the compiled call (expf 0): the policy of episode k + c made here,
+                if not expf:   # numpy's exp and the row sums in numpy's order (the chunk's uniforms are drawn above)
+                    np.exp(z, out=ez)
+                    row_sums(ez, zsum)
+                    np.divide(ez, zsum, out=probs)
             else:
                 for b, r in enumerate(rng_pol):
                     r.random(out=pol_u[b, :m])
@@ -509,7 +565,7 @@ def _run_compiled(mode: int, des: Design, aggs: dict, ahead: NoiseAhead | None, 
                                               P, cdf, env.initial_state, vstar, env_u, pol_u, vphi, vrows, xmap,
                                               float(env.reward_max), F3, vs, wfloor, bcs[e:], bts[e:], buf,
                                               0 if ahead is None else ahead.pos, regret, potrf, gesv, last,
-                                              md, probs, act_u, cumQ, z, eta, R3, P2)
+                                              md, probs, act_u, cumQ, z, eta, R3, P2, log1p, radf, expf, ez, zsum)
                 if ahead is not None:
                     ahead.pos = pos
                 if not md:   # mirror descent: once per chunk, below (one bulk record, not one per episode)

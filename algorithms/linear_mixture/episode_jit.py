@@ -27,8 +27,9 @@ regression (seed 000 Alg. 1 line 10) the reward family ``r``, and with variance 
    as :func:`.planning.plan` does);
 5. uniformly random tie-breaking among maximisers within 1e-12 max(1, r_max H) (engine.py step 3), the exact value
    of the greedy policy (:meth:`TabularMDP.evaluate_kernel`: V = r_pi + P_pi V, one gemv per seed and stage) and
-   the regret V*_1(s_1) - V^pi_1(s_1) (step 4); under mirror descent (private-linopt-po, one episode per call) the
-   caller's policy ``probs`` = numpy's exp of :func:`md_exponent`'s ``z``, normalised: V_h = <Q_h, pi_h> in the
+   the regret V*_1(s_1) - V^pi_1(s_1) (step 4); under mirror descent (private-linopt-po) the policy ``probs`` =
+   numpy's exp of :func:`md_exponent`'s ``z``, normalised (:func:`md_policy`, numpy's own exp loop called from here,
+   :mod:`.numpy_loops`; or made by the caller between one-episode calls): V_h = <Q_h, pi_h> in the
    planning, the policy's value by :func:`..tabular.po_jit.policy_values` and the actions by the agent's uniforms
    (:func:`md_act_and_roll`);
 6. the roll-out with the environment's next-state CDF (:meth:`TabularMDP.sample_next`: the first s' with u < F(s'))
@@ -39,12 +40,14 @@ regression (seed 000 Alg. 1 line 10) the reward family ``r``, and with variance 
    messages summed into G and u (Gaussian: :func:`.messages_jit.messages`; Laplace: :func:`laplace_messages`);
    :data:`TREE`, one binary-tree counter per release group (:func:`tree_update`, the arithmetic of
    :meth:`privacct.mechanisms.TreeCounter.add`, Gaussian or Laplace nodes); :data:`EXACT` (no privacy), the
-   Sherman-Morrison update of Sigma^{-1} and the exact sums (:func:`ridge_update`).
+   Sherman-Morrison update of Sigma^{-1} and the exact sums (:func:`ridge_update`), and for UCRL-VTR, whose radius
+   reads it, log det(Sigma / lambda I) accumulated with numpy's own ``log1p`` loop (:func:`logdet_beta`).
 
 The noise and the roll-out and tie-breaking uniforms are drawn by the caller, per seed, from the same generators in
 the same order as the numpy loop (:mod:`.noise_ahead`), and the ledger is written by the caller, one record per
 message or tree node in the same order. ``cache=True`` keeps the compilation out of later processes; the LAPACK
-routines are passed as addresses (:func:`_ccall`), so no library address is compiled in.
+routines and numpy's loops are passed as addresses (:func:`.numpy_loops.ccall`), so no library address is compiled
+in.
 """
 
 from __future__ import annotations
@@ -54,13 +57,12 @@ from collections import namedtuple
 
 import numba
 import numpy as np
-from llvmlite import ir
-from numba import types
-from numba.core import cgutils
-from numba.extending import intrinsic
 
 from ..tabular.po_jit import policy_values as stochastic_values
+from ..tabular.po_jit import row_sums
 from .messages_jit import messages
+from .numpy_loops import ccall as _ccall
+from .numpy_loops import unary_into
 from ..policy_value_jit import greedy_policy_value
 from .planning_jit import _clip, _pairwise
 
@@ -79,8 +81,9 @@ GRAM_GAUSS, TARGET_GAUSS, GRAM_LAPLACE, TARGET_LAPLACE = 0, 1, 2, 3
 #: the caller after a stop); ``lamshift`` (m,): lambda + shift_k of the chunk's episodes; ``beta`` (m, H): bonus_scale
 #: x radius_k; ``kinds``, ``hs``, ``sc``: per release group its statistic and noise (:data:`GRAM_GAUSS` ...), its
 #: stage, its noise scale, in the update order; ``rows``, ``cols``: the upper triangle of d x d; ``slot`` and ``AG`` ... ``RT``: the tree counters'
-#: state (:func:`tree_update`; empty for LOCAL).
-Family = namedtuple("Family", "G u Sinv lamshift beta kinds hs sc rows cols slot AG NG XG RG AT NT XT RT")
+#: state (:func:`tree_update`; empty for LOCAL); ``LD`` (B, H): EXACT under a radius that reads it (UCRL-VTR), the
+#: aggregator's log det(Sigma / lambda I), updated (:func:`ridge_update`); else empty.
+Family = namedtuple("Family", "G u Sinv lamshift beta kinds hs sc rows cols slot AG NG XG RG AT NT XT RT LD")
 
 
 @numba.njit(cache=True, inline="always")
@@ -109,24 +112,6 @@ def einsum_dot(a, b, n):
             l1 = 0.0 * 0.0 + l1
         j += 2
     return 0.0 + (l0 + l1)
-
-
-@intrinsic
-def _ccall(typingctx, fn, args):
-    """``fn(*args)`` for a C function at address ``fn`` (int) taking pointers (ints: ``arr.ctypes.data``) and
-    returning nothing. The address is an argument, not a compiled-in constant, so ``cache=True`` stays valid."""
-    if not isinstance(fn, types.Integer) or not isinstance(args, types.UniTuple) \
-            or not isinstance(args.dtype, types.Integer):
-        return None
-    n = len(args)
-
-    def codegen(context, builder, signature, llargs):
-        i8p = ir.IntType(8).as_pointer()
-        f = builder.inttoptr(llargs[0], ir.FunctionType(ir.VoidType(), [i8p] * n).as_pointer())
-        builder.call(f, [builder.inttoptr(v, i8p) for v in cgutils.unpack_tuple(builder, llargs[1], n)])
-        return context.get_dummy_value()
-
-    return types.void(fn, args), codegen
 
 
 @numba.njit(cache=True)
@@ -397,6 +382,22 @@ def md_exponent(Q, cumQ, eta, z):
 
 
 @numba.njit(cache=True)
+def md_policy(expf, z, ez, zsum, probs, iv):
+    """The mirror-descent policy from its exponent, as the engine's numpy calls make it: ``np.exp(z, out=ez)`` (numpy's
+    own loop at address ``expf``, on the whole (B, H, S, A) buffer as numpy runs it), ``row_sums(ez, zsum)`` (numpy's
+    pairwise row sums), ``np.divide(ez, zsum, out=probs)`` (one IEEE division per value)."""
+    unary_into(expf, z, ez, z.size, iv)
+    row_sums(ez, zsum)
+    B, H, S, A = z.shape
+    for b in range(B):
+        for h in range(H):
+            for s in range(S):
+                t = zsum[b, h, s, 0]
+                for a in range(A):
+                    probs[b, h, s, a] = ez[b, h, s, a] / t
+
+
+@numba.njit(cache=True)
 def _level(t):
     """The level of the tree node that completes at step t (its lowest set bit)."""
     i = 0
@@ -620,19 +621,24 @@ def variance_weights(X, Y, xs, Vs, F3, theta, Sinv, theta_q, Sinv_q, vs, wfloor,
 
 
 @numba.njit(cache=True)
-def ridge_update(G, u, Minv, X, Y, Mx):
-    """:meth:`.aggregators.ExactRidge.update` without its log det (which only a radius that reads it uses; the engine
-    compiles no such learner): Mx = ``np.einsum("bhij,bhj->bhi", Minv, X)``, q = ``np.einsum("bhi,bhi->bh", X, Mx)``
-    (:func:`einsum_dot`), Minv -= (Mx_i Mx_j + 0) / (1 + q) (the einsum outer product, then the division), G +=
-    x_i x_j + 0, u += x y. ``Mx`` (d,): work row."""
+def ridge_update(G, u, Minv, X, Y, Mx, LD, log1p):
+    """:meth:`.aggregators.ExactRidge.update`: Mx = ``np.einsum("bhij,bhj->bhi", Minv, X)``, q =
+    ``np.einsum("bhi,bhi->bh", X, Mx)`` (:func:`einsum_dot`), Minv -= (Mx_i Mx_j + 0) / (1 + q) (the einsum outer
+    product, then the division), G += x_i x_j + 0, u += x y; with ``log1p`` (the address of numpy's own float64
+    ``log1p`` loop, :func:`.numpy_loops.address`; 0: no log det kept) also ``LD += np.log1p(q)`` (B, H), numpy's loop
+    on the (B, H) values of q, as ``self._logdet += np.log1p(q)``. ``Mx`` (d,): work row."""
     B, H, d = X.shape
+    keep = log1p != 0
+    qs = np.empty((B, H))
     for b in range(B):
         for h in range(H):
             M = Minv[b, h]
             x = X[b, h]
             for i in range(d):
                 Mx[i] = einsum_dot(M[i], x, d)
-            den = 1.0 + einsum_dot(x, Mx, d)
+            q = einsum_dot(x, Mx, d)
+            qs[b, h] = q
+            den = 1.0 + q
             for i in range(d):
                 for j in range(d):
                     M[i, j] = M[i, j] - (Mx[i] * Mx[j] + 0.0) / den
@@ -642,14 +648,37 @@ def ridge_update(G, u, Minv, X, Y, Mx):
             y = Y[b, h]
             for i in range(d):
                 u[b, h, i] = u[b, h, i] + x[i] * y
+    if keep:
+        lq = np.empty((B, H))
+        unary_into(log1p, qs, lq, B * H, np.empty(5, dtype=np.int64))
+        for b in range(B):
+            for h in range(H):
+                LD[b, h] = LD[b, h] + lq[b, h]
 
 
 @numba.njit(cache=True)
-def _release(mode, k, last, fam, X, Y, buf, pos):
+def logdet_beta(LD, radf, out):
+    """out (B, H) = bonus_scale x (c_theta + cap_h sqrt(c + max(LD, 0))), UCRL-VTR's radius as the numpy loop takes it
+    (``bonus_scale * radius_p(k, logdet)``, :attr:`.design.Design.logdet_radius`, seed 001 Sec. 6.2): ``radf`` =
+    (c_theta, c, bonus_scale, cap_0 .. cap_{H-1}); ``np.maximum`` with numpy's NaN rule, then one IEEE operation each,
+    in the expression's order."""
+    B, H = LD.shape
+    ct = radf[0]
+    c = radf[1]
+    bs = radf[2]
+    for b in range(B):
+        for h in range(H):
+            v = LD[b, h]
+            m = v if (v >= 0.0 or v != v) else 0.0   # np.maximum(logdet, 0.0)
+            out[b, h] = bs * (ct + radf[3 + h] * np.sqrt(c + m))
+
+
+@numba.njit(cache=True)
+def _release(mode, k, last, fam, X, Y, buf, pos, log1p):
     """Step 7 for one family (:data:`Family`): its messages (LOCAL), its trees' additions (TREE, episodes <= last) or
-    its exact statistics (EXACT; ``fam.Sinv`` is the aggregator's Minv)."""
+    its exact statistics (EXACT; ``fam.Sinv`` is the aggregator's Minv; with ``log1p`` its log det ``fam.LD``)."""
     if mode == EXACT:
-        ridge_update(fam.G, fam.u, fam.Sinv, X, Y, np.empty(X.shape[2]))
+        ridge_update(fam.G, fam.u, fam.Sinv, X, Y, np.empty(X.shape[2]), fam.LD, log1p if fam.LD.size else 0)
         return pos
     if mode == LOCAL:
         if fam.kinds.size and fam.kinds[0] >= GRAM_LAPLACE:   # a family's groups share one mechanism (engine)
@@ -664,7 +693,7 @@ def _release(mode, k, last, fam, X, Y, buf, pos):
 @numba.njit(cache=True)
 def run_chunk(mode, rr, vr, k0, m, c0, p0, given, fp, fr, fq, F, R, caps, tie_tol, P, cdf, s1, vstar, env_u, pol_u,
               vphi, vrows, xmap, rmax, F3, vs, wfloor, bcs, bts, buf, pos, regret, potrf, gesv, last,
-              md, probs, act_u, cumQ, z, eta, R3, P2):
+              md, probs, act_u, cumQ, z, eta, R3, P2, log1p, radf, expf, ez, zsum):
     """Episodes k0 .. k0 + m - 1 of every seed (module docstring).
 
     ``mode``: :data:`LOCAL`, :data:`TREE` (trees add for episodes up to ``last`` = K - 1) or :data:`EXACT` (each
@@ -684,7 +713,12 @@ def run_chunk(mode, rr, vr, k0, m, c0, p0, given, fp, fr, fq, F, R, caps, tie_to
     the policy is ``probs`` (B, H, S, A), made by the caller with numpy's ``exp``; the actions come from ``act_u``
     (B, n, H) at row ``c0``, ``pol_u`` is not read; after the episode ``cumQ`` (B, H, S, A) += Q and ``z`` receives
     the next policy's exponent (:func:`md_exponent`, ``eta`` the step); ``R3`` (H, S, A), ``P2`` (H, S*A, S) the
-    MDP's rewards and kernel for the policy's exact value.
+    MDP's rewards and kernel for the policy's exact value. ``log1p`` (EXACT, UCRL-VTR: the address of numpy's float64
+    ``log1p`` loop, else 0): the radius reads ``fp.LD`` (:func:`logdet_beta`, ``radf`` its constants), which
+    :func:`ridge_update` keeps, instead of ``fp.beta``. ``expf`` (mirror descent: the address of numpy's own float64
+    ``exp`` loop, :func:`.numpy_loops.address`; 0: the caller makes ``probs`` between one-episode calls): each episode
+    makes its policy itself, as the caller would (:func:`md_policy`), so ``m`` may be a whole chunk; ``ez``, ``zsum``
+    (B, H, S, A) and (B, H, S, 1) work.
 
     Returns (status, episodes done, pos): :data:`DONE`; :data:`NOT_PD` / :data:`NOT_FINITE` / :data:`NOT_FINITE_WEIGHT`
     at episode k0 + done, nothing of that episode applied (Sinv partly written)."""
@@ -727,8 +761,11 @@ def run_chunk(mode, rr, vr, k0, m, c0, p0, given, fp, fr, fq, F, R, caps, tie_to
     ipiv = np.empty(max(d, d2), dtype=np.int64)
     iv = np.empty(4, dtype=np.int64)
     uplo = np.array([76], dtype=np.uint8)   # 'L'
+    ivx = np.empty(5, dtype=np.int64)
     for kk in range(m):
         k = k0 + kk
+        if md and expf != 0:   # the policy of episode k from the exponent z (idempotent: a resumed episode redoes it)
+            md_policy(expf, z, ez, zsum, probs, ivx)
         inverted = (given and kk == 0) or mode == EXACT   # EXACT: Sinv is the Sherman-Morrison Minv itself
         if not server(fp.G, fp.u, fp.lamshift[kk], fp.Sinv, theta, Sig, work, ipiv, iv, uplo, potrf, gesv, inverted):
             return NOT_PD, kk, pos
@@ -741,9 +778,12 @@ def run_chunk(mode, rr, vr, k0, m, c0, p0, given, fp, fr, fq, F, R, caps, tie_to
             if not server(fq.G, fq.u, fq.lamshift[kk], fq.Sinv, theta_q, Sig, work, ipiv, iv, uplo, potrf, gesv,
                           inverted):
                 return NOT_PD, kk, pos
-        for b in range(B):
-            for h in range(H):
-                betab[b, h] = fp.beta[kk, h]
+        if log1p != 0:
+            logdet_beta(fp.LD, radf, betab)
+        else:
+            for b in range(B):
+                for h in range(H):
+                    betab[b, h] = fp.beta[kk, h]
         if not plan_into(F, R, M, xmap, rr, theta, fp.Sinv, betab, caps, S, A, V, Vs, phis, Q, t, lin, row, md, probs,
                          pa):
             return NOT_FINITE, kk, pos
@@ -756,11 +796,11 @@ def run_chunk(mode, rr, vr, k0, m, c0, p0, given, fp, fr, fq, F, R, caps, tie_to
         if vr and not variance_weights(X, Y, xs, Vs, F3, theta, fp.Sinv, theta_q, fq.Sinv, vs, wfloor, bcs[kk],
                                        bts[kk], X2, Y2):
             return NOT_FINITE_WEIGHT, kk, pos
-        pos = _release(mode, k, last, fp, X, Y, buf, pos)   # the engine's update order: p, r, q
+        pos = _release(mode, k, last, fp, X, Y, buf, pos, log1p)   # the engine's update order: p, r, q
         if rr:
-            pos = _release(mode, k, last, fr, Xr, Yr, buf, pos)
+            pos = _release(mode, k, last, fr, Xr, Yr, buf, pos, 0)
         if vr:
-            pos = _release(mode, k, last, fq, X2, Y2, buf, pos)
+            pos = _release(mode, k, last, fq, X2, Y2, buf, pos, 0)
         if md:
             md_exponent(Q, cumQ, eta, z)
     return DONE, m, pos

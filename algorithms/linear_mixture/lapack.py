@@ -11,7 +11,7 @@ it calls ``dgetrf`` + ``dgetri`` of scipy's LAPACK, another algorithm (|diff| ab
 compiled loop checks them once per process and matrix size against ``np.linalg``
 (:func:`.episode_jit.self_check`). Anything else (another LAPACK, other symbol names, a single differing bit)
 sends the caller back to its numpy path: a compiled loop is an optimisation, never a second arithmetic.
-The routines are handed out as addresses (ints), which the compiled loop calls (:func:`.episode_jit._ccall`): an
+The routines are handed out as addresses (ints), which the compiled loop calls (:func:`.numpy_loops.ccall`): an
 argument, not a compiled-in constant, so ``cache=True`` stays valid, and a cheap one to pass.
 """
 

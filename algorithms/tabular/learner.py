@@ -46,6 +46,7 @@ statistic is fixed before any release (the data-free pi^1 and the agent's fixed 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
@@ -53,6 +54,7 @@ import numpy as np
 from privacct.errors import PrivacctError, check_delta, check_positive
 from privacct.ledger import Ledger
 from privacct.log import FACTORIZED_STRATEGIES
+from privacct.rng import child_generators
 from privacct.tap import canary_contribution, prescribed
 from privacct.tap import current as current_tap
 
@@ -129,8 +131,8 @@ def log_parameters(config: RunConfig, opts: dict[str, Any], mdp: TabularMDP, alg
 
 def build_log(config: RunConfig, algorithm: str, *, audited: bool = False):
     """Declared MechanismLog of ``config`` (None for privacy ``none``). An audited run without an explicit
-    ``counter`` keeps the tree: the audit's all-node observation is the tree's nodes [1, 2^j] (its
-    noise scale at ``tight`` is the same as tree-honaker's, the same column of R)."""
+    ``counter`` keeps the tree (its noise scale at ``tight`` is the same as tree-honaker's, the same column of R);
+    a named counter runs and is observed as asked (docs/auditing.md#factorized-counters)."""
     opts = validate(config, algorithm)
     mdp = make_mdp(config)
     counter = opts["counter"] if not (audited and opts["counter"] is None and config.privacy == "jdp") else "tree"
@@ -169,9 +171,9 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
     else:
         log = build_log(config, algorithm, audited=True)
     ledger = Ledger() if log is not None else None
-    env_rngs = stream_generators(seeds, 0, audit, fixed=audit is not None and audit.fixed_users)
-    noise_rngs = noise_generators(seeds, 1, audit)
-    agent_rngs = stream_generators(seeds, 2, audit, fixed=audit is not None)
+    env_rngs = _stream_rngs(seeds, 0, audit, fixed=audit is not None and audit.fixed_users)
+    noise_rngs = _noise_rngs(seeds, audit)
+    agent_rngs = _stream_rngs(seeds, 2, audit, fixed=audit is not None)
     pooled = opts["pool_over_h"]
     dim = sum(family_dims(H, S, A, pooled).values())
     kind = "vi" if algorithm == "ucb-vi" else "po"
@@ -202,8 +204,8 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
         j = (k - 1) % _CHUNK
         if j == 0:
             n = min(_CHUNK, K - k + 1)
-            env_u = np.stack([r.random((n, H)) for r in env_rngs])
-            agent_u = np.stack([r.random((n, H)) for r in agent_rngs]) if kind == "po" else None
+            env_u = _uniforms(env_rngs, n, H, B)
+            agent_u = _uniforms(agent_rngs, n, H, B) if kind == "po" else None
         leak = priv.exact if (audit is not None and audit.mutant == "bonus-on-exact-counts") else None
         base, P = optimistic_model(*split(released, H, S, A, pooled), E1=E1, E2=E2,
                                    H=H, S=S, A=A, Lc=Lc, Lp=Lp, bonus_scale=float(config.bonus_scale), kind=kind,
@@ -266,16 +268,54 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
     return RunResult(config=config, regret=regret, log=log, ledger=ledger, info=info)
 
 
-def _run_vi_compiled(mdp: TabularMDP, priv: Privatizer, regret: np.ndarray, env_rngs, *, K: int, pooled: bool,
-                     v_star: float, cost_table: np.ndarray, E1: float, coefs: tuple[float, float], bonus_scale: float,
-                     progress, every: int) -> None:
-    """The episode loop of :func:`run` for UCB-VI outside audits, compiled (:func:`.episode_jit.run_episodes`):
-    the same draws in the same order (roll-out uniforms in the same 256-episode chunks; the privacy noise drawn
-    ahead per seed, :mod:`.ahead`), the same arithmetic, the same ledger. Fills ``regret`` and the privatizer's
-    sums. A binary tree (:class:`.ahead.TreeAhead`), the local randomizer and no privacy are released inside the
-    compiled loop; any other counter gets each episode's statistics through :meth:`Privatizer.release`."""
+def _stream_rngs(seeds: list[np.random.SeedSequence], j: int, audit: AuditHook | None, *, fixed: bool):
+    """:func:`privacct.algorithms.base.stream_generators`'s Generators, made cheaply: ``fixed`` (every trial draws the
+    same coins) gives ONE Generator, which :func:`_uniforms` broadcasts over the batch (the B identical Generators of
+    ``stream_generators`` draw the same bytes); otherwise child ``j`` of every seed (:func:`privacct.rng.child_generators`)."""
+    if audit is not None and fixed:
+        return stream_generators(seeds[:1], j, audit, fixed=True)
+    return child_generators(seeds, j)
+
+
+def _noise_rngs(seeds: list[np.random.SeedSequence], audit: AuditHook | None):
+    """:func:`privacct.algorithms.base.noise_generators` (child 1 of every seed), made cheaply
+    (:func:`privacct.rng.child_generators`) unless a planted bug scales the draws."""
+    if audit is not None and audit.noise_multiplier != 1.0:
+        return noise_generators(seeds, 1, audit)
+    return child_generators(seeds, 1)
+
+
+def _uniforms(rngs, n: int, H: int, B: int) -> np.ndarray:
+    """(B, n, H) uniforms, n episodes of one roll-out stream per seed (one Generator: the same row for every seed)."""
+    u = np.stack([r.random((n, H)) for r in rngs])
+    return u if len(rngs) == B else np.broadcast_to(u, (B, n, H))
+
+
+@dataclass(frozen=True)
+class _Release:
+    """How the compiled loop releases (:func:`_drive`): ``mode`` 0 none, 1 the tree drawn ahead (:class:`.ahead.TreeAhead`),
+    2 the local randomizer drawn ahead, 3 any other counter (each episode's statistic through :meth:`Privatizer.release`);
+    ``scale`` the Laplace b (0 without privacy); the tree's state arrays (``alpha``, ``noise``, ``texact``; empty
+    unless mode 1) and the exact sums at the start (``exact``)."""
+
+    mode: int
+    scale: float
+    alpha: np.ndarray
+    noise: np.ndarray
+    texact: np.ndarray
+    exact: np.ndarray
+
+
+def _drive(mdp: TabularMDP, priv: Privatizer, env_rngs, agent_rngs, *, K: int, progress, every: int,
+           episodes: Callable[..., None]) -> None:
+    """The chunk / noise-ahead loop shared by UCB-VI's and UCB-PO's compiled episodes (:func:`_run_vi_compiled`,
+    :func:`_run_po_compiled`): the same draws in the same order as :func:`run`'s numpy loop -- the roll-out's (and,
+    with ``agent_rngs``, the agent's) uniforms in the same 256-episode chunks, the privacy noise drawn ahead per seed
+    (:mod:`.ahead`) at most ``_AHEAD_EPISODES`` episodes and ``_AHEAD_BYTES`` at a time -- and the same ledger.
+    ``episodes(k, m, j, env_u, agent_u, exps, rel, released, x_out)`` runs episodes k .. k + m - 1 (their uniforms at
+    rows j.. of the chunk, their noise in ``exps``); in mode 3 (m = 1) it leaves the statistic in ``x_out`` and this
+    loop releases it. Sets the privatizer's sums (and, for the tree, its exact sums) at the end."""
     from .ahead import TreeAhead, local_ahead
-    from .episode_jit import run_episodes   # numba loads here, not on import (CLI start-up)
 
     H = mdp.horizon
     B, dim = priv.sums.shape
@@ -290,20 +330,23 @@ def _run_vi_compiled(mdp: TabularMDP, priv: Privatizer, regret: np.ndarray, env_
         mode = 3
     scale = 0.0 if priv.log is None else float(priv.log.group(GROUP).noise_scale)
     per = max(1, min(_AHEAD_EPISODES, _AHEAD_BYTES // (16 * dim * B))) if mode in (1, 2) else (1 if mode == 3 else _CHUNK)
-    R, P = mdp.R, mdp.P
     none4, none3, none2 = np.empty((B, 0, 2, dim)), np.empty((0, B, dim)), np.empty((0, dim))
-    alpha, noise, texact = (tree._alpha, tree._noise, tree._exact) if mode == 1 else (none3, none3, none2)
+    rel = _Release(mode, scale, *((tree._alpha, tree._noise, tree._exact) if mode == 1 else (none3, none3, none2)),
+                   exact=priv.exact)
     # the sums planned from: the tree's running release itself (TreeCounter.add returns a copy of it)
-    released, exact = (tree._release if mode == 1 else priv.sums), priv.exact
+    released = tree._release if mode == 1 else priv.sums
     buffer = np.empty(B * per * 2 * dim) if mode in (1, 2) else None
+    agent_u = None
     k = 1
     while k <= K:
         j = (k - 1) % _CHUNK
         if j == 0:
             n = min(_CHUNK, K - k + 1)
             env_u = np.stack([r.random((n, H)) for r in env_rngs])
+            if agent_rngs is not None:
+                agent_u = np.stack([r.random((n, H)) for r in agent_rngs])
         m = min(per, K - k + 1, _CHUNK - j)
-        exps, x_out = none4, none2
+        exps, x_out, nodes = none4, none2, 0
         if mode == 1:
             nodes = max(0, min(k + m - 1, K - 1) - k + 1)
             exps = tree.draw_ahead(nodes, buffer) if nodes else none4
@@ -312,10 +355,8 @@ def _run_vi_compiled(mdp: TabularMDP, priv: Privatizer, regret: np.ndarray, env_
                                buffer=buffer)
         elif mode == 3:
             x_out = np.empty((B, dim))   # fresh each episode: a counter may keep the array it is given
-        run_episodes(k, m, K, pooled, mode, E1, coefs[0], coefs[1], bonus_scale, R, P, cost_table,
-                     mdp.initial_state, v_star, released, exact, env_u, j, exps, scale, alpha, noise, texact, regret,
-                     x_out)
-        if mode == 1 and nodes:
+        episodes(k, m, j, env_u, agent_u, exps, rel, released, x_out)
+        if nodes:
             tree.advance(nodes)
         elif mode == 3:
             released = priv.release(k, x_out)
@@ -327,6 +368,26 @@ def _run_vi_compiled(mdp: TabularMDP, priv: Privatizer, regret: np.ndarray, env_
     if mode == 1:   # Privatizer.release's sums and exact: copies of the tree's (the same additions, in the same order)
         released, priv.exact = tree.noisy_sum(), tree.exact_sum()
     priv.sums = released
+
+
+def _run_vi_compiled(mdp: TabularMDP, priv: Privatizer, regret: np.ndarray, env_rngs, *, K: int, pooled: bool,
+                     v_star: float, cost_table: np.ndarray, E1: float, coefs: tuple[float, float], bonus_scale: float,
+                     progress, every: int) -> None:
+    """The episode loop of :func:`run` for UCB-VI outside audits, compiled (:func:`.episode_jit.run_episodes`, one
+    call per chunk of episodes; the loop around it is :func:`_drive`): the same arithmetic, the same bytes. A binary
+    tree (:class:`.ahead.TreeAhead`), the local randomizer and no privacy are released inside the compiled loop; any
+    other counter gets each episode's statistics through :meth:`Privatizer.release`. Fills ``regret`` and the
+    privatizer's sums."""
+    from .episode_jit import run_episodes   # numba loads here, not on import (CLI start-up)
+
+    R, P = mdp.R, mdp.P
+
+    def episodes(k, m, j, env_u, agent_u, exps, rel, released, x_out):
+        run_episodes(k, m, K, pooled, rel.mode, E1, coefs[0], coefs[1], bonus_scale, R, P, cost_table,
+                     mdp.initial_state, v_star, released, rel.exact, env_u, j, exps, rel.scale, rel.alpha, rel.noise,
+                     rel.texact, regret, x_out)
+
+    _drive(mdp, priv, env_rngs, None, K=K, progress=progress, every=every, episodes=episodes)
 
 
 def _po_compiles(B: int, H: int, S: int, A: int) -> bool:
@@ -342,71 +403,29 @@ def _run_po_compiled(mdp: TabularMDP, priv: Privatizer, regret: np.ndarray, env_
     """The episode loop of :func:`run` for UCB-PO outside audits: one compiled call per episode
     (:func:`.po_jit.po_episode`) between numpy's exponentials and logarithm, which run here on the whole
     (B, H, S, A) batch as the numpy loop runs them (``pi = np.exp(log_pi)``; :func:`.planning.mirror_step` after
-    its exponent ``z``). The same draws in the same order (the roll-out's and the agent's uniforms in the same
-    256-episode chunks; the privacy noise drawn ahead per seed, :mod:`.ahead`), the same ledger; fills ``regret``
-    and the privatizer's sums (as :func:`_run_vi_compiled`)."""
-    from .ahead import TreeAhead, local_ahead
+    its exponent ``z``); the loop around it is :func:`_drive` (the agent's uniforms drawn in the roll-out's chunks).
+    The same bytes; fills ``regret``, ``log_pi`` and the privatizer's sums."""
     from .po_jit import po_episode, row_sums
 
-    H = mdp.horizon
-    B, dim = priv.sums.shape
-    tree = getattr(priv, "tree", None)
-    if priv.kind == "none":
-        mode = 0
-    elif isinstance(tree, TreeAhead):
-        mode = 1
-    elif priv.kind == "local":
-        mode = 2
-    else:
-        mode = 3
-    scale = 0.0 if priv.log is None else float(priv.log.group(GROUP).noise_scale)
-    per = max(1, min(_AHEAD_EPISODES, _AHEAD_BYTES // (16 * dim * B))) if mode in (1, 2) else (1 if mode == 3 else _CHUNK)
     R = mdp.R
-    P2 = np.ascontiguousarray(mdp.P.reshape(H, -1, mdp.n_states))
+    P2 = np.ascontiguousarray(mdp.P.reshape(mdp.horizon, -1, mdp.n_states))
     cdf = mdp._cdf
-    none4, none3, none2 = np.empty((B, 0, 2, dim)), np.empty((0, B, dim)), np.empty((0, dim))
-    alpha, noise, texact = (tree._alpha, tree._noise, tree._exact) if mode == 1 else (none3, none3, none2)
-    released, exact = (tree._release if mode == 1 else priv.sums), priv.exact
-    buffer = np.empty(B * per * 2 * dim) if mode in (1, 2) else None
     pi, z, ez, Q = (np.empty_like(log_pi) for _ in range(4))
     lse = np.empty(log_pi.shape[:-1] + (1,))
-    k = 1
-    while k <= K:
-        j = (k - 1) % _CHUNK
-        if j == 0:
-            n = min(_CHUNK, K - k + 1)
-            env_u = np.stack([r.random((n, H)) for r in env_rngs])
-            agent_u = np.stack([r.random((n, H)) for r in agent_rngs])
-        m = min(per, K - k + 1, _CHUNK - j)
-        exps, x_out = none4, none2
-        if mode == 1:
-            nodes = max(0, min(k + m - 1, K - 1) - k + 1)
-            exps = tree.draw_ahead(nodes, buffer) if nodes else none4
-        elif mode == 2:
-            exps = local_ahead(priv.rngs, m, dim, scale=scale, first_user=k, ledger=priv.ledger, group=GROUP,
-                               buffer=buffer)
+
+    def episodes(k, m, j, env_u, agent_u, exps, rel, released, x_out):
         for i in range(m):
-            if mode == 3:
-                x_out = np.empty((B, dim))   # fresh each episode: a counter may keep the array it is given
             np.exp(log_pi, out=pi)
-            po_episode(k + i, K, pooled, mode, E1, coefs[0], coefs[1], bonus_scale, eta, R, P2, cdf, cost_table,
-                       mdp.initial_state, v_star, released, exact, env_u, agent_u, j + i, exps, i, scale, alpha,
-                       noise, texact, regret, x_out, pi, log_pi, z, Q)
-            if mode == 3:
-                released = priv.release(k + i, x_out)
+            po_episode(k + i, K, pooled, rel.mode, E1, coefs[0], coefs[1], bonus_scale, eta, R, P2, cdf, cost_table,
+                       mdp.initial_state, v_star, released, rel.exact, env_u, agent_u, j + i, exps, i, rel.scale,
+                       rel.alpha, rel.noise, rel.texact, regret, x_out, pi, log_pi, z, Q)
             # planning.mirror_step from its exponent z: z - log(sum(exp(z)))
             np.exp(z, out=ez)
             row_sums(ez, lse)   # ez.sum(axis=-1, keepdims=True), compiled (elementwise order: numpy's)
             np.log(lse, out=lse)
             np.subtract(z, lse, out=log_pi)
-            if progress is not None and ((k + i) % every == 0 or k + i == K):
-                progress(k + i)
-        if mode == 1 and nodes:
-            tree.advance(nodes)
-        k += m
-    if mode == 1:
-        released, priv.exact = tree.noisy_sum(), tree.exact_sum()
-    priv.sums = released
+
+    _drive(mdp, priv, env_rngs, agent_rngs, K=K, progress=progress, every=every, episodes=episodes)
 
 
 def _one_run_canary(mdp: TabularMDP, user: int, bit: str, central: bool, prescribe, B: int, pooled: bool):

@@ -19,6 +19,7 @@ them is a privacy parameter (the noise scales are the printed / calibrated ones)
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from privacct.accounting import tightest_epsilon
-from privacct.errors import check_count
+from privacct.errors import PrivacctError, check_count
 from privacct.rng import spawn_sequences
 
 from ..base import RunConfig
@@ -58,12 +59,78 @@ def _config(alg: str, privacy: str, eps: float | None, calibration: str, K: int)
                      options=tuple(sorted(t["options"].items())))
 
 
+def _run(alg: str, cfg: RunConfig, seeds) -> tuple[np.ndarray, Any, float, float]:
+    """One curve's run: (regret (N, K), declared log, wall seconds, CPU seconds of this process). A process pool's
+    task (module level)."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    res = run_seeds(LEARNERS[alg], cfg, seeds)
+    return res.regret, res.log, time.perf_counter() - t0, time.process_time() - c0
+
+
+def _run_all(runs: list[tuple[str, str, RunConfig, list]], progress: bool, workers: int) -> list[tuple]:
+    """``[_run(alg, cfg, seeds) for label, alg, cfg, seeds in runs]``, in order: on ``workers`` processes (each run
+    whole in one process, so the same bytes as inline), or inline (``workers`` 1, or a connected cluster, which splits
+    each run's seeds itself) with each run's progress bar."""
+    from ..scaleout import active_client
+
+    workers = _fitting(workers, runs)
+    if workers > 1 and len(runs) > 1 and active_client() is None:
+        from privacct.executors import map_tasks
+
+        bars = [_bar(label, cfg.episodes, len(seeds)) if progress else None for label, _a, cfg, seeds in runs]
+
+        def done(i: int) -> None:
+            if bars[i] is not None:
+                bars[i](runs[i][2].episodes)
+                bars[i].close()
+        return map_tasks(_run, [(alg, cfg, seeds) for _l, alg, cfg, seeds in runs], "processes", workers=workers,
+                         on_done=done)
+    out = []
+    for label, alg, cfg, seeds in runs:   # local, or seed chunks on --scheduler
+        t0, c0 = time.perf_counter(), time.process_time()
+        res = run_seeds(LEARNERS[alg], cfg, seeds, progress=_bar(label, cfg.episodes, len(seeds)) if progress else None)
+        out.append((res.regret, res.log, time.perf_counter() - t0, time.process_time() - c0))
+    return out
+
+
+#: Bytes of a worker process besides its run: the interpreter, numpy, numba and the compiled kernels (about 212 MB
+#: measured, docs/performance.md#memory-today), rounded up.
+PROCESS_BYTES = 256 << 20
+
+
+def _fitting(workers: int, runs) -> int:
+    """``workers``, fewer if that many of the largest run (:func:`privacct.algorithms.memory.run_estimate`, plus
+    :data:`PROCESS_BYTES` each) would not fit the memory available now (at least 1: one run is what the command's own
+    memory check admitted)."""
+    from privacct.resources import available_bytes
+
+    from ..memory import run_estimate
+
+    room = available_bytes() if workers > 1 and len(runs) > 1 else None
+    if room is None:
+        return workers
+    need = max(run_estimate(LEARNERS[alg], cfg, len(seeds)).total for _l, alg, cfg, seeds in runs) + PROCESS_BYTES
+    return max(1, min(workers, room // need))
+
+
+def default_workers() -> int:
+    """Processes for the independent runs of a reproduction: the machine's CPUs (at most 8), 1 on one CPU."""
+    return max(1, min(8, os.cpu_count() or 1))
+
+
 def reproduce(out_dir, *, full: bool = False, seeds: int | None = None, episodes: int | None = None,
-              progress: bool = False) -> dict[str, Any]:
-    """Run both calibrations x both panels x five settings; write figures, curves, results, README."""
+              progress: bool = False, tracks: tuple[str, ...] = TRACKS, sweep: bool = True,
+              workers: int | None = None) -> dict[str, Any]:
+    """Run ``tracks`` (default all three: paper, tight, tuned-noise) x both panels x five settings, and the eps sweep
+    (``sweep``); write figures, curves, results, README. ``workers``: processes for the independent runs (default
+    :func:`default_workers`; each run is whole in one process, so the figures do not depend on it)."""
     scale = FULL if full else REDUCED
     K = check_count("episodes", episodes) if episodes is not None else scale["episodes"]
     N = check_count("seeds", seeds) if seeds is not None else scale["seeds"]
+    workers = default_workers() if workers is None else check_count("workers", workers)
+    tracks = tuple(tracks)
+    if not tracks or any(t not in TRACKS for t in tracks) or len(set(tracks)) != len(tracks):
+        raise PrivacctError(f"tracks must be distinct names among {', '.join(TRACKS)}, got {', '.join(map(str, tracks))}")
     is_paper_scale = K == FULL["episodes"] and N == FULL["seeds"]
     scale_note = ("paper scale" if is_paper_scale else
                   f"REDUCED scale: K = {K}, {N} seeds (paper: K = {FULL['episodes']}, {FULL['seeds']} seeds)")
@@ -74,47 +141,51 @@ def reproduce(out_dir, *, full: bool = False, seeds: int | None = None, episodes
     curves: dict[tuple[str, str, str], tuple[np.ndarray, np.ndarray]] = {}
     cache: dict[str, np.ndarray] = {}
     t_all = time.perf_counter()
-    for calibration in TRACKS:
+    for calibration in tracks:
+        plan = []   # (alg, title, name, privacy, eps, tuned, cfg, key) of every curve of the track, in figure order
         for alg, title in PANELS:
             for name, privacy, eps in SETTINGS:
                 tuned = calibration == "tuned-noise" and eps is not None
                 cfg = _config(alg, privacy, eps * NOISE_DIVISOR if tuned else eps,
                               "paper" if calibration == "tuned-noise" else calibration, K)
-                key = f"{alg}/none" if privacy == "none" else None
-                t0 = time.perf_counter()
-                if key is not None and key in cache:
-                    regret, log = cache[key], None
-                else:
-                    cb = _bar(f"{calibration} {alg} {privacy} {eps or ''}", K, N) if progress else None
-                    res = run_seeds(LEARNERS[alg], cfg, seq, progress=cb)
-                    regret, log = res.regret, res.log
-                    if key is not None:
-                        cache[key] = regret
-                elapsed = time.perf_counter() - t0
-                acc_name, acc = (None, None) if log is None else tightest_epsilon(log, delta=0.0)
-                label = name if eps is None else (
-                    f"{name} (figure's ε = {eps:g}; noise = printed / {NOISE_DIVISOR:g}; certified ε = {acc:.3g})" if tuned
-                    else f"{name} (claimed ε = {eps:g}; certified ε = {acc:.3g})")
-                cum = np.cumsum(regret, axis=1)
-                curves[(calibration, alg, label)] = (cum.mean(0), cum.std(0))
-                results.append({
-                    "calibration": calibration, "algorithm": alg, "panel": title, "setting": name,
-                    "privacy": privacy, "claimed_epsilon": eps, "accounted_epsilon": acc, "accountant": acc_name,
-                    "noise_scale": None if log is None else log.release_groups[0].noise_scale,
-                    "regret_at_quarter": float(cum[:, K // 4 - 1].mean()) if K >= 4 else None,
-                    "regret_at_half": float(cum[:, K // 2 - 1].mean()) if K >= 2 else None,
-                    "final_regret_mean": float(cum[:, -1].mean()), "final_regret_std": float(cum[:, -1].std()),
-                    "seconds": elapsed, "label": label,
-                })
+                plan.append((alg, title, name, privacy, eps, tuned, cfg, f"{alg}/none" if privacy == "none" else None))
+        todo = [c for c in plan if c[7] is None or c[7] not in cache]   # the non-private curve runs once per panel
+        done = dict(zip((id(c) for c in todo),
+                        _run_all([(f"{calibration} {c[0]} {c[3]} {c[4] or ''}", c[0], c[6], seq) for c in todo],
+                                 progress, workers), strict=True))
+        for c in plan:
+            alg, title, name, privacy, eps, tuned, cfg, key = c
+            if id(c) in done:
+                regret, log, elapsed, cpu = done[id(c)]
+                if key is not None:
+                    cache[key] = regret
+            else:
+                regret, log, elapsed, cpu = cache[key], None, 0.0, 0.0
+            acc_name, acc = (None, None) if log is None else tightest_epsilon(log, delta=0.0)
+            label = name if eps is None else (
+                f"{name} (figure's ε = {eps:g}; noise = printed / {NOISE_DIVISOR:g}; certified ε = {acc:.3g})" if tuned
+                else f"{name} (claimed ε = {eps:g}; certified ε = {acc:.3g})")
+            cum = np.cumsum(regret, axis=1)
+            curves[(calibration, alg, label)] = (cum.mean(0), cum.std(0))
+            results.append({
+                "calibration": calibration, "algorithm": alg, "panel": title, "setting": name,
+                "privacy": privacy, "claimed_epsilon": eps, "accounted_epsilon": acc, "accountant": acc_name,
+                "noise_scale": None if log is None else log.release_groups[0].noise_scale,
+                "regret_at_quarter": float(cum[:, K // 4 - 1].mean()) if K >= 4 else None,
+                "regret_at_half": float(cum[:, K // 2 - 1].mean()) if K >= 2 else None,
+                "final_regret_mean": float(cum[:, -1].mean()), "final_regret_std": float(cum[:, -1].std()),
+                "seconds": elapsed, "cpu_seconds": cpu, "label": label,
+            })
         _figure(curves, calibration, K, N, scale_note, out / f"figure2_{calibration}.png")
-    sweep = _eps_sweep(K, min(N, SWEEP_MAX_SEEDS), cache, seq, progress)
-    _sweep_figure(sweep, K, min(N, SWEEP_MAX_SEEDS), scale_note, out / "eps_sweep_paper.png")
+    rows = _eps_sweep(K, min(N, SWEEP_MAX_SEEDS), cache, seq, progress, workers) if sweep else []
+    if sweep:
+        _sweep_figure(rows, K, min(N, SWEEP_MAX_SEEDS), scale_note, out / "eps_sweep_paper.png")
     total = time.perf_counter() - t_all
     np.savez_compressed(out / "curves.npz", **{
         f"{c}__{a}__{i}__{stat}": arr for i, ((c, a, lab), (m, s)) in enumerate(curves.items())
         for stat, arr in (("mean", m), ("std", s))})
     summary = {"scale": scale_note, "episodes": K, "seeds": N, "root_seed": ROOT_SEED, "horizon": 20,
-               "env": "riverswim", "tuned": TUNED, "seconds": total, "results": results, "eps_sweep": sweep}
+               "env": "riverswim", "tuned": TUNED, "seconds": total, "results": results, "eps_sweep": rows}
     (out / "results.json").write_text(json.dumps(summary, indent=2) + "\n")
     (out / "README.md").write_text(readme(summary, NOISE_DIVISOR, TUNED))
     return summary
@@ -124,24 +195,27 @@ def reproduce(out_dir, *, full: bool = False, seeds: int | None = None, episodes
 reproduce.draws_progress = True
 
 
-def _eps_sweep(K: int, n: int, cache: dict, seq, progress: bool) -> list[dict[str, Any]]:
-    """Final regret (mean over ``n`` seeds) vs claimed eps, paper calibration, JDP and LDP."""
+def _eps_sweep(K: int, n: int, cache: dict, seq, progress: bool, workers: int) -> list[dict[str, Any]]:
+    """Final regret (mean over ``n`` seeds) vs claimed eps, paper calibration, JDP and LDP; the non-private rows are
+    the first ``n`` seeds of the figure's non-private runs (a seed's regret is its own: batched = one by one)."""
+    runs = [(f"sweep {alg} none", alg, _config(alg, "none", None, "paper", K), seq[:n]) for alg, _t in PANELS
+            if f"{alg}/none" not in cache]
+    runs += [(f"sweep {alg} {privacy} {eps:g}", alg, _config(alg, privacy, eps, "paper", K), seq[:n])
+             for alg, _t in PANELS for privacy in ("jdp", "ldp") for eps in SWEEP_EPSILONS]
+    done = _run_all(runs, progress, workers)
+    runs = [(f"sweep {alg} none", alg, _config(alg, "none", None, "paper", K), seq[:n]) for alg, _t in PANELS
+            if f"{alg}/none" in cache] + runs
+    done = [(cache[f"{alg}/none"][:n], None, 0.0, 0.0) for alg, _t in PANELS if f"{alg}/none" in cache] + done
     rows = []
-    for alg, _title in PANELS:
-        base = cache[f"{alg}/none"][:n].sum(axis=1)
-        rows.append({"algorithm": alg, "privacy": "none", "claimed_epsilon": None, "accounted_epsilon": None,
-                     "accountant": None, "final_regret_mean": float(base.mean()), "final_regret_std": float(base.std())})
-        for privacy in ("jdp", "ldp"):
-            for eps in SWEEP_EPSILONS:
-                cfg = _config(alg, privacy, eps, "paper", K)
-                cb = _bar(f"sweep {alg} {privacy} {eps:g}", K, n) if progress else None
-                res = run_seeds(LEARNERS[alg], cfg, seq[:n], progress=cb)
-                fin = res.regret.sum(axis=1)
-                acc_name, acc = tightest_epsilon(res.log, delta=0.0)
-                rows.append({"algorithm": alg, "privacy": privacy, "claimed_epsilon": eps,
-                             "accounted_epsilon": acc, "accountant": acc_name,
-                             "final_regret_mean": float(fin.mean()), "final_regret_std": float(fin.std())})
-    return rows
+    for (_l, alg, cfg, _s), (regret, log, _sec, _cpu) in zip(runs, done, strict=True):
+        fin = regret.sum(axis=1)
+        acc_name, acc = (None, None) if log is None else tightest_epsilon(log, delta=0.0)
+        rows.append({"algorithm": alg, "privacy": cfg.privacy,
+                     "claimed_epsilon": None if cfg.privacy == "none" else cfg.epsilon,
+                     "accounted_epsilon": acc, "accountant": acc_name,
+                     "final_regret_mean": float(fin.mean()), "final_regret_std": float(fin.std())})
+    order = {(alg, p): i for i, (alg, p) in enumerate((a, p) for a, _t in PANELS for p in ("none", "jdp", "ldp"))}
+    return sorted(rows, key=lambda r: order[(r["algorithm"], r["privacy"])])   # per panel: none, then jdp, then ldp
 
 
 def _sweep_figure(rows, K: int, n: int, scale_note: str, path: Path) -> None:

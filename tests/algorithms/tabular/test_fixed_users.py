@@ -59,3 +59,31 @@ def test_accounted_epsilon_of_the_report_settings():
     for priv, want in (("jdp", 2 / math.log(4)), ("ldp", 2.0)):
         cfg = RunConfig("ucb-vi", priv, epsilon=1.0, calibration="paper", episodes=4, horizon=1)
         assert tightest_epsilon(LEARNERS["ucb-vi"].build_log(cfg), delta=0.0)[1] == pytest.approx(want, rel=1e-9)
+
+
+@pytest.mark.parametrize("alg", ["ucb-vi", "ucb-po"])
+@pytest.mark.parametrize("priv", ["jdp", "ldp"])
+@pytest.mark.parametrize("fixed", [True, False])
+def test_audited_runs_draw_what_base_generators_draw(alg, priv, fixed, monkeypatch):
+    # the learner makes its Generators cheaply (one fixed-coins Generator broadcast over the trials, the noise and
+    # roll-out children hashed at once, privacct.rng.child_generators): the same bytes as one Generator per trial and
+    # stream from privacct.algorithms.base
+    from privacct.algorithms import base
+    from privacct.algorithms.tabular import learner as L
+
+    cfg = RunConfig(alg, priv, epsilon=1.0, calibration="paper", episodes=5, horizon=2)
+
+    def run():
+        hook = AuditHook("B", fixed_users=fixed)
+        return LEARNERS[alg].run_observed(cfg, spawn_sequences(3, 5), audit=hook)
+
+    now = run()
+    monkeypatch.setattr(L, "_noise_rngs", lambda seeds, audit: base.noise_generators(seeds, 1, audit))
+    monkeypatch.setattr(L, "_stream_rngs", lambda seeds, j, audit, *, fixed: base.stream_generators(seeds, j, audit,
+                                                                                                    fixed=fixed))
+    old = run()
+    assert np.array_equal(now.regret, old.regret)
+    assert np.array_equal(now.info["final_release"], old.info["final_release"])
+    for a, b in zip(now.observation.blocks, old.observation.blocks, strict=True):
+        assert a.name == b.name and np.array_equal(a.values, b.values)
+    assert np.array_equal(now.observation.actions, old.observation.actions)
