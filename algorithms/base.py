@@ -142,6 +142,19 @@ class RunConfig:
         setting and an audit's ``--json`` serialise, never copied field by field."""
         return {f.name: (dict(self.options) if f.name == "options" else getattr(self, f.name)) for f in dataclasses.fields(self)}
 
+    def log_key(self, log_options: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
+        """A cheap hashable of what a family's declared log reads of this record: every field as (name, value) but
+        ``bonus_scale`` (a multiplier on the bonus width, never in a log), ``options`` narrowed to those named in
+        ``log_options`` (sorted by name). ``RunConfig(**dict(key))`` is the record with the others neutralised
+        (bonus_scale 1), for a log cache to build from on a miss only. Derived once per record and per
+        ``log_options`` (kept on it outside its fields, as its declared logs are)."""
+        keys = self.__dict__.setdefault(_LOG_KEYS, {})
+        if log_options not in keys:
+            opts = tuple(sorted((k, v) for k, v in self.options if k in log_options))
+            keys[log_options] = tuple((f, opts if f == "options" else getattr(self, f)) for f in RUN_FIELDS
+                                      if f != "bonus_scale")
+        return keys[log_options]
+
     def declared_log(self, build: Callable[["RunConfig"], MechanismLog | None]) -> MechanismLog | None:
         """``build(self)``, built once per record: the log is kept on this RunConfig (per builder; outside its fields,
         so equality, hashing and pickling ignore it), so a record passed whole builds its log once however many steps
@@ -152,12 +165,14 @@ class RunConfig:
         return logs[build]
 
     def __getstate__(self) -> dict[str, Any]:
-        # the kept logs stay behind (a builder may be a closure, and a worker builds its own)
-        return {k: v for k, v in self.__dict__.items() if k != _LOGS}
+        # the kept logs stay behind (a builder may be a closure, and a worker builds its own), and so do the log keys
+        return {k: v for k, v in self.__dict__.items() if k not in (_LOGS, _LOG_KEYS)}
 
 
 #: The instance attribute that keeps a RunConfig's declared logs (:meth:`RunConfig.declared_log`).
 _LOGS = "_declared_logs"
+#: The instance attribute that keeps a RunConfig's log cache keys (:meth:`RunConfig.log_key`).
+_LOG_KEYS = "_log_keys"
 #: RunConfig's field names (a record that holds a RunConfig reads them from it: :class:`ConfigFields`).
 RUN_FIELDS = tuple(f.name for f in dataclasses.fields(RunConfig))
 

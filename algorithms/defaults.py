@@ -1,7 +1,10 @@
 """The defaults ``privacct run`` and ``privacct audit`` share, and the flags that apply to a configuration.
 
+Nothing here is a learner's own setting: the claim defaults below are the same for every learner, and the
+per-learner default (delta) is read from the learner's spec (docs/learners.md#where-a-learners-settings-live).
+
 * **delta** (:func:`default_delta`): the delta of the learner's first paper setting with the same
-  privacy model (``LearnerSpec.paper_settings``: the setting at which the paper states its claim);
+  privacy model (:func:`privacct.algorithms.settings.paper_setting`: the setting at which the paper states its claim);
   a learner without one gets :func:`privacct.accounting.default_delta` of its declared log without a
   claim (0 for an all-Laplace log, :data:`privacct.accounting.DEFAULT_DELTA` with Gaussian releases).
 * **calibration** (:data:`DEFAULT_CALIBRATION`): ``paper``, the printed noise constants -- what the
@@ -42,11 +45,11 @@ def default_delta(algorithm: str, privacy: str, config: RunConfig | None = None)
     if privacy == "none":
         return 0.0
     spec = get_learner(algorithm)
-    from .settings import paper_delta
+    from .settings import paper_setting
 
-    d = paper_delta(spec, privacy)
-    if d is not None:
-        return float(d)
+    setting = paper_setting(spec, privacy)
+    if setting is not None:
+        return float(setting.delta)
     from privacct.accounting import default_delta as log_default
 
     base = config if config is not None else RunConfig(algorithm, privacy=privacy)

@@ -188,15 +188,24 @@ def as_paper_setting(s: PaperSetting | Mapping[str, Any], algorithm: str | None 
     return setting if algorithm is None else setting.bound(algorithm)
 
 
-def paper_delta(spec, privacy: str) -> float | None:
-    """The delta of the learner's first paper setting with this privacy model (None if none)."""
+def paper_setting(spec, privacy: str) -> PaperSetting | None:
+    """The learner's first paper setting under ``privacy`` (bound to it; an untyped dict read by
+    :func:`as_paper_setting`), or None when it declares none: the setting whose delta is the claim's default
+    (:func:`privacct.algorithms.defaults.default_delta`) and whose K, H, environment and constants a one-run audit
+    runs by default (:func:`privacct.audits.one_run_learner.one_run_config`). The one place that rule lives."""
     for s in spec.paper_settings:
-        s = as_paper_setting(s)
+        s = as_paper_setting(s, spec.name)
         if s.privacy == privacy:
-            return s.delta
+            return s
     return None
+
+
+def paper_delta(spec, privacy: str) -> float | None:
+    """The delta of the learner's first paper setting with this privacy model (:func:`paper_setting`; None if none)."""
+    s = paper_setting(spec, privacy)
+    return None if s is None else s.delta
 
 
 __all__ = ["CHOICE", "DERIVED", "PRINTED", "PROVENANCE_FIELDS", "PROVENANCE_KINDS", "PaperSetting", "Provenance", "Repair",
            "UNBOUND",
-           "as_paper_setting", "choice", "derived", "paper_delta", "printed"]
+           "as_paper_setting", "choice", "derived", "paper_delta", "paper_setting", "printed"]

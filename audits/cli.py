@@ -18,8 +18,11 @@ the audit could not have seen a violation; the output says how many trials it wo
 input (``privacct.cli.main`` prints the PrivacctError as one line).
 
 ``privacct mutants [--json] [--trials N] [--seed S] [--only NAME ...] [--controls]``: run every
-planted bug (:mod:`privacct.audits.mutants`) through the accountant, ledger and audit checks; ``--json``
-prints a list of objects with name, caught_by, the eps each check found and the audit's verdict. The
+planted bug (:mod:`privacct.audits.mutants`) through the accountant, ledger and audit checks (a planted policy
+leak of a JDP learner also through the black-box action audit, the billboard check and the one-run action audit,
+``one-run audit``); ``--json`` prints a list of objects with name, caught_by, the eps each check found, the audit's
+verdict, and per check its verdict and the configuration it ran at (``verdicts``, ``configurations``; the table
+prints them under each row). The
 audit catches a mutant only when its verdict is ``fails``; it passes only with the power criterion the
 privatizer declares from its exact privacy-loss distribution (a structural bug declares none: its audit
 is ``fails`` or ``inconclusive``). Exit 0 when every
@@ -201,7 +204,9 @@ def _one_run_arguments(args, spec):
         if args.observe != "actions":
             raise PrivacctError("--window applies only to a one-run action audit (--one-run --observe actions)")
         check_count("--window", args.window)
-    setting = next((x for x in spec.paper_settings if getattr(x, "privacy", None) == args.privacy), None)
+    from privacct.algorithms.settings import paper_setting
+
+    setting = paper_setting(spec, args.privacy)
     for flag, value in (("--episodes", args.episodes), ("--horizon", args.horizon)):
         if value is not None:
             check_count(flag, value)
@@ -271,10 +276,7 @@ def _cmd_one_run(args, cfg) -> int:
     check_memory(est.total + records, args=f"--canaries {args.canaries} x --episodes {cfg.episodes}",
                  what=f"{est.main_terms()}, the canaries' releases", lower="--canaries or --episodes")
     with heartbeat(f"one-run audit {args.algorithm}/{args.privacy}", quiet=args.quiet):
-        r = one_run_audit_learner(args.algorithm, privacy=args.privacy, canaries=args.canaries, epsilon=args.epsilon,
-                                  delta=cfg.delta, calibration=cfg.calibration, episodes=cfg.episodes,
-                                  horizon=cfg.horizon, env=cfg.env, options=cfg.options, bonus_scale=cfg.bonus_scale,
-                                  confidence=args.confidence, seed=args.seed)
+        r = one_run_audit_learner(cfg, canaries=args.canaries, confidence=args.confidence, seed=args.seed)
     if args.json:
         emit_json(r.to_dict())
     else:
@@ -362,13 +364,17 @@ def cmd_audit(args) -> int:
 
 def register_mutants(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("mutants", help="run every planted bug through the accountant, ledger and audit checks",
-                              description="Planted bugs (privacct.audits.mutants): which check catches each one. The "
-                                          "audit catches a mutant only when its verdict is 'fails' (an inconclusive "
-                                          "audit catches nothing).")
+                              description="Planted bugs (privacct.audits.mutants): which check catches each one, and "
+                                          "at which configuration (printed under each row). The audit catches a mutant "
+                                          "only when its verdict is 'fails' (an inconclusive audit catches nothing). A "
+                                          "planted policy leak of a JDP learner also meets the black-box action audit, "
+                                          "the billboard check and the one-run action audit ('one-run audit'), each at "
+                                          "its own configuration.")
     p.add_argument("--json", action="store_true",
                    help="print one strict JSON list of {name, caught_by, epsilons, ...} instead of the table")
     p.add_argument("--trials", type=integer_arg("--trials"), default=None,
-                   help="audit trials per side (default: each mutant's own, 1e5 for most)")
+                   help="audit trials per side (default: each mutant's own, 1e5 for most; the billboard check and the "
+                        "one-run audit keep their own sizes)")
     p.add_argument("--seed", type=integer_arg("--seed"), default=0, help="root seed >= 0 (default 0)")
     p.add_argument("--only", nargs="+", default=None, metavar="NAME", help="run only these mutants")
     p.add_argument("--controls", action="store_true", help="also run the correct controls (must not be caught)")
@@ -378,6 +384,19 @@ def register_mutants(subparsers) -> argparse.ArgumentParser:
     add_quiet(p)
     p.set_defaults(func=cmd_mutants)
     return p
+
+
+def configuration_lines(r) -> list[str]:
+    """The lines under a mutant's row of ``privacct mutants``: each check that ran, its verdict and the configuration
+    it ran at (:attr:`privacct.audits.checks.MutantReport.configurations`); one line when every check ran at one."""
+    from .checks import CAUGHT_AS, CHECKS
+
+    confs = r.configurations
+    if not confs:
+        return []
+    if set(confs) <= set(CHECKS):   # the accountant, the ledger (one seed of it) and the audit at one configuration
+        return ["at: " + confs.get("audit", next(iter(confs.values())))]
+    return [f"{CAUGHT_AS.get(check, check)} ({r.verdicts.get(check, '-')}): {conf}" for check, conf in confs.items()]
 
 
 def cmd_mutants(args) -> int:
@@ -410,13 +429,15 @@ def cmd_mutants(args) -> int:
             d.pop("audit", None)
         emit_json(out)
     else:
-        emit(f"{'mutant':<30} {'caught_by':<26} {'accountant':>10} {'ledger':>8} {'audit':>8} {'verdict':<12}  "
+        emit(f"{'mutant':<42} {'caught_by':<44} {'accountant':>10} {'ledger':>8} {'audit':>8} {'verdict':<12}  "
              "(claimed eps)")
         for r in reports + controls + printed:
             tag = " (control)" if r.name in CONTROLS else ""
             fmt = lambda v: "refused" if v is None else f"{v:.3f}"  # noqa: E731
             verdict = (r.audit or {}).get("verdict") or "-"
-            emit(f"{r.name + tag:<30} {','.join(r.caught_by) or '-':<26} {fmt(r.accountant_epsilon):>10} "
+            emit(f"{r.name + tag:<42} {','.join(r.caught_by) or '-':<44} {fmt(r.accountant_epsilon):>10} "
                   f"{fmt(r.ledger_epsilon):>8} {fmt(r.audit_epsilon_lower_bound):>8} {verdict:<12}  ({r.claimed_epsilon:g})")
+            for line in configuration_lines(r):
+                emit("    " + line)
         emit("every mutant caught" if ok else "SOME MUTANT WAS NOT CAUGHT (or a control was flagged)")
     return 0 if ok else 1

@@ -9,7 +9,9 @@ a batched run (``spec.run(config, seeds, audit=hook)``, a leading batch axis). B
   same in every trial, so D and D' are two fixed neighbouring datasets and the only randomness left
   is the privacy noise;
 * **all-node white-box observation** (``observe="released"``): every release that contains user 1
-  (tree learners: the nodes [1, 2^j]; fresh/adaptive releases: all of them; LDP: user 1's report),
+  (tree learners: the nodes [1, 2^j]; other counters: tree-honaker's nodes [1, 2^j], a Toeplitz counter's
+  releases whitened by its declared L, each weighted by R[t, 1] in its means, docs/auditing.md#factorized-counters;
+  fresh/adaptive releases: all of them; LDP: user 1's report),
   each minus the other users' exact contribution (a post-processing of the transcript; see
   :mod:`privacct.algorithms.base`), with its noise model and its noiseless value under each canary.
 

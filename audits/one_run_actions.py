@@ -49,7 +49,7 @@ from privacct.errors import PrivacctError, check_count
 
 from .learner import accounted_epsilon
 from .one_run import draw_bits, predictable_epsilon_lower_bound
-from .one_run_learner import plan_users, resolve_config
+from .one_run_learner import plan_users, resolve_one_run_config
 
 if TYPE_CHECKING:
     from privacct.algorithms.base import RunConfig
@@ -443,45 +443,29 @@ def replay_canaries(spec, cfg, users: tuple[int, ...], bits: tuple[str, ...], en
     return res, run_seconds, replays
 
 
-def one_run_action_audit(algorithm: str | RunConfig, *, privacy: str = "jdp", canaries: int = 1000, epsilon: float = 1.0,
-                         delta: float = 0.0, calibration: str = "tight", episodes: int | None = None,
-                         horizon: int | None = None, env: str | None = None, options: tuple = (),
-                         bonus_scale: float | None = None, confidence: float = 0.95, seed: int = 0, coins_seed: int = 0,
-                         mutant: str | None = None, window: int | None = None, engine: str = "auto",
-                         audited: tuple[int, ...] | None = None,
-                         progress: Callable[[int], None] | None = None) -> OneRunActionResult:
+def one_run_action_audit(config: "RunConfig | str", *, canaries: int = 1000, confidence: float = 0.95, seed: int = 0,
+                         coins_seed: int = 0, mutant: str | None = None, window: int | None = None, engine: str = "auto",
+                         audited: tuple[int, ...] | None = None, progress: Callable[[int], None] | None = None,
+                         **fields: Any) -> OneRunActionResult:
     """The one-run action audit of a JDP learner (module docstring).
 
-    ``algorithm``: a learner's name, configured as :func:`privacct.audits.one_run_learner.one_run_audit_learner` does
-    (``episodes`` None: the learner's first JDP paper setting), or a :class:`privacct.algorithms.base.RunConfig` that
-    gives the whole configuration and claim (then ``privacy``, ``epsilon``, ``delta``, ``calibration``, ``episodes``,
-    ``horizon``, ``env``, ``options`` and ``bonus_scale`` must be left at their defaults). ``canaries`` M users at the largest power-of-two spacing that fits them in 1..K - 1
+    ``config``: a :class:`privacct.algorithms.base.RunConfig` that gives the whole configuration and claim, or a
+    learner's name with the keyword form's ``fields`` (privacy, epsilon, delta, calibration, episodes, horizon, env,
+    options, bonus_scale; ``episodes`` None: the learner's first JDP paper setting), resolved as
+    :func:`privacct.audits.one_run_learner.one_run_audit_learner` does (one path:
+    :func:`privacct.audits.one_run_learner.resolve_one_run_config`). ``canaries`` M users at the largest power-of-two spacing that fits them in 1..K - 1
     (:func:`privacct.audits.one_run_learner.plan_users`). ``window``: compare at most this many users after each canary
     (None: up to the next canary; never further, which soundness needs). ``mutant``: a planted policy bug
     (``LearnerSpec.mutants``). ``engine``: ``fork`` (POSIX: each replay forks off the run at its canary), ``rerun``
     (each replay from episode 1) or ``auto`` (fork where the platform has it). ``audited``: the canary indices to replay
     (None: all; the others abstain, which keeps the bound sound). ``progress(n)``: replays done."""
-    from privacct.algorithms.base import AuditHook, CanaryPlan, RunConfig
+    from privacct.algorithms.base import AuditHook, CanaryPlan
     from privacct.algorithms.registry import get_learner
 
-    from .learner import learner_config
-
-    given = None
-    if isinstance(algorithm, RunConfig):
-        c = algorithm   # checked for an audit as the keyword form is (a registered learner, a private model)
-        given = learner_config(c.algorithm, privacy=c.privacy, epsilon=c.epsilon, delta=c.delta,
-                               calibration=c.calibration, episodes=c.episodes, horizon=c.horizon, env=c.env,
-                               options=c.options, bonus_scale=c.bonus_scale)
-        loose = {"privacy": (privacy, "jdp"), "epsilon": (epsilon, 1.0), "delta": (delta, 0.0),
-                 "calibration": (calibration, "tight"), "episodes": (episodes, None), "horizon": (horizon, None),
-                 "env": (env, None), "options": (tuple(options), ()), "bonus_scale": (bonus_scale, None)}
-        extra = [k for k, (v, d) in loose.items() if v != d]
-        if extra:
-            raise PrivacctError(f"a RunConfig gives the whole configuration: leave {', '.join(extra)} out")
-        algorithm, privacy, epsilon, delta = given.algorithm, given.privacy, given.epsilon, given.delta
-    if privacy != "jdp":
+    cfg = resolve_one_run_config(config, fields, caller="one_run_action_audit")
+    if cfg.privacy != "jdp":
         raise PrivacctError(f"privacy must be jdp for an action audit (under LDP the reports are the output), got "
-                            f"{privacy!r}")
+                            f"{cfg.privacy!r}")
     if engine not in ENGINES:
         raise PrivacctError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     if engine == "fork" and not hasattr(os, "fork"):
@@ -492,10 +476,7 @@ def one_run_action_audit(algorithm: str | RunConfig, *, privacy: str = "jdp", ca
     if not 0.0 < confidence < 1.0:
         raise PrivacctError(f"confidence must be in (0, 1), got {confidence!r}")
     seed = check_count("seed", seed, minimum=0)
-    spec = get_learner(algorithm)
-    cfg = given if given is not None else resolve_config(
-        spec, algorithm, privacy=privacy, epsilon=epsilon, delta=delta, calibration=calibration, episodes=episodes,
-        horizon=horizon, env=env, options=options, bonus_scale=bonus_scale)
+    spec = get_learner(cfg.algorithm)
     K = int(cfg.episodes)
     users = plan_users(K, canaries)
     m = len(users)
@@ -518,8 +499,8 @@ def one_run_action_audit(algorithm: str | RunConfig, *, privacy: str = "jdp", ca
         if g != b:
             break
         prefix += 1
-    bound = predictable_epsilon_lower_bound(canaries=m, prefix=prefix, delta=delta, confidence=confidence)
-    acc_name, acc = accounted_epsilon(cfg, delta)
+    bound = predictable_epsilon_lower_bound(canaries=m, prefix=prefix, delta=cfg.delta, confidence=confidence)
+    acc_name, acc = accounted_epsilon(cfg, cfg.delta)
     notes = []
     cut = sum(r.cut_at is not None for r in replays)
     if cut:
@@ -529,9 +510,9 @@ def one_run_action_audit(algorithm: str | RunConfig, *, privacy: str = "jdp", ca
     if errors:
         notes.append(f"{len(errors)} replays gave no evidence (first: {errors[0].error}); they abstain")
     return OneRunActionResult(
-        algorithm=algorithm, privacy=privacy, calibration=cfg.calibration, episodes=K, horizon=cfg.horizon, env=cfg.env,
+        algorithm=cfg.algorithm, privacy=cfg.privacy, calibration=cfg.calibration, episodes=K, horizon=cfg.horizon, env=cfg.env,
         mutant=mutant, canaries=m, spacing=spacing, window=window, guesses=len(made), correct=int(correct),
-        prefix=prefix, epsilon_lower_bound=float(bound), claimed_epsilon=float(epsilon), delta=float(delta),
+        prefix=prefix, epsilon_lower_bound=float(bound), claimed_epsilon=float(cfg.epsilon), delta=float(cfg.delta),
         confidence=float(confidence), accountant=acc_name, accounted_epsilon=float(acc), engine=engine,
         seconds=time.perf_counter() - t0, run_seconds=run_seconds,
         replay_episodes=int(sum(r.episodes for r in replays)), cut=cut, errors=len(errors), replays=replays, seed=seed,

@@ -24,6 +24,7 @@ non-canary users' data (the auditor's), never a canary's bit.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
@@ -31,9 +32,10 @@ from typing import Any
 
 import numpy as np
 
+from privacct.algorithms.base import RUN_FIELDS, ConfigFields, RunConfig
 from privacct.errors import PrivacctError, check_count
 
-from .learner import accounted_epsilon, learner_config
+from .learner import accounted_epsilon, check_audit_config, resolve_audit_config
 
 
 def plan_users(K: int, canaries: int) -> tuple[int, ...]:
@@ -87,37 +89,53 @@ def median_structure(records, users: tuple[int, ...]):
     return sorted(structures, key=key)[len(structures) // 2]
 
 
-def resolve_config(spec, algorithm: str, *, privacy: str, epsilon: float, delta: float, calibration: str,
-                   episodes: int | None, horizon: int | None, env: str | None, options: tuple,
-                   bonus_scale: float | None):
-    """The RunConfig of a one-run audit: ``episodes`` None takes the learner's first paper setting for ``privacy`` (its
-    K, H, environment, bonus scale and options; ``horizon``, ``env``, ``bonus_scale`` given override it, ``options`` go
-    on top of its options), else the learner's test settings' K; the fields given otherwise."""
-    if episodes is None:
-        setting = next((s for s in spec.paper_settings if getattr(s, "privacy", None) == privacy), None)
-        if setting is not None:
-            episodes = setting.episodes
-            horizon = setting.horizon if horizon is None else horizon
-            env = setting.env if env is None else env
-            bonus_scale = setting.bonus_scale if bonus_scale is None else bonus_scale
-            options = tuple(sorted({**dict(setting.options), **dict(options)}.items()))
-        else:
-            episodes = dict(spec.test_settings).get("episodes", 1000)
-    return learner_config(algorithm, privacy=privacy, epsilon=epsilon, delta=delta, calibration=calibration,
-                          episodes=episodes, horizon=horizon, env=env, options=options,
-                          bonus_scale=1.0 if bonus_scale is None else bonus_scale)
+def one_run_config(algorithm: str, *, privacy: str = "jdp", epsilon: float = 1.0, delta: float = 0.0,
+                   calibration: str = "tight", episodes: int | None = None, horizon: int | None = None,
+                   env: str | None = None, options: tuple = (), bonus_scale: float | None = None) -> RunConfig:
+    """The KEYWORD FORM of a one-run audit's configuration: ``episodes`` None is the learner's paper setting for
+    ``privacy`` (:func:`privacct.algorithms.settings.paper_setting`: its K, H, environment, bonus scale and options; ``horizon``, ``env``,
+    ``bonus_scale`` given override it, ``options`` go on top of its options), or, for a learner without one, its test
+    settings' K; with ``episodes``, an unset ``horizon`` / ``env`` is the environment's default and ``bonus_scale`` 1.
+    The claim (``privacy``, ``epsilon``, ``delta``, ``calibration``) is always the one given, never the setting's.
+    One RunConfig, made once (``dataclasses.replace`` of the setting's record validates it) and checked for an audit
+    (:func:`privacct.audits.learner.check_audit_config`)."""
+    from privacct.algorithms.registry import get_learner
+    from privacct.algorithms.settings import paper_setting
+
+    spec = get_learner(algorithm)
+    setting = paper_setting(spec, privacy) if episodes is None else None
+    if setting is not None:
+        base = setting.run_config(algorithm)
+        options = tuple(sorted({**dict(base.options), **dict(options)}.items()))
+    else:
+        base = RunConfig(algorithm, episodes=dict(spec.test_settings).get("episodes", 1000) if episodes is None else episodes)
+        options = tuple(options)
+    given = {k: v for k, v in (("horizon", horizon), ("env", env), ("bonus_scale", bonus_scale)) if v is not None}
+    return check_audit_config(dataclasses.replace(base, privacy=privacy, epsilon=epsilon, delta=delta,
+                                                  calibration=calibration, options=options, **given))
+
+
+def resolve_one_run_config(config: "RunConfig | str", fields: dict[str, Any], *, caller: str) -> RunConfig:
+    """The configuration a one-run entry point was given: a RunConfig passed whole (checked for an audit; no field
+    keywords beside it) or a learner's name and the keyword form's fields (:func:`one_run_config`). The one
+    resolution path of the one-run audits; ``caller`` names the entry point in the one-line refusal."""
+    if isinstance(config, RunConfig):
+        return resolve_audit_config(config, fields, caller=caller)
+    allowed = tuple(f for f in RUN_FIELDS if f != "algorithm")
+    unknown = sorted(set(fields) - set(allowed))
+    if unknown:
+        raise PrivacctError(f"{caller}: unknown keyword(s) {', '.join(unknown)}; the configuration's are "
+                            f"{', '.join(allowed)}")
+    return one_run_config(config, **fields)
 
 
 @dataclass(frozen=True)
-class OneRunLearnerResult:
+class OneRunLearnerResult(ConfigFields):
     """A learner's one-run audit: the bound (``bound``, :mod:`privacct.audits.one_run`'s result) beside the
-    accounted eps of the same configuration."""
+    accounted eps of the same configuration (``config``, the RunConfig audited, whose fields read as the result's
+    own: ``r.episodes``)."""
 
-    algorithm: str
-    privacy: str
-    calibration: str
-    episodes: int
-    horizon: int | None
+    config: RunConfig
     canaries: int
     spacing: int
     releases_per_canary: float
@@ -141,8 +159,9 @@ class OneRunLearnerResult:
 
     def to_dict(self) -> dict:
         d = self.bound.to_dict()
-        d.update({"kind": "one-run audit", "algorithm": self.algorithm, "privacy": self.privacy,
-                  "calibration": self.calibration, "episodes": self.episodes, "horizon": self.horizon,
+        cfg = self.config.to_dict()
+        d.update({"kind": "one-run audit", **{k: cfg[k] for k in ("algorithm", "privacy", "calibration", "episodes",
+                                                                   "horizon")},
                   "canaries": self.canaries, "spacing": self.spacing,
                   "releases_per_canary": self.releases_per_canary, "accountant": self.accountant,
                   "accounted_epsilon": self.accounted_epsilon, "sandwich_ok": self.sandwich_ok,
@@ -162,28 +181,28 @@ class OneRunLearnerResult:
                 f"{self.seconds:.1f} s")
 
 
-def one_run_audit_learner(algorithm: str, *, privacy: str = "jdp", canaries: int = 1000, epsilon: float = 1.0,
-                          delta: float = 0.0, calibration: str = "tight", episodes: int | None = None,
-                          horizon: int | None = None, env: str | None = None, options: tuple = (),
-                          bonus_scale: float | None = None, confidence: float = 0.95, seed: int = 0,
-                          coins_seed: int = 0, mutant: str | None = None,
-                          noise_multiplier: float = 1.0) -> OneRunLearnerResult:
+def one_run_audit_learner(config: "RunConfig | str", *, canaries: int = 1000, confidence: float = 0.95, seed: int = 0,
+                          coins_seed: int = 0, mutant: str | None = None, noise_multiplier: float = 1.0,
+                          **fields: Any) -> OneRunLearnerResult:
     """One learner run with ``canaries`` canary users and the one-run bound (module docstring).
 
-    ``episodes`` None: the learner's first paper setting for ``privacy`` (its K, H, environment and constants),
-    else its test settings. ``noise_multiplier`` < 1: the planted learner-level noise bug
-    (:class:`privacct.algorithms.base.AuditHook`). Every other argument as :func:`privacct.audits.learner.audit_learner`.
+    ``config``: the :class:`~privacct.algorithms.base.RunConfig` audited, passed whole (its claim, epsilon and delta,
+    is the one audited). The KEYWORD FORM, ``one_run_audit_learner("ucb-vi", privacy="ldp", episodes=257, ...)``,
+    gives a learner name and the configuration's fields as keywords (``privacy`` default jdp, ``epsilon`` 1,
+    ``delta`` 0, ``calibration`` tight, ``episodes``, ``horizon``, ``env``, ``options``, ``bonus_scale``), read by
+    :func:`one_run_config` into one RunConfig: ``episodes`` None is the learner's paper setting for ``privacy`` (its K,
+    H, environment and constants), else its test settings' K. ``noise_multiplier`` < 1: the planted learner-level
+    noise bug (:class:`privacct.algorithms.base.AuditHook`). ``confidence``, ``seed``, ``coins_seed`` and ``mutant``
+    as :func:`privacct.audits.learner.audit_learner`.
     """
     from privacct.algorithms.base import AuditHook, CanaryPlan
     from privacct.algorithms.registry import get_learner
 
     from .one_run import draw_bits, one_run_audit_scores
 
-    spec = get_learner(algorithm)
-    cfg = resolve_config(spec, algorithm, privacy=privacy, epsilon=epsilon, delta=delta, calibration=calibration,
-                         episodes=episodes, horizon=horizon, env=env, options=options, bonus_scale=bonus_scale)
-    episodes, horizon = cfg.episodes, cfg.horizon
-    users = plan_users(int(episodes), canaries)
+    cfg = resolve_one_run_config(config, fields, caller="one_run_audit_learner")
+    spec = get_learner(cfg.algorithm)
+    users = plan_users(int(cfg.episodes), canaries)
     spacing = users[1] - users[0] if len(users) > 1 else 1
     signs = draw_bits(seed, len(users))                       # +1: bit A, -1: bit B (privacct.audits.one_run)
     bits = tuple("A" if v > 0 else "B" for v in signs)
@@ -193,15 +212,16 @@ def one_run_audit_learner(algorithm: str, *, privacy: str = "jdp", canaries: int
     res = spec.run(cfg, [np.random.SeedSequence([seed, 1])], audit=hook)
     score, count = canary_scores(res.tap.canary_records, users)
     structure = median_structure(res.tap.canary_records, users)
-    bound = one_run_audit_scores(score, signs, epsilon=epsilon, delta=delta, confidence=confidence,
-                                 per_canary_structure=structure, seed=seed, name=f"{algorithm} {privacy} one-run")
-    acc_name, acc = accounted_epsilon(cfg, delta)
+    bound = one_run_audit_scores(score, signs, epsilon=cfg.epsilon, delta=cfg.delta, confidence=confidence,
+                                 per_canary_structure=structure, seed=seed, name=f"{cfg.algorithm} {cfg.privacy} one-run")
+    acc_name, acc = accounted_epsilon(cfg)
     notes = []
     if res.tap.unobserved:
         notes.append("not observed: " + "; ".join(f"{u.group} (users {u.users[0]}..{u.users[1]}): {u.reason}"
                                                   for u in res.tap.unobserved[:5]))
-    return OneRunLearnerResult(algorithm, privacy, calibration, int(episodes), horizon, len(users), spacing,
-                               float(count.mean()), bound, acc_name, float(acc), time.perf_counter() - t0, tuple(notes))
+    return OneRunLearnerResult(cfg, len(users), spacing, float(count.mean()), bound, acc_name, float(acc),
+                               time.perf_counter() - t0, tuple(notes))
 
 
-__all__ = ["OneRunLearnerResult", "canary_scores", "one_run_audit_learner", "plan_users", "resolve_config"]
+__all__ = ["OneRunLearnerResult", "canary_scores", "one_run_audit_learner", "one_run_config", "plan_users",
+           "resolve_one_run_config"]

@@ -229,12 +229,14 @@ class Auditor:
                                   record=record)
         return self.check(audit_learner(algorithm, **s), allow_inconclusive=allow)
 
-    def one_run(self, algorithm: str, **kwargs) -> Any:
+    def one_run(self, algorithm: Any, **kwargs) -> Any:
         """A ONE-RUN audit of a learner (:func:`privacct.audits.one_run_learner.one_run_audit_learner`;
         docs/auditing.md#one-run-audits): one run with ``canaries`` canary users (default 1000, at most K - 1); fails on a bound above
-        the claim or above the learner's own accounted eps (the code leaks more than its log)."""
+        the claim or above the learner's own accounted eps (the code leaks more than its log). ``algorithm``: a
+        learner name with keywords (``canaries``, the configuration), or a RunConfig passed whole."""
+        from privacct.algorithms.base import RunConfig
         from privacct.audits.one_run_learner import one_run_audit_learner
-        s, allow = self._settings(kwargs, trials=None)
+        s, allow = self._settings(kwargs, trials=None, record=algorithm if isinstance(algorithm, RunConfig) else None)
         s.pop("trials", None)
         r = one_run_audit_learner(algorithm, **s)
         if not r.sandwich_ok:

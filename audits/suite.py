@@ -28,11 +28,36 @@ from dataclasses import dataclass, replace
 from privacct.algorithms.base import ConfigFields, RunConfig
 from privacct.errors import PrivacctError
 
-from .checks import run_checks
+from .checks import LEARNER_CHECKS, describe_config, run_checks
 from .learner import LearnerAuditResult, audit_learner, check_audit_config
 
 #: The learner-level planted bug: every privacy draw at this multiple of the declared scale.
 PLANTED_NOISE_MULTIPLIER = 0.25
+
+
+@dataclass(frozen=True)
+class OneRunSetting:
+    """Where a one-run ACTION audit of a JDP learner runs in :func:`check_learner`
+    (:func:`privacct.audits.one_run_actions.one_run_action_audit`): ``config`` (a RunConfig, passed whole),
+    ``canaries`` M >= 1 (at most K - 1), ``why`` this configuration (a departure from the paper's setting says so) and
+    ``confidence`` in (0, 1) of its bound. 0.95, not the 0.99 of the many-trial audits of :mod:`privacct.audits.mutants`
+    (whose tight controls would be flagged in up to 5% of seeds at 0.95): every guess of a one-run action audit is
+    right by construction and a faithful learner gets none (docs/auditing.md#what-one-run-sees-of-the-policy-leaks),
+    and every one-run figure in benchmarks/learner_audits.md is at 0.95."""
+
+    config: RunConfig
+    canaries: int = 64
+    why: str = ""
+    confidence: float = 0.95
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.config, RunConfig):
+            raise PrivacctError(f"OneRunSetting.config must be a RunConfig, got {type(self.config).__name__}")
+        if not 1 <= self.canaries <= self.config.episodes - 1:
+            raise PrivacctError(f"OneRunSetting.canaries must be in [1, K - 1 = {self.config.episodes - 1}], "
+                                f"got {self.canaries!r}")
+        if not 0.0 < self.confidence < 1.0:
+            raise PrivacctError(f"OneRunSetting.confidence must be in (0, 1), got {self.confidence!r}")
 
 
 @dataclass(frozen=True)
@@ -47,10 +72,19 @@ class LearnerAudit(ConfigFields):
     trials: int = 20_000
     #: a planted policy bug the learner implements (LearnerSpec.mutants; AuditHook.mutant), or None
     mutant: str | None = None
+    #: where :func:`check_learner`'s billboard check runs (None: ``config``)
+    billboard_config: RunConfig | None = None
+    #: where :func:`check_learner`'s one-run action audit runs (None: ``config`` with at most 64 canaries)
+    one_run: "OneRunSetting | None" = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.config, RunConfig):
             raise PrivacctError(f"LearnerAudit.config must be a RunConfig, got {type(self.config).__name__}")
+        if self.billboard_config is not None and not isinstance(self.billboard_config, RunConfig):
+            raise PrivacctError(f"LearnerAudit.billboard_config must be a RunConfig or None, got "
+                                f"{type(self.billboard_config).__name__}")
+        if self.one_run is not None and not isinstance(self.one_run, OneRunSetting):
+            raise PrivacctError(f"LearnerAudit.one_run must be a OneRunSetting or None, got {type(self.one_run).__name__}")
 
     @property
     def name(self) -> str:
@@ -132,23 +166,51 @@ def planted_noise_bugs() -> list[LearnerAudit]:
 
 def policy_leaks() -> list[LearnerAudit]:
     """The planted policy bugs only an audit of the ACTIONS can catch (issue 20; docs/auditing.md#planted-bugs):
-    the log, the ledger and the released statistics are those of the faithful learner.
+    the log, the ledger and the released statistics are those of the faithful learner. Each carries the
+    configuration of every check that meets it (:func:`check_learner`; the mutants table prints them):
 
-    ``bonus-on-exact-counts`` (ucb-vi JDP): the bonus's sqrt(1 / N) term reads the exact visit counts. Observed:
-    the actions prescribed to users 2..K (black-box, one-hot), other users fixed, at K = 4, H = 2 with two
-    non-privacy tunables set so that the bonus decides the policy (bonus_scale 10^6, e_scale 10^-9: the
-    E-term allowance then no longer hides one user's count). The faithful learner at the same configuration
-    certifies 0 (inconclusive); the planted one about 7 at 2 x 10^4 trials (benchmarks/learner_audits.md)."""
+    ``bonus-on-exact-counts`` (ucb-vi JDP): the bonus's sqrt(1 / N) term reads the exact visit counts. Accountant,
+    ledger, released-statistics audit (``observe`` released), black-box action audit and billboard check at K = 4,
+    H = 2 with two non-privacy tunables set so that the bonus decides the policy (bonus_scale 10^6, e_scale 10^-9:
+    the E-term allowance then no longer hides one user's count); the black-box action audit certifies about 7 at
+    2 x 10^4 trials, the faithful learner 0 (benchmarks/learner_audits.md). The one-run action audit at K = 1025,
+    H = 2 with the same tunables, 64 canaries (every canary guessed, 3.04 > 1): a DEPARTURE from the paper's
+    constants, which it needs because with the printed E terms no canary's flip moves an action at the paper's K
+    (docs/auditing.md#what-one-run-sees-of-the-policy-leaks; with e_scale 10^-9 at the paper's K = 2 x 10^4, H = 20 it
+    certifies 3.09 > 1 in about a minute, benchmarks/learner_audits.md#one-run-action-audits)."""
     base = replace(audit_setting("ucb-vi", "jdp").with_config(episodes=4, horizon=2, bonus_scale=1e6,
                                                               options=(("e_scale", 1e-9),)),
-                   observe="actions", trials=20_000)
-    # switch-on-exact-gram (private-lsvi-ucb JDP): the switching test reads the exact Gram matrices. Observed at a
-    # configuration where the switching test fires within K (eps 50: shift lam~ 254, one update near k = 500); at the
-    # audit setting (C = 1 + 1e-6) it fires at every episode whatever it reads, so nothing could leak there.
+                   observe="released", trials=20_000)
+    ucb_one_run = OneRunSetting(replace(base.config, episodes=1025), canaries=64,
+                                why="departure: e_scale 1e-9 so the bonus, not the E-term allowance, decides the policy")
+    # switch-on-exact-gram (private-lsvi-ucb JDP): the switching test reads the exact Gram matrices. Accountant, ledger,
+    # released-statistics audit and billboard check where the switching test fires within K (eps 50: shift lam~ 254,
+    # one update near k = 500); at the audit setting (C = 1 + 1e-6) it fires at every episode whatever it reads, so
+    # nothing could leak there. The one-run action audit needs many updates, each near its threshold, and a claim
+    # that a few dozen right guesses exceed: lsvi_one_run().
     lsvi = replace(audit_setting("private-lsvi-ucb", "jdp").with_config(epsilon=50.0, episodes=1000,
                                                                         options=(("beta", 5.0),)),
-                   observe="actions", trials=400)
-    return [replace(base, mutant="bonus-on-exact-counts"), replace(lsvi, mutant="switch-on-exact-gram")]
+                   observe="released", trials=400)
+    return [replace(base, mutant="bonus-on-exact-counts", one_run=ucb_one_run),
+            replace(lsvi, mutant="switch-on-exact-gram", one_run=lsvi_one_run())]
+
+
+def lsvi_one_run() -> OneRunSetting:
+    """Where the one-run action audit meets ``switch-on-exact-gram`` (:func:`policy_leaks`; measured, with the
+    configurations tried that gave no guess, in benchmarks/learner_audits.md, section on privacct mutants; found by a
+    scan, a knife edge: C = 1.00045 or 1.00055 gives none): private-lsvi-ucb JDP tight, claim (2, 10^-5), K = 1025,
+    H = 2, beta 5, update rate C = 1.0005 with update_cap K - 1 (a policy update every few episodes, each near its
+    threshold, so one canary's features move when the next one happens) and p = 0.5 (the failure probability in the
+    shift lam~: a smaller shift, so one user's features weigh more in the log-determinant), 256 canaries. A
+    DEPARTURE from the paper's setting: at (5, 10^-5), K = 10^4 the policy is updated about twice per run and a
+    predictable audit gets at most one guess per update, while a claim of 5 needs 447 right guesses (at 95%)."""
+    from .learner import learner_config
+
+    cfg = learner_config("private-lsvi-ucb", privacy="jdp", epsilon=2.0, delta=1e-5, calibration="tight",
+                         episodes=1025, horizon=2, options=(("beta", 5.0), ("C", 1.0005), ("update_cap", 1024),
+                                                            ("p", 0.5)))
+    return OneRunSetting(cfg, canaries=256, why="departure: C 1.0005 and update_cap 1024 (many policy updates), p 0.5 "
+                                                "(a smaller shift), claim 2")
 
 
 def suggest_trials(audit: LearnerAudit, *, low: int, high: int, confidence: float = 0.95) -> int:
@@ -170,18 +232,27 @@ def check_learner(audit: LearnerAudit, *, trials: int | None = None, seed: int =
 
     accountant: tightest eps of ``spec.build_log(config)`` vs the claim; ledger: one seed run (with the
     same audit hook, so a planted noise bug runs too) and :func:`privacct.ledger.check_ledger` plus the
-    draw-shape check; audit: :meth:`LearnerAudit.run`; billboard (JDP only): :func:`privacct.audits.billboard.
-    billboard_check` at the same configuration with :data:`BILLBOARD_TRIALS` coupled trials, caught on ``fails``
-    and named ``billboard check`` in ``caught_by``. ``checks`` selects which run (a planted learner
-    bug is tested with the audit alone). Returns a :class:`privacct.audits.mutants.MutantReport`.
+    draw-shape check; audit: :meth:`LearnerAudit.run` (what it observes is ``audit.observe``); ``action audit``: the
+    same audit observing the actions to users 2..K (black-box; JDP only); billboard (JDP only):
+    :func:`privacct.audits.billboard.billboard_check` at ``audit.billboard_config`` (default the same configuration)
+    with :data:`BILLBOARD_TRIALS` coupled trials, named ``billboard check`` in ``caught_by``; ``one-run audit`` (JDP
+    only): :func:`privacct.audits.one_run_actions.one_run_action_audit` at ``audit.one_run`` (default the same
+    configuration, at most 64 canaries, confidence 0.95). Each is caught on a
+    ``fails`` verdict only; ``checks`` selects which run (a planted learner bug is tested with the audit alone). Every
+    check that ran records the configuration it ran at (:attr:`privacct.audits.checks.MutantReport.configurations`).
+    Returns a :class:`privacct.audits.mutants.MutantReport`.
     """
     import numpy as np
 
     from privacct.algorithms.base import AuditHook
     from privacct.algorithms.registry import get_learner
 
+    unknown = [c for c in checks if c not in ALL_LEARNER_CHECKS]
+    if unknown:
+        raise PrivacctError(f"checks must be among {', '.join(ALL_LEARNER_CHECKS)}, got {unknown[0]!r}")
     spec = get_learner(audit.algorithm)
     cfg = audit.config
+    n = trials or audit.trials
 
     def one_seed_ledger():
         hook = AuditHook("A", noise_multiplier=audit.noise_multiplier, mutant=audit.mutant)
@@ -190,18 +261,68 @@ def check_learner(audit: LearnerAudit, *, trials: int | None = None, seed: int =
     description = (f"{audit.algorithm} {audit.privacy} {audit.calibration} K={audit.episodes}"
                    + ("" if audit.noise_multiplier == 1 else f", privacy noise x{audit.noise_multiplier:g} "
                       "(planted; the log and the ledger see the declared scale)")
-                   + ("" if audit.mutant is None else f", planted policy bug {audit.mutant} (observed: {audit.observe})"))
+                   + ("" if audit.mutant is None else f", planted policy bug {audit.mutant}"))
+    planted = {} if audit.noise_multiplier == 1 else {"noise_multiplier": audit.noise_multiplier}
     rep = run_checks(audit.name, description, spec.declared_log(cfg), epsilon=audit.epsilon, delta=audit.delta,
                      checks=checks, ledger=one_seed_ledger,
-                     audit=lambda: audit.run(trials=trials, seed=seed, **audit_kwargs))
-    if "billboard" in checks and audit.privacy == "jdp" and audit.episodes >= 2 and audit.noise_multiplier == 1:
-        from .billboard import billboard_check
+                     audit=lambda: audit.run(trials=trials, seed=seed, **audit_kwargs),
+                     configuration=describe_config(cfg, **planted),
+                     audit_configuration=describe_config(cfg, observe=audit.observe, trials=n, **planted))
+    jdp = audit.privacy == "jdp"
+    if "action audit" in checks:
+        if not jdp:
+            rep.add("action audit", verdict="not run", note="under LDP the reports are the output (no actions audit)",
+                    configuration=describe_config(cfg))
+        else:
+            r = audit.run(trials=trials, seed=seed, **dict(audit_kwargs, observe="actions"))
+            rep.add("action audit", verdict=r.verdict, note=r.summary(),
+                    configuration=describe_config(cfg, observe="actions", trials=n, **planted))
+    if "billboard" in checks:
+        bb_cfg = audit.billboard_config or cfg
+        conf = describe_config(bb_cfg, coupled_trials=BILLBOARD_TRIALS)
+        if not jdp or audit.noise_multiplier != 1 or bb_cfg.episodes < 2:
+            if not jdp or audit.noise_multiplier != 1:
+                why = ("under LDP the releases are the output" if not jdp else
+                       "a planted noise bug leaves the billboard step intact (the check couples the releases)")
+                rep.add("billboard", verdict="not run", note=why, configuration=conf)
+        else:
+            from .billboard import billboard_check
 
-        bb = billboard_check(cfg, trials=BILLBOARD_TRIALS, seed=seed, mutant=audit.mutant)
-        rep.notes["billboard"] = bb.summary()
-        if bb.verdict == "fails":
-            rep.caught_by.append("billboard check")
+            bb = billboard_check(bb_cfg, trials=BILLBOARD_TRIALS, seed=seed, mutant=audit.mutant)
+            rep.add("billboard", verdict=bb.verdict, note=bb.summary(), configuration=conf)
+    if "one-run audit" in checks:
+        rep.add("one-run audit", **_one_run_check(audit, seed=seed))
     return rep
+
+
+def _one_run_check(audit: LearnerAudit, *, seed: int) -> dict[str, str]:
+    """The one-run action audit of :func:`check_learner` at ``audit.one_run`` (its confidence, :class:`OneRunSetting`):
+    its verdict, summary and configuration (``not run`` where it cannot run: LDP, a planted noise bug, K < 2, a
+    learner that plays no canary plans)."""
+    s = audit.one_run
+    cfg = audit.config if s is None else s.config
+    canaries = min(64, cfg.episodes - 1) if s is None else s.canaries
+    confidence = 0.95 if s is None else s.confidence
+    conf = describe_config(cfg, canaries=canaries, confidence=confidence) + ("" if s is None or not s.why
+                                                                             else f" ({s.why})")
+    if audit.privacy != "jdp":
+        return {"verdict": "not run", "note": "under LDP the reports are the output (no action audit)",
+                "configuration": conf}
+    if audit.noise_multiplier != 1 or canaries < 1:
+        return {"verdict": "not run", "configuration": conf,
+                "note": "a planted noise bug (the one-run action audit pins the releases)" if audit.noise_multiplier != 1
+                else "K < 2: no user after a canary"}
+    from .one_run_actions import one_run_action_audit
+
+    try:
+        r = one_run_action_audit(cfg, canaries=canaries, seed=seed, confidence=confidence, mutant=audit.mutant)
+    except PrivacctError as e:   # a learner that plays no canary plans says so; an audit that did not run catches nothing
+        return {"verdict": "not run", "note": f"refused: {e}", "configuration": conf}
+    return {"verdict": r.verdict, "note": r.summary(), "configuration": conf}
+
+
+#: Every check name :func:`check_learner` knows (the order in which they run)
+ALL_LEARNER_CHECKS = LEARNER_CHECKS
 
 
 #: Coupled trials of the billboard check in :func:`check_learner` (P[a leak changing an action in 9% of runs unseen] <= 5%)
@@ -214,5 +335,5 @@ def paper_constants() -> list[LearnerAudit]:
     return [a for a in suite(calibration="paper") if a.algorithm in ("ucb-vi", "ucb-po")]
 
 
-__all__ = ["LearnerAudit", "PLANTED_NOISE_MULTIPLIER", "audit_setting", "check_learner",
-           "paper_constants", "paper_delta", "paper_failures", "planted_noise_bugs", "policy_leaks", "suggest_trials", "suite"]
+__all__ = ["ALL_LEARNER_CHECKS", "LearnerAudit", "OneRunSetting", "PLANTED_NOISE_MULTIPLIER", "audit_setting", "check_learner",
+           "paper_constants", "paper_delta", "paper_failures", "planted_noise_bugs", "policy_leaks", "lsvi_one_run", "suggest_trials", "suite"]

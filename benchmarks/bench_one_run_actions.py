@@ -1,7 +1,7 @@
 """One-run ACTION audits of the two planted policy leaks and of the faithful learners (issue 20;
 docs/auditing.md#one-run-action-audits, benchmarks/learner_audits.md#one-run-action-audits).
 
-    python benchmarks/bench_one_run_actions.py [--part main ablation soundness] [--only ROW ...] [--json FILE]
+    python benchmarks/bench_one_run_actions.py [--part main ablation reach soundness mutants] [--only ROW ...] [--json FILE]
 
 ``main``: the faithful learners and the leaks at the audit configurations and at the papers' K (ucb-vi K = 2*10^4,
 H = 20, printed bonus and the paper setting's tuned one; private-lsvi-ucb K = 10^4, (5, 1e-5) and (50, 1e-5)).
@@ -13,6 +13,8 @@ action at all, and how far after her? It shows where the evidence a leak leaves 
 ``soundness``: repeated audits (seeds 0..N-1; ``--seeds`` for the small rows, ``--scale-seeds`` for those at the
 papers' K) of faithful learners where their releases decide their actions: the number of audits whose bound exceeds
 the accounted eps (a sound bound: at most the confidence's rate; in fact none gets a guess).
+``mutants``: the one-run audits ``privacct mutants`` runs on the two policy leaks (privacct.audits.suite.policy_leaks),
+faithful and planted, seeds 0..N-1 (``--mutant-seeds``): how far the bound of each seed is from the claim.
 
 Each row: one learner run (seed 0) with M canaries, one replay per canary of its window (engine fork), the guesses,
 the bound for predictable guesses and the wall time (the machine's cores shared with whatever else runs).
@@ -85,23 +87,32 @@ SOUNDNESS = {
     "lsvi-paper-K-eps50": ("private-lsvi-ucb", LSVI_PAPER_50, None, 128),
 }
 AT_SCALE = ("ucb-vi-paper-K-release-driven", "lsvi-paper-K-eps50")
+# the one-run audits of `privacct mutants` (privacct.audits.suite.policy_leaks, lsvi_one_run), seeds 0..N-1
+# (--mutant-seeds): ucb-vi at its own configuration, Private LSVI-UCB where its switching test reads one user's
+# features near the threshold (claim 2, C = 1.0005, update_cap K - 1, p = 0.5)
+LSVI_MUTANTS = dict(epsilon=2.0, delta=1e-5, episodes=1025, horizon=2,
+                    options=(("beta", 5.0), ("C", 1.0005), ("update_cap", 1024), ("p", 0.5)))
+MUTANT_ROWS = {
+    "ucb-vi-mutants": ("ucb-vi", LEAKY_UCB, None, 64),
+    "ucb-vi-mutants-leak": ("ucb-vi", LEAKY_UCB, "bonus-on-exact-counts", 64),
+    "lsvi-mutants": ("private-lsvi-ucb", LSVI_MUTANTS, None, 256),
+    "lsvi-mutants-leak": ("private-lsvi-ucb", LSVI_MUTANTS, "switch-on-exact-gram", 256),
+}
 REACH = {
     "ucb-vi-paper-K-printed-leak": ("ucb-vi", PRINTED_UCB, "bonus-on-exact-counts", 1000),
     "lsvi-paper-K-eps5-leak": ("private-lsvi-ucb", LSVI_PAPER, "switch-on-exact-gram", 1000),
 }
-PARTS = {"main": MAIN, "ablation": ABLATION, "reach": REACH, "soundness": SOUNDNESS}
+PARTS = {"main": MAIN, "ablation": ABLATION, "reach": REACH, "soundness": SOUNDNESS, "mutants": MUTANT_ROWS}
 
 
 def reach(name: str, algorithm: str, kw: dict, mutant, canaries: int, sample: int) -> dict:
     """The diagnostic part (module docstring): ``sample`` canaries spread over the run, each replayed to the end."""
     from privacct.algorithms.registry import get_learner
     from privacct.audits.one_run import draw_bits
-    from privacct.audits.one_run_learner import plan_users, resolve_config
+    from privacct.audits.one_run_learner import one_run_config, plan_users
 
     spec = get_learner(algorithm)
-    cfg = resolve_config(spec, algorithm, privacy="jdp", epsilon=kw.get("epsilon", 1.0), delta=kw.get("delta", 0.0),
-                         calibration=kw.get("calibration", "tight"), episodes=kw["episodes"], horizon=kw.get("horizon"),
-                         env=kw.get("env"), options=kw.get("options", ()), bonus_scale=kw.get("bonus_scale"))
+    cfg = one_run_config(algorithm, privacy="jdp", **kw)
     users = plan_users(int(cfg.episodes), canaries)
     bits = tuple("A" if v > 0 else "B" for v in draw_bits(0, len(users)))
     todo = set(range(0, len(users), max(1, len(users) // sample)))
@@ -131,6 +142,7 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=50, help="soundness part: audits per small row")
     ap.add_argument("--scale-seeds", type=int, default=10, help="soundness part: audits per row at the papers' K")
     ap.add_argument("--sample", type=int, default=16, help="reach part: canaries replayed to the end of the run")
+    ap.add_argument("--mutant-seeds", type=int, default=4, help="mutants part: audits (seeds 0..N-1) per row")
     ap.add_argument("--json", default=None, help="also write the rows to this JSON file")
     args = ap.parse_args()
     out = []
@@ -147,10 +159,17 @@ def main() -> None:
                       f"({d['within_window']} within their window of {d['spacing'] - 1} users; {d['cut']} cut); "
                       f"distances {sorted(x[1] for x in d['hits'])}; {d['wall_seconds']:.0f} s", flush=True)
                 continue
-            seeds = (range(args.scale_seeds if name in AT_SCALE else args.seeds) if part == "soundness" else (0,))
+            seeds = (range(args.scale_seeds if name in AT_SCALE else args.seeds) if part == "soundness" else
+                     range(args.mutant_seeds) if part == "mutants" else (0,))
             rows = [row(name, algorithm, kw, mutant, m, seed=s) for s in seeds]
             for d in rows:
                 out.append(d)
+            if part == "mutants":
+                for s, d in zip(seeds, rows, strict=True):
+                    print(f"{name + f' seed {s}':<40} {d['episodes']:>6} {d['canaries']:>5} {d['guesses']:>7} "
+                          f"{d['correct']:>7} {d['epsilon_lower_bound']:>7.3f} {d['accounted_epsilon']:>9.3f} "
+                          f"{d['verdict']:<12} {d['cut']:>4} {d['replay_episodes']:>8} {d['wall_seconds']:>7.1f}", flush=True)
+                continue
             d = rows[0]
             if part == "soundness":
                 over = sum(not x["sandwich_ok"] for x in rows)

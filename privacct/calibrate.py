@@ -32,6 +32,7 @@ from __future__ import annotations
 import functools
 import math
 import sys
+from dataclasses import dataclass
 
 from .accounting import ACCOUNTANT_NAMES, get_accountant
 from .errors import NumericalError, PrivacctError, UnsupportedLogError, check_delta, check_positive
@@ -98,7 +99,7 @@ def calibration_factor(log: MechanismLog, *, epsilon: float, delta: float, accou
         raise PrivacctError(f"log must be a MechanismLog, got {type(log).__name__}")
     reason = acc.why_not_for_any_noise(log, delta=delta)
     if reason is not None:
-        raise UnsupportedLogError(f"accountant {accountant!r} cannot calibrate this log: {reason}")
+        raise _no_noise_helps(accountant, reason)
 
     def gap_at(c: float) -> float:
         return _eps_or_inf(acc, log.scaled_noise(c), delta) - epsilon
@@ -181,25 +182,64 @@ def _calibrate_cached(log: MechanismLog, epsilon: float, delta: float, accountan
 
 
 def _calibrate(log: MechanismLog, epsilon: float, delta: float, accountant: str | None):
-    names = [accountant] if accountant is not None else list(ACCOUNTANT_NAMES)
-    best: tuple[float, str] | None = None
-    reasons = []
-    for name in names:
-        try:
-            c = calibration_factor(log, epsilon=epsilon, delta=delta, accountant=name)
-        except UnsupportedLogError as e:
-            reasons.append(str(e))
-            continue
-        except NumericalError as e:
-            if accountant is not None:
-                raise
-            reasons.append(str(e))
-            continue
-        if best is None or c < best[0]:
-            best = (c, name)
+    """(scaled log, accountant) from :func:`accountant_calibrations`: the least factor; a refusal (no accountant
+    applies, or none finds a finite noise scale) lists every accountant's reason. An asked-for accountant's
+    NumericalError, and any error other than a refusal, is raised as it is."""
+    tried = accountant_calibrations(log, epsilon=epsilon, delta=delta,
+                                    accountants=[accountant] if accountant is not None else ACCOUNTANT_NAMES)
+    for t in tried:
+        if t.error is not None and (not isinstance(t.error, (UnsupportedLogError, NumericalError))
+                                    or (accountant is not None and isinstance(t.error, NumericalError))):
+            raise t.error
+    best = least_of(tried)
     if best is None:
-        raise UnsupportedLogError("; ".join(reasons) or "no accountant applies")
-    return log.scaled_noise(best[0]), best[1]
+        raise UnsupportedLogError("; ".join(str(t.error) for t in tried) or "no accountant applies")
+    return log.scaled_noise(best.factor), best.accountant
+
+
+@dataclass(frozen=True)
+class AccountantCalibration:
+    """One accountant's calibration of a log to a budget (:func:`accountant_calibrations`): ``factor``, the least
+    common noise factor it certifies (:func:`calibration_factor`; None when it gives none), or ``error``, why not;
+    ``any_noise``: the refusal is one that no noise scale removes (``Accountant.why_not_for_any_noise``), so the
+    accountant was not searched at all."""
+
+    accountant: str
+    factor: float | None
+    error: Exception | None = None
+    any_noise: bool = False
+
+
+def _no_noise_helps(accountant: str, reason: str) -> UnsupportedLogError:
+    return UnsupportedLogError(f"accountant {accountant!r} cannot calibrate this log: {reason}")
+
+
+def accountant_calibrations(log: MechanismLog, *, epsilon: float, delta: float,
+                            accountants=ACCOUNTANT_NAMES) -> tuple[AccountantCalibration, ...]:
+    """Every accountant's calibration of ``log`` to (``epsilon``, ``delta``), in the order given: the one loop over
+    the accountants, read by :func:`calibrate_log` (the least noise for a ``tight`` run) and by
+    :func:`privacct.explain.least_noise` (the over-noising factor). A refusal (PrivacctError, or the float range
+    exceeded) is kept on its record, never raised here; each reader decides what a refusal means to it."""
+    out = []
+    for name in accountants:
+        reason = get_accountant(name).why_not_for_any_noise(log, delta=delta)
+        if reason is not None:
+            out.append(AccountantCalibration(name, None, _no_noise_helps(name, reason), any_noise=True))
+            continue
+        try:
+            out.append(AccountantCalibration(name, calibration_factor(log, epsilon=epsilon, delta=delta, accountant=name)))
+        except (PrivacctError, OverflowError, ZeroDivisionError) as e:
+            out.append(AccountantCalibration(name, None, e))
+    return tuple(out)
+
+
+def least_of(tried) -> AccountantCalibration | None:
+    """The calibration with the least factor among ``tried`` (the first on a tie), None when none has one."""
+    best = None
+    for t in tried:
+        if t.factor is not None and (best is None or t.factor < best.factor):
+            best = t
+    return best
 
 
 def single_group_log(*, mechanism: str, sensitivity: float, structure: Structure, noise_scale: float = 1.0,

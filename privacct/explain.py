@@ -374,24 +374,16 @@ def least_noise(log: MechanismLog, epsilon: float, delta: float) -> tuple[float 
     """(c, accountant, note): the least common noise factor meeting (epsilon, delta) under any
     accountant (docs/accounting.md#over-noising-factor); Gaussian-only at delta > 0: the analytic
     Gaussian alone (exact, so no accountant allows less noise)."""
-    from .calibrate import calibration_factor
+    from .calibrate import accountant_calibrations, least_of
 
-    names = ["analytic-gaussian"] if delta > 0 and is_gaussian(log) else list(ACCOUNTANT_NAMES)
-    best: tuple[float, str] | None = None
-    reasons = []
-    for name in names:
-        if get_accountant(name).why_not_for_any_noise(log, delta=delta) is not None:
-            continue
-        try:
-            c = calibration_factor(log, epsilon=epsilon, delta=delta, accountant=name)
-        except (PrivacctError, OverflowError, ZeroDivisionError) as e:
-            reasons.append(f"{name}: {e}")
-            continue
-        if best is None or c < best[0]:
-            best = (c, name)
+    names = ["analytic-gaussian"] if delta > 0 and is_gaussian(log) else ACCOUNTANT_NAMES
+    # the calibration's own per-accountant loop; an accountant no noise makes apply is left out (not a reason)
+    tried = [t for t in accountant_calibrations(log, epsilon=epsilon, delta=delta, accountants=names) if not t.any_noise]
+    best = least_of(tried)
     if best is None:
-        return None, None, "not defined: no accountant meets the claim at any noise scale (" + "; ".join(reasons) + ")"
-    return best[0], best[1], f"least noise meeting the claim under any accountant ({best[1]})"
+        return None, None, ("not defined: no accountant meets the claim at any noise scale ("
+                            + "; ".join(f"{t.accountant}: {t.error}" for t in tried) + ")")
+    return best.factor, best.accountant, f"least noise meeting the claim under any accountant ({best.accountant})"
 
 
 def _fmt(x: float) -> str:

@@ -10,7 +10,8 @@ A log's readings are :class:`privacct.log.Reading` records; a reading without ov
 as declared. When no reading is the declared log, the declared log is shown first as
 ``(as declared)``. Each reading is accounted at the same delta as the declared log (the claim's),
 through :func:`privacct.explain.explain`. :attr:`ReadingsSummary.lead` is the reading a report leads
-with: the one the paper's own proof supports, else the declared log.
+with: the one :func:`privacct.accounting.verdict.lead_reading` names (the rule lives there, once), else the
+declared log.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .accounting import default_delta
+from .accounting.verdict import lead_reading
 from .explain import Explanation, _finite, explain
 from .log import MechanismLog
 
@@ -53,10 +55,12 @@ class ReadingResult:
 
 @dataclass(frozen=True)
 class ReadingsSummary:
-    """All readings of one log at one delta."""
+    """All readings of one log at one delta. ``lead_reading``: the name of the reading the verdict leads with
+    (:func:`privacct.accounting.verdict.lead_reading` of the log, the one rule); None: the log as declared leads."""
 
     delta: float
     results: tuple[ReadingResult, ...]
+    lead_reading: str | None = None
 
     @property
     def supported(self) -> tuple[ReadingResult, ...]:
@@ -65,12 +69,12 @@ class ReadingsSummary:
 
     @property
     def lead(self) -> ReadingResult:
-        """The reading a report leads with: the first one the paper's own proof supports, else the log as
-        declared (``privacct verify`` and the report's rows both lead with it; the others are shown beside)."""
-        for r in self.results:
-            if r.supported_by:
-                return r
-        return next(r for r in self.results if r.declared)
+        """The reading a report leads with (``lead_reading``, chosen by :func:`privacct.accounting.verdict.lead_reading`:
+        the first one the paper's own proof supports when it changes the log), else the log as declared
+        (``privacct verify`` and the report's rows both lead with it; the others are shown beside)."""
+        if self.lead_reading is None:
+            return self.declared
+        return next(r for r in self.results if r.name == self.lead_reading)
 
     @property
     def declared(self) -> ReadingResult:
@@ -105,7 +109,7 @@ def account_readings(log: MechanismLog, *, delta: float | None = None,
         else:
             ex = explain(log.under_reading(r.name) if r.overrides else log, delta=delta)
         results.append(ReadingResult(r.name, r.description, r.supported_by, not r.overrides, ex))
-    return ReadingsSummary(delta, tuple(results))
+    return ReadingsSummary(delta, tuple(results), lead_reading(log))
 
 
 __all__ = ["AS_DECLARED", "ReadingResult", "ReadingsSummary", "account_readings"]

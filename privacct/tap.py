@@ -17,10 +17,13 @@ around an audited run), the primitives of :mod:`privacct.mechanisms` record:
   Whatever the counter does with its nodes later, each fresh draw over user 1 is one record, so a
   counter that redraws its nodes is observed redrawing them;
 * :func:`privacct.mechanisms.add_noise` with ``users=(1, 1)`` (a local randomizer's report of user
-  1, or any fresh release of user 1's data alone): ``values`` = the value + its noise.
+  1, or any fresh release of user 1's data alone): ``values`` = the value + its noise;
+* :class:`privacct.counters.counter.FactorizedCounter` (:mod:`privacct.counters.observed`,
+  docs/auditing.md#factorized-counters): tree-honaker's nodes over user 1 as the tree's, a Toeplitz counter's
+  releases whitened by its declared L, ``contribution`` = R[t, 1] x user 1's addition.
 
 Every other draw whose users include user 1 (noise drawn without its value, a release of many
-users' aggregate through ``add_noise``, a factorized counter) cannot be split into user 1's share
+users' aggregate through ``add_noise``) cannot be split into user 1's share
 by the primitive: it is listed in :attr:`AuditTap.unobserved` with the reason, and an audit built
 on the tap observes the other releases only. That is sound (a subset of the transcript is a
 post-processing of it) and the audit says which releases it could not see.

@@ -52,7 +52,8 @@ Upsilon = b_Lam l1 (2d + 2 sqrt(d L) + L), l1 the worst row l1 norm of the relea
 argues for the tree's B0 nodes) and L = log(6KHd draws/p), Claim 29's union bound widened to the counter's draws
 per step (as the linear-mixture learners, :class:`algorithms.linear_mixture.design.CounterChoice`). Without the option
 (or with ``tree``) the printed tree runs, byte for byte as before; ``tight`` does not choose a counter here. Audited
-runs refuse a non-tree counter in one line (:func:`refuse_audited_counter`): the audit observes the tree's nodes.
+runs observe any counter (docs/auditing.md#factorized-counters); a one-run audit of a Toeplitz counter with Laplace
+noise is refused in one line (:func:`refuse_audited_counter`).
 
 PURE-DP VARIANT ``batched-jdp-lsvi-ucb-laplace`` (App. E.3; docs/seed-003-linear-representation.md#pure-dp-variants):
 Laplace noise, every advanced composition replaced by simple composition. App. E.3 prints only the orders
@@ -211,16 +212,18 @@ def counter_shift_factor(structure: Structure, laplace: bool) -> tuple[float, fl
 TREE_KEPT = tree_kept("no regret proxy ranks the Gram counters of the batched learner; option counter=NAME runs another")
 
 
-def refuse_audited_counter(name: str, counter: str | None) -> None:
-    """An audited run with a non-tree counter is refused in one line: the audit observes the tree's nodes [1, 2^j]
-    (privacct.tap records a TreeCounter's nodes over user 1), while a factorized counter's draws over user 1 are noise
-    drawn without her share, which the tap lists as unobserved: the audit would observe no Gram release."""
+def refuse_audited_counter(name: str, counter: str | None, *, one_run: bool = False, laplace: bool = False) -> None:
+    """An audited run observes any Gram counter (privacct.counters.observed, docs/auditing.md#factorized-counters;
+    user 1's share of batch leaf 1 reported by the learner): a ONE-RUN audit observes a Toeplitz counter through the
+    difference of two releases at a canary's leaf, which is not Laplace noise, so a one-run audit of a Toeplitz counter
+    with Laplace noise (``laplace``: the -laplace variant) is refused in one line."""
     from privacct.counters.strategies import Strategy
 
-    if counter is not None and not Strategy(counter).is_binary_tree:
-        raise PrivacctError(f"{name}: option counter={counter!r} cannot be audited: the audit observes the Gram tree's "
-                            f"nodes [1, 2^j], and every {counter} draw over user 1 is unobserved (privacct.tap: noise "
-                            "drawn without her share); audit without the option or with counter=tree")
+    if one_run and laplace and counter is not None and Strategy(counter).implementation.toeplitz:
+        raise PrivacctError(f"{name}: option counter={counter!r} cannot be audited by a one-run audit with Laplace "
+                            "noise: a canary is observed through the difference of two Gram releases, whose noise is "
+                            "not Laplace (docs/auditing.md#factorized-counters); audit it classically or with "
+                            "counter=tree or tree-honaker")
 
 
 def feature_l1_bounds(env) -> tuple[float, float]:
@@ -344,9 +347,10 @@ def build_log(config: RunConfig) -> MechanismLog:
 
 
 def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=None) -> RunResult:
-    if audit is not None:
-        refuse_audited_counter(config.algorithm, dict(config.options).get("counter"))
     log, c = plan(config)
+    if audit is not None:
+        refuse_audited_counter(config.algorithm, dict(config.options).get("counter"), one_run=audit.plan is not None,
+                               laplace=bool(c["laplace"]))
     env, K, opts, ends = c["env"], c["K"], c["opts"], c["ends"]
     seeds = C.check_seeds(seeds)
     Bs, H, d = len(seeds), env.horizon, env.dim

@@ -571,7 +571,9 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
     if audit is not None and dict(config.options).get("counter") is None:
         from dataclasses import replace
 
-        config = replace(config, options=tuple(config.options) + (("counter", "tree"),))   # the audit observes tree nodes
+        # an audited run without the option keeps the printed tree; a named counter runs and is observed as asked
+        # (docs/auditing.md#factorized-counters)
+        config = replace(config, options=tuple(config.options) + (("counter", "tree"),))
     log, c = plan(config)
     env, K, opts = c["env"], c["K"], c["opts"]
     seeds = C.check_seeds(seeds)

@@ -109,15 +109,17 @@ def _validate(config: RunConfig, spec_privacy: tuple[str, ...]) -> dict[str, Any
     return out
 
 
-def refuse_audited_counter(counter: str | None) -> None:
-    """An audited run with an explicit non-tree counter is refused (one line): the audit observes the tree's nodes
-    [1, 2^j] (privacct.tap records a TreeCounter's nodes over user 1), while a FactorizedCounter's draws over user 1
-    are noise drawn without her share of the value, which the tap lists as unobserved: such an audit would observe
-    no release at all. Without the option (or with ``tree``) the audited run runs the printed tree."""
-    if counter not in (None, "tree"):
-        raise PrivacctError(f"option counter={counter!r} cannot be audited: the audit observes the tree's nodes [1, 2^j], "
-                            f"and every {counter} draw over user 1 is unobserved (privacct.tap: noise drawn without her "
-                            "share); audit without the option or with counter=tree")
+def refuse_audited_counter(counter: str | None, *, one_run: bool = False, laplace: bool = False) -> None:
+    """An audited run observes any counter (privacct.counters.observed, docs/auditing.md#factorized-counters): classic
+    audits the tree's or tree-honaker's nodes [1, 2^j] and a Toeplitz counter's releases whitened by its declared L;
+    one-run audits the nodes holding one canary and a Toeplitz counter's difference of releases at a canary's leaf. That
+    difference is not Laplace noise, so a ONE-RUN audit of a Toeplitz counter (sqrt-toeplitz, blt) with Laplace noise
+    (``laplace``) is refused in one line."""
+    if one_run and laplace and counter in ("sqrt-toeplitz", "blt"):
+        raise PrivacctError(f"option counter={counter!r} cannot be audited by a one-run audit with Laplace noise: a "
+                            "canary is observed through the difference of two releases, whose noise is not Laplace "
+                            "(docs/auditing.md#factorized-counters); audit it classically or with counter=tree or "
+                            "tree-honaker")
 
 
 def design_for(name: str, config: RunConfig, default_env: str, noise_factor: float = 1.0) -> D.Design:
@@ -152,7 +154,9 @@ def design_for(name: str, config: RunConfig, default_env: str, noise_factor: flo
 
 
 @functools.lru_cache(maxsize=64)
-def _log_cached(name: str, config: RunConfig, default_env: str) -> tuple[MechanismLog | None, str | None]:
+def _log_cached(name: str, key: tuple, default_env: str) -> tuple[MechanismLog | None, str | None]:
+    """(log, calibration accountant) of the record ``key`` stands for (:func:`_log_key`), built on a miss only."""
+    config = RunConfig(**dict(key))
     des = design_for(name, config, default_env)
     if not des.groups:
         return None, None
@@ -183,10 +187,10 @@ TREE_KEPT = tree_kept("no regret proxy ranks the counters for the linear-mixture
 _LOG_OPTIONS = ("n_states", "d", "instance_seed", "instance_episodes", "shift_scale", "alpha", "counter")
 
 
-def _log_key(config: RunConfig) -> RunConfig:
-    """The config with the fields that cannot change the log neutralised (cache key)."""
-    opts = tuple(sorted((k, v) for k, v in config.options if k in _LOG_OPTIONS))
-    return dataclasses.replace(config, bonus_scale=1.0, options=opts)
+def _log_key(config: RunConfig) -> tuple:
+    """The cache key of ``config``'s log: its fields minus those that cannot change the log (``bonus_scale``, the
+    options outside :data:`_LOG_OPTIONS`), a tuple derived once per record (:meth:`RunConfig.log_key`)."""
+    return config.log_key(_LOG_OPTIONS)
 
 
 def noise_factor(des: D.Design, log: MechanismLog | None) -> float:
@@ -199,7 +203,10 @@ def noise_factor(des: D.Design, log: MechanismLog | None) -> float:
     return ratios[0]
 
 
-def make_spec(name: str, *, paper: str, privacy_models: tuple[str, ...], default_env: str, description: str) -> LearnerSpec:
+def make_spec(name: str, *, paper: str, privacy_models: tuple[str, ...], default_env: str, description: str,
+              audit_setting: AuditSetting | None = None) -> LearnerSpec:
+    """The learner ``name``'s spec: every setting of the learner lives on it (docs/learners.md#where-a-learners-settings-live);
+    ``audit_setting`` is given at registration (:data:`LEARNERS`), None for a learner with no private model."""
     def build_log(config: RunConfig) -> MechanismLog | None:
         _validate(config, privacy_models)
         make_env(config, default_env)  # validates the environment options before they become a cache key
@@ -210,9 +217,10 @@ def make_spec(name: str, *, paper: str, privacy_models: tuple[str, ...], default
         if not seeds or not all(isinstance(s, np.random.SeedSequence) for s in seeds):
             raise PrivacctError("seeds must be a non-empty list of numpy SeedSequence")
         o = _validate(config, privacy_models)
-        if audit is not None:
-            refuse_audited_counter(o["counter"])
         log, acc = _log_cached(name, _log_key(config), default_env)
+        if audit is not None:
+            refuse_audited_counter(o["counter"], one_run=getattr(audit, "plan", None) is not None,
+                                   laplace=any(g.mechanism == "laplace" for g in log.release_groups))
         des = design_for(name, config, default_env, noise_factor(design_for(name, config, default_env), log))
         t0 = time.perf_counter()
         out = run_design(des, log, list(seeds), bonus_scale=config.bonus_scale, audit=audit, on_non_pd=o["on_non_pd"],
@@ -245,7 +253,7 @@ def make_spec(name: str, *, paper: str, privacy_models: tuple[str, ...], default
                        test_settings=(("episodes", 4), ("horizon", 3), ("env", "riverswim-lm"), ("bonus_scale", 1e6),
                                       ("delta", 0.0 if name in PURE else 1e-5)),
                        constants=CONSTANTS[name], default_constants="tuned", uniform_regret=uniform_regret,
-                       audit_setting=AUDIT_SETTINGS.get(name),
+                       audit_setting=audit_setting,
                        memory=functools.partial(M.memory, default_env=default_env),
                        observation_width=functools.partial(M.observation_width, default_env=default_env),
                        report_episodes=REPORT_EPISODES,
@@ -255,36 +263,36 @@ def make_spec(name: str, *, paper: str, privacy_models: tuple[str, ...], default
 #: The learners whose noise is Laplace (pure DP; delta may be 0).
 PURE = ("pp-ucrl-vtr-laplace",)
 
-#: Audit configurations (docs/auditing.md#audit-configurations): the RiverSwim linear mixture (S = 3, one-hot
-#: features, d = 18), H = 3, K = 2 (one tree node), bonus scale 10^6 so that the data-free first episode's value
-#: function sits at its cap (the canaries' features then have the largest norm the clip allows). HardToLearn (the
-#: default environment of seeds 000, 003) has nearly parallel features, which hide one user: a valid but weaker
-#: configuration. Trials per side: the 2-minute budget of benchmarks/bench_learner_audits.py.
+#: Audit configurations (docs/auditing.md#audit-configurations), each given to its learner's spec at registration
+#: (:data:`LEARNERS`): the RiverSwim linear mixture (S = 3, one-hot features, d = 18), H = 3, K = 2 (one tree node),
+#: bonus scale 10^6 so that the data-free first episode's value function sits at its cap (the canaries' features then
+#: have the largest norm the clip allows). HardToLearn (the default environment of seeds 000, 003) has nearly parallel
+#: features, which hide one user: a valid but weaker configuration. Trials per side: the 2-minute budget of
+#: benchmarks/bench_learner_audits.py.
 _RIVERSWIM_WHY = ("RiverSwim linear mixture (S = 3, one-hot features, d = 18), H = 3, K = 2 (one tree node), bonus scale "
                   "1e6 so the data-free first episode's value function sits at its cap and the canaries' features have the "
                   "largest norm the clip allows; trials per side fit the 2-minute budget")
-_RIVERSWIM_AUDIT = dict(episodes=2, horizon=3, env="riverswim-lm", bonus_scale=1e6)
-AUDIT_SETTINGS: dict[str, AuditSetting] = {
-    "ldp-ucrl-vtr": AuditSetting(**_RIVERSWIM_AUDIT, trials=120_000, why=_RIVERSWIM_WHY),
-    "private-linopt-vi": AuditSetting(**_RIVERSWIM_AUDIT, trials=150_000, why=_RIVERSWIM_WHY),
-    "private-linopt-po": AuditSetting(**_RIVERSWIM_AUDIT, trials=150_000, why=_RIVERSWIM_WHY),
-    "pp-ucrl-vtr": AuditSetting(**_RIVERSWIM_AUDIT, trials=150_000, why=_RIVERSWIM_WHY),
-    # seed 003 Alg. 3 (four statistics per stage, the weights data-free at K = 2): pp-ucrl-vtr's configuration
-    "pp-ucrl-vtr-plus": AuditSetting(**_RIVERSWIM_AUDIT, trials=150_000,
-                                     why="pp-ucrl-vtr's configuration (Alg. 3's four statistics per stage, the weights "
-                                         "data-free at K = 2): " + _RIVERSWIM_WHY),
-    # seed 003's pure-DP variant of Alg. 1 (Laplace blocks, the exact Laplace likelihood ratio): HardToLearn. On the
-    # RiverSwim configuration the canaries' Laplace atoms span 6 orders of magnitude (the 5/(1000H) reward of state
-    # 0 at the last stage), and the oracle's power search (privacct.audits.oracle.trials_for) takes ~140 s there
-    # (it certifies 0.31 at 2 x claim with 2000 trials, ~2.6e5 trials per side for power); HardToLearn runs in ~1 s
-    # but its nearly parallel features leave the audit without power (inconclusive) -- see docs/seed-003-
-    # linear-representation.md#what-an-audit-needs
-    "pp-ucrl-vtr-laplace": AuditSetting(
-        episodes=2, horizon=3, env="hard-to-learn", bonus_scale=1e6, trials=150_000,
-        why="HardToLearn, H = 3, K = 2, bonus scale 1e6: on RiverSwim the canaries' Laplace atoms span 6 orders of "
-            "magnitude and the oracle's power search takes ~140 s; HardToLearn runs in ~1 s but its nearly parallel "
-            "features leave the audit without power (docs/seed-003-linear-representation.md#what-an-audit-needs)"),
-}
+
+
+def _riverswim_audit(trials: int, why: str = _RIVERSWIM_WHY) -> AuditSetting:
+    """The RiverSwim audit configuration above with ``trials`` per side."""
+    return AuditSetting(episodes=2, horizon=3, env="riverswim-lm", bonus_scale=1e6, trials=trials, why=why)
+
+
+#: seed 003 Alg. 3 (four statistics per stage, the weights data-free at K = 2): pp-ucrl-vtr's configuration
+_PLUS_AUDIT = _riverswim_audit(150_000, why="pp-ucrl-vtr's configuration (Alg. 3's four statistics per stage, the "
+                                            "weights data-free at K = 2): " + _RIVERSWIM_WHY)
+#: seed 003's pure-DP variant of Alg. 1 (Laplace blocks, the exact Laplace likelihood ratio): HardToLearn. On the
+#: RiverSwim configuration the canaries' Laplace atoms span 6 orders of magnitude (the 5/(1000H) reward of state
+#: 0 at the last stage), and the oracle's power search (privacct.audits.oracle.trials_for) takes ~140 s there
+#: (it certifies 0.31 at 2 x claim with 2000 trials, ~2.6e5 trials per side for power); HardToLearn runs in ~1 s
+#: but its nearly parallel features leave the audit without power (inconclusive) -- see docs/seed-003-
+#: linear-representation.md#what-an-audit-needs
+_LAPLACE_AUDIT = AuditSetting(
+    episodes=2, horizon=3, env="hard-to-learn", bonus_scale=1e6, trials=150_000,
+    why="HardToLearn, H = 3, K = 2, bonus scale 1e6: on RiverSwim the canaries' Laplace atoms span 6 orders of "
+        "magnitude and the oracle's power search takes ~140 s; HardToLearn runs in ~1 s but its nearly parallel "
+        "features leave the audit without power (docs/seed-003-linear-representation.md#what-an-audit-needs)")
 #: Regret K of ``privacct report`` (default / tiny scale).
 REPORT_EPISODES = ReportEpisodes(default=300, tiny=8)
 
@@ -402,26 +410,26 @@ LEARNERS: dict[str, LearnerSpec] = {
                           default_env=_ENV,
                           description="Inhomogeneous UCRL-VTR (Jia et al. 2020), the non-private baseline of seed 001 §6"),
     "ldp-ucrl-vtr": make_spec("ldp-ucrl-vtr", paper=D.SOURCES["001"], privacy_models=SPECS_PRIVACY["ldp-ucrl-vtr"],
-                              default_env=_ENV,
+                              default_env=_ENV, audit_setting=_riverswim_audit(120_000),
                               description="LDP-UCRL-VTR (seed 001 Alg. 1): users send Gaussian-noised Gram matrices and vectors"),
     "private-linopt-vi": make_spec("private-linopt-vi", paper=D.SOURCES["000"], privacy_models=SPECS_PRIVACY["private-linopt-vi"],
-                                   default_env=_ENV,
+                                   default_env=_ENV, audit_setting=_riverswim_audit(150_000),
                                    description="Private-LinOpt-VI (seed 000): JDP Gaussian tree counters + shifted regulariser"),
     "private-linopt-po": make_spec("private-linopt-po", paper=D.SOURCES["000"], privacy_models=SPECS_PRIVACY["private-linopt-po"],
-                                   default_env=_ENV,
+                                   default_env=_ENV, audit_setting=_riverswim_audit(150_000),
                                    description="Private-LinOpt-PO (seed 000): policy optimisation (mirror descent) on the same privatizer"),
     "pp-ucrl-vtr": make_spec("pp-ucrl-vtr", paper=D.SOURCES["003"], privacy_models=SPECS_PRIVACY["pp-ucrl-vtr"],
-                             default_env=_ENV,
+                             default_env=_ENV, audit_setting=_riverswim_audit(150_000),
                              description="Privacy-Preserving UCRL-VTR (seed 003 Alg. 1): JDP trees (Cor. 5), LDP messages "
                                          "(Cor. 6), or none (B = g = 0)"),
     "pp-ucrl-vtr-laplace": make_spec(
         "pp-ucrl-vtr-laplace", paper=D.SOURCES["003"], privacy_models=SPECS_PRIVACY["pp-ucrl-vtr-laplace"],
-        default_env=_ENV,
+        default_env=_ENV, audit_setting=_LAPLACE_AUDIT,
         description="seed 003 Alg. 1, pure DP (Rem. 1 / App. C.4): Laplace trees (JDP) or Laplace messages (LDP), "
                     "basic composition"),
     "pp-ucrl-vtr-plus": make_spec(
         "pp-ucrl-vtr-plus", paper=D.SOURCES["003"], privacy_models=SPECS_PRIVACY["pp-ucrl-vtr-plus"],
-        default_env=_ENV,
+        default_env=_ENV, audit_setting=_PLUS_AUDIT,
         description="Privacy-Preserving UCRL-VTR+ (seed 003 Alg. 3, variance-aware): JDP (Cor. 10), LDP (Cor. 11) "
                     "or none"),
 }

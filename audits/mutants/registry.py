@@ -28,6 +28,13 @@ of the declared scale (:attr:`privacct.algorithms.base.AuditHook.noise_multiplie
 while the ledger records the declared scale), one per family
 (:func:`privacct.audits.suite.planted_noise_bugs`). The declared log is the faithful learner's, so the
 accountant cannot see the bug, nor can the ledger: only the learner audit (verdict ``fails``) catches it.
+
+POLICY LEAKS (:func:`privacct.audits.suite.policy_leaks`: ``bonus-on-exact-counts``, ``switch-on-exact-gram``): a JDP
+learner whose policy reads an un-noised statistic; its log, ledger and released statistics are the faithful
+learner's. They meet :data:`privacct.audits.checks.LEARNER_CHECKS`: the three above (the audit observes the released
+statistics), the black-box action audit, the billboard check and the one-run action audit (``one-run audit``), each
+at the configuration the leak's :class:`privacct.audits.suite.LearnerAudit` gives it; the report records per check
+its verdict and configuration (docs/auditing.md#planted-bugs).
 """
 
 from __future__ import annotations
@@ -40,7 +47,7 @@ import numpy as np
 from privacct.errors import PrivacctError
 from privacct.ledger import Ledger, shape_problems
 
-from ..checks import CHECKS, MutantReport, run_checks
+from ..checks import CHECKS, LEARNER_CHECKS, MutantReport, run_checks
 from ..runner import audit_mechanism
 from ..suite import check_learner, planted_noise_bugs, policy_leaks
 from .privatizers import (FactorizedCounterPrivatizer, GramPrivatizer, LocalReportPrivatizer, SwitchingPrivatizer,
@@ -121,6 +128,9 @@ class LearnerMutant:
     description: str
     audit: Any  # privacct.audits.suite.LearnerAudit
     reference: str = ""
+    #: the checks it meets by default (:func:`check_mutant`): the three for a planted noise bug, every learner check
+    #: (:data:`privacct.audits.checks.LEARNER_CHECKS`) for a policy leak
+    checks: tuple[str, ...] = CHECKS
 
     @property
     def trials(self) -> int:
@@ -141,7 +151,7 @@ def _policy_leaks() -> list[LearnerMutant]:
     return [LearnerMutant(a.mutant, f"{a.algorithm} ({a.privacy}): "
                           + dict(_learner_spec(a.algorithm).mutants)[a.mutant].removeprefix("PLANTED: "),
                           a, reference="policy leak (issue 20): privacct.audits.suite.policy_leaks; caught by an audit of the "
-                                       "actions alone")
+                                       "actions alone", checks=LEARNER_CHECKS)
             for a in policy_leaks()]
 
 
@@ -174,9 +184,11 @@ ledger_shape_problems = shape_problems  # the check lives in privacct.ledger
 AUDIT_CONFIDENCE = 0.99
 
 
-def check_mutant(m: Mutant, *, trials: int | None = None, seed: int = 0, checks=CHECKS,
+def check_mutant(m: Mutant, *, trials: int | None = None, seed: int = 0, checks=None,
                  confidence: float = AUDIT_CONFIDENCE, **audit_kwargs) -> MutantReport:
-    """Run the requested checks on ``m`` (see module docstring).
+    """Run the requested checks on ``m`` (see module docstring); ``checks`` None: the mutant's own (:data:`CHECKS` for a
+    planted privatizer, ``m.checks`` for a learner mutant: a policy leak meets the billboard check and the one-run
+    action audit too, each at its own configuration).
 
     The audit runs at ``confidence`` 0.99 by default: the correct controls are *tight* (pure
     Laplace composition attains its eps on the region where every coordinate saturates, and the
@@ -184,11 +196,15 @@ def check_mutant(m: Mutant, *, trials: int | None = None, seed: int = 0, checks=
     to 5% of seeds; at 0.99 in at most 1%.
     """
     if isinstance(m, LearnerMutant):
+        checks = m.checks if checks is None else checks
         rep = check_learner(m.audit, trials=trials, seed=seed, checks=tuple(checks), confidence=confidence,
                             **audit_kwargs)
         rep.name, rep.description = m.name, m.description
         return rep
+    checks = CHECKS if checks is None else checks
     p, claim = m.privatizer, m.claim
+    n = trials or m.trials
+    where = f"{type(p).__name__}(bug={p.bug!r}), claim ({claim.epsilon:g}, {claim.delta:g})"
 
     def one_seed_ledger():
         ledger = Ledger()
@@ -196,11 +212,12 @@ def check_mutant(m: Mutant, *, trials: int | None = None, seed: int = 0, checks=
         return ledger
 
     def audit():
-        return audit_mechanism(p, "A", "B", epsilon=claim.epsilon, delta=claim.delta, trials=trials or m.trials,
+        return audit_mechanism(p, "A", "B", epsilon=claim.epsilon, delta=claim.delta, trials=n,
                                confidence=confidence, seed=seed, name=m.name, **audit_kwargs)
 
     return run_checks(m.name, m.description, p.build_log(), epsilon=claim.epsilon, delta=claim.delta,
-                      checks=checks, ledger=one_seed_ledger, audit=audit)
+                      checks=checks, ledger=one_seed_ledger, audit=audit, configuration=where,
+                      audit_configuration=f"{where}, canary A vs B, {n} trials per side, confidence {confidence:g}")
 
 
 def check_all(names=None, *, controls: bool = False, **kwargs) -> list[MutantReport]:

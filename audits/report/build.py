@@ -306,7 +306,25 @@ def audit_text(row) -> tuple:
             parts += [f" One-run audit at the paper setting ({one['canaries']} canaries, {one['guesses']} guesses, "
                       f"{one['correct']} correct): lower bound {one['epsilon_lower_bound']:.3g} vs accounted "
                       f"{one['accounted_epsilon']:.3g}; verdict ", ("bold", one["verdict"]), "."]
+    parts += action_audit_parts(a.get("one_run_actions"))
     return text(*parts)
+
+
+def action_audit_parts(act) -> list:
+    """The action-audit sentence of a JDP row (``--full``): the one-run action audit at its stated configuration, what
+    claim it tests (JDP itself, not the DP of the statistics) and its verdict; [] where none ran."""
+    if not act:
+        return []
+    where = (f"K = {act['episodes']}" + ("" if act.get("horizon") is None else f", H = {act['horizon']}")
+             + f", printed constants, {act['canaries']} canaries")
+    head = (f" One-run action audit at the paper setting ({where}; it tests JDP itself, not the DP of the released "
+            f"statistics: {act['tests']}; docs/auditing.md#one-run-action-audits): ")
+    if act.get("verdict") == "not run":
+        return [head + f"not run ({act['reason']})."]
+    return [head + f"{act['guesses']} canaries guessed from the actions to other users, lower bound "
+                   f"{act['epsilon_lower_bound']:.3g} vs claim {act['claimed_epsilon']:.3g} (accounted "
+                   f"{act['accounted_epsilon']:.3g}); verdict ", ("bold", act["verdict"]),
+            "." if act["verdict"] == "fails" else " (an action audit can fail, never pass)."]
 
 
 def tight_text(row) -> tuple:

@@ -393,7 +393,8 @@ def _audit(cfg, scale: ReportScale, seed: int, say: Callable[[str], None]) -> tu
          "sandwich_ok": res.sandwich_ok, "test": str(res.test),
          "oracle_epsilon": None if res.oracle is None else res.oracle.epsilon, "has_power": res.power.has_power,
          "power": res.power.to_dict(), "tests": res.tests,
-         "billboard": _billboard(audit_cfg, scale, seed, say), "one_run": _one_run(cfg, scale, seed, say)}
+         "billboard": _billboard(audit_cfg, scale, seed, say), "one_run": _one_run(cfg, scale, seed, say),
+         "one_run_actions": _one_run_actions(cfg, scale, seed, say)}
     return d, audit_cfg, trials
 
 
@@ -420,14 +421,35 @@ def _one_run(cfg, scale: ReportScale, seed: int, say: Callable[[str], None]) -> 
     canaries = min(scale.one_run_canaries, cfg.episodes - 1)
     say(f"one-run audit at the paper setting (K={cfg.episodes}), {canaries} canaries")
     try:
-        r = one_run_audit_learner(cfg.algorithm, privacy=cfg.privacy, canaries=canaries, epsilon=cfg.epsilon,
-                                  delta=cfg.delta, calibration="paper", episodes=cfg.episodes, horizon=cfg.horizon,
-                                  env=cfg.env, options=cfg.options, bonus_scale=cfg.bonus_scale, seed=seed)
+        r = one_run_audit_learner(cfg, canaries=canaries, seed=seed)   # the row's record, printed constants
     except PrivacctError as e:   # a learner that does not play one-run plans says so; the row says it too
         return {"verdict": "not run", "reason": str(e)}
     d = r.to_dict()
     return {k: d.get(k) for k in ("verdict", "canaries", "guesses", "correct", "epsilon_lower_bound", "accounted_epsilon",
                                   "sandwich_ok", "seconds")}
+
+
+def _one_run_actions(cfg, scale: ReportScale, seed: int, say: Callable[[str], None]) -> dict[str, Any] | None:
+    """The one-run ACTION audit of a JDP row's printed constants at the paper setting (``--full`` only; None otherwise
+    or under LDP): the run's releases and the actions sent to the users who are not canaries, each canary replayed
+    with her bit flipped (docs/auditing.md#one-run-action-audits). It tests JDP itself, not the DP of the statistics;
+    it can fail, never pass."""
+    if scale.one_run_canaries <= 0 or cfg.privacy != "jdp" or cfg.episodes < 2:
+        return None
+    from ..one_run_actions import TESTS, one_run_action_audit
+
+    canaries = min(scale.one_run_canaries, cfg.episodes - 1)
+    say(f"one-run action audit at the paper setting (K={cfg.episodes}), {canaries} canaries")
+    where = {"episodes": cfg.episodes, "horizon": cfg.horizon, "env": cfg.env, "bonus_scale": cfg.bonus_scale,
+             "options": [list(o) for o in cfg.options], "calibration": "paper", "canaries": canaries, "tests": TESTS}
+    try:
+        r = one_run_action_audit(replace(cfg, calibration="paper"), canaries=canaries, seed=seed)
+    except PrivacctError as e:   # a learner that does not play one-run plans, or whose releases cannot be pinned
+        return where | {"verdict": "not run", "reason": str(e)}
+    d = r.to_dict()
+    return where | {k: d.get(k) for k in ("verdict", "canaries", "guesses", "correct", "epsilon_lower_bound",
+                                          "claimed_epsilon", "accounted_epsilon", "sandwich_ok", "cut", "errors",
+                                          "seconds", "tests")}
 
 
 def build_row(spec, setting, scale: ReportScale, *, seed: int, out_dir: Path, runs: RegretRuns,

@@ -39,6 +39,11 @@ of R_exec: leaf s with weight R[t, s]) gives every user of leaf s the weight R[t
 no leaf, the weight 0: her data is in no addition; an unweighted draw counts her, as TreeCounter does: conservative). A user is one whole column of R, as a one-user leaf is (her
 data enters only her leaf's addition, by at most the declared step sensitivity), so the ledger's per-user w^2 / |w|
 sums, and ``check_ledger``, account her exactly as a one-user leaf.
+
+Audits: a counter built while an audit's tap is active (:mod:`privacct.tap`) records what a white-box audit
+observes of user 1 (:class:`privacct.counters.observed.CounterObserver`, docs/auditing.md#factorized-counters): the
+dyadic nodes over her (tree-honaker), the releases whitened with the declared L (Toeplitz strategies); its draws are
+then made inside the primitive (not listed unobserved). Draws and bytes are those of an unaudited run.
 """
 
 from __future__ import annotations
@@ -53,7 +58,11 @@ from ..log import Structure
 from ..mechanisms import NOISE_KINDS, TreeCounter, _leaf_users, _shape, draw
 from ..rng import as_generators
 from .base import CounterStrategy, norm_for
+from ..tap import current as current_tap
+from ..tap import inside_primitive
+from .observed import CounterObserver
 from .strategies import Strategy, executed_encoder, noise_unit_variance, prefix_variances
+from .tree import TREE
 
 
 class FactorizedCounter:
@@ -106,6 +115,10 @@ class FactorizedCounter:
         self._executed: np.ndarray | None = None     # Toeplitz: r_0..r_(K-1) of R_exec, probed at the first draw
         self._probed: tuple = ()                      # the recursion's coefficients at that probe
         self.implementation.start(self)
+        #: an audited run's bookkeeping of what the audit observes (privacct.counters.observed); None otherwise and for
+        #: the tree, whose TreeCounter records its own nodes
+        tap = current_tap()
+        self._observer = CounterObserver(self, tap) if tap is not None and self.implementation is not TREE else None
 
     @property
     def batch(self) -> int:
@@ -138,7 +151,13 @@ class FactorizedCounter:
             users, weights = self.leaf_interval_users(users[0], users[1], weights)
         # group and users reach the audit tap (privacct.tap): a draw over user 1 it cannot split is named there (and a
         # billboard check's coupling cannot equalise it); the ledger record below carries the weights
-        out = draw(self.mechanism, self.rngs, self.shape, self.scale, group=self.group, users=users)
+        obs = self._observer
+        if obs is None:
+            out = draw(self.mechanism, self.rngs, self.shape, self.scale, group=self.group, users=users)
+        else:   # an audited run: this counter records its own draws over user 1 (privacct.counters.observed)
+            with inside_primitive():
+                out = draw(self.mechanism, self.rngs, self.shape, self.scale, group=self.group, users=users)
+            obs.draw(users, weights, out)
         if self.ledger is not None:
             self.ledger.record(group=self.group, users=users, mechanism=self.mechanism, scale=self.scale,
                                shape=self.shape, batch=self.batch, weights=weights)
@@ -152,9 +171,14 @@ class FactorizedCounter:
             raise PrivacctError(f"counter is full: it was built for leaves={self.leaves} additions")
         t = self.steps + 1
         weights = self.implementation.ledger_weights(self, t)   # may refuse: before any state moves
+        obs = self._observer
+        if obs is not None:
+            x = obs.addition(t, x)
         self.steps = t
         self._exact += x
         self.implementation.step(self, t, x, weights)
+        if obs is not None:
+            obs.release(t)
         return self.noisy_sum()
 
     def _online_tree(self) -> TreeCounter:

@@ -196,6 +196,27 @@ def test_the_kept_log_is_the_records_alone():
         spec.declared_log(RunConfig("ucb-po", "jdp", episodes=4))
 
 
+def test_a_linear_mixture_log_cache_hit_makes_no_record(validations):
+    """The linear-mixture log cache keys on :meth:`RunConfig.log_key`, a tuple derived once per record: a hit makes
+    no RunConfig (before: a dataclasses.replace copy, validated, on every build); records that differ only in what
+    no log reads (bonus_scale, a bonus-side option) share the key; the key rebuilds the neutralised record."""
+    from privacct.algorithms.linear_mixture import learners as L
+
+    spec = registry.get_learner("pp-ucrl-vtr")
+    config = RunConfig("pp-ucrl-vtr", "jdp", delta=1e-5, episodes=4, horizon=3, env="riverswim-lm", bonus_scale=5.0,
+                       options=(("on_non_pd", "error"), ("alpha", 0.02)))
+    log = spec.build_log(config)
+    validations.clear()
+    assert all(spec.build_log(config) is log for _ in range(3)) and validations[L.__name__] == 0
+    key = config.log_key(L._LOG_OPTIONS)
+    assert config.log_key(L._LOG_OPTIONS) is key      # derived once
+    assert dataclasses.replace(config, bonus_scale=1.0, options=(("alpha", 0.02),)).log_key(L._LOG_OPTIONS) == key
+    assert RunConfig(**dict(key)) == dataclasses.replace(config, bonus_scale=1.0, options=(("alpha", 0.02),))
+    assert dataclasses.replace(config, episodes=5).log_key(L._LOG_OPTIONS) != key
+    back = pickle.loads(pickle.dumps(config))
+    assert back == config and "_log_keys" not in vars(back)
+
+
 def test_constant_sets_resolve_the_fields_the_record_is_made_with():
     spec = registry.get_learner("ucb-po")
     tuned = spec.constant_set("tuned")

@@ -90,3 +90,27 @@ def test_a_setting_is_refused_in_one_line_naming_the_paper_setting():
                          (("none", 1.0, 0.0, 10), "paper setting privacy must be jdp or ldp")]:
         with pytest.raises(PrivacctError, match=needle.replace("[", r"\[").replace(")", r"\)")):
             PaperSetting(*args, full)
+
+
+def test_the_paper_setting_of_a_privacy_model_is_read_from_the_spec_by_one_rule(monkeypatch):
+    """``settings.paper_setting(spec, privacy)``: the first paper setting of the model (an untyped one read too, bound to
+    the learner), the one rule the claim's default delta (algorithms/defaults.py) and a one-run audit's default K, H,
+    environment and constants (audits/one_run_learner.py, ``privacct audit --one-run``) read."""
+    import dataclasses
+
+    from privacct.algorithms import registry
+    from privacct.algorithms.defaults import default_delta
+    from privacct.algorithms.settings import paper_setting
+    from privacct.audits.one_run_learner import one_run_config
+
+    spec = learners()["pp-ucrl-vtr"]
+    assert paper_setting(spec, "jdp") is spec.paper_settings[0] and paper_setting(spec, "ldp") is spec.paper_settings[1]
+    assert paper_setting(learners()["ucb-vi"], "none") is None
+    loose = dataclasses.replace(spec, paper_settings=({"privacy": "ldp", "delta": 0.25, "episodes": 7, "horizon": 2},))
+    s = paper_setting(loose, "ldp")
+    assert s.algorithm == "pp-ucrl-vtr" and (s.delta, s.episodes) == (0.25, 7) and paper_setting(loose, "jdp") is None
+    table = tuple((n, loose if n == spec.name else x) for n, x in learners().items())
+    monkeypatch.setattr(registry, "_load", lambda: table)
+    assert default_delta("pp-ucrl-vtr", "ldp") == 0.25
+    cfg = one_run_config("pp-ucrl-vtr", privacy="ldp", delta=1e-5)
+    assert (cfg.episodes, cfg.horizon, cfg.delta) == (7, 2, 1e-5)

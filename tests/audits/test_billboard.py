@@ -51,8 +51,14 @@ def test_without_the_coupling_a_faithful_learner_would_fail(monkeypatch):
     assert r.verdict == "fails" and r.differing > 0
 
 
-def test_a_release_it_cannot_couple_makes_it_inconclusive():
-    """A factorized counter draws noise over user 1 without her share: not coupled, so no verdict either way."""
+def test_a_release_it_cannot_couple_makes_it_inconclusive(monkeypatch):
+    """A counter whose draws over user 1 are made without her share (here: a factorized counter with its audit
+    bookkeeping switched off) is not coupled, so no verdict either way; with it, the check couples the counter."""
+    import privacct.counters.counter as CC
+
+    r = BB.billboard_check("ucb-vi", trials=4, episodes=8, horizon=2, options=(("counter", "blt"),))
+    assert r.verdict == "passes" and not r.uncoupled
+    monkeypatch.setattr(CC, "current_tap", lambda: None)
     r = BB.billboard_check("ucb-vi", trials=4, episodes=8, horizon=2, options=(("counter", "blt"),))
     assert r.verdict == "inconclusive"
     assert r.uncoupled and "not checkable" in r.summary()

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from privacct.audits.checks import LEARNER_CHECKS
 from privacct.audits.mutants import CHECKS, CONTROLS, MUTANTS, LearnerMutant, check_mutant, ledger_shape_problems
 from privacct.audits.mutants.privatizers import TreeCounterPrivatizer
 from privacct.ledger import Ledger
@@ -26,11 +27,13 @@ MUST = {
     "learner-noise-quarter-pp-ucrl-vtr-jdp": {"audit"},
     "learner-noise-quarter-ldp-ucrl-vtr-ldp": {"audit"},
     "learner-noise-quarter-private-lsvi-ucb-jdp": {"audit"},
-    # policy leaks (issue 20): the log, the ledger and the released statistics are the faithful learner's; only an
-    # audit of the actions and the billboard check see them (test_policy_leak_is_caught_... below)
-    "bonus-on-exact-counts": {"audit", "billboard check"},
-    "switch-on-exact-gram": {"billboard check"},
+    # policy leaks (issue 20): the log, the ledger and the released statistics are the faithful learner's; only the
+    # audits of the actions see them, each at its own configuration (test_policy_leaks_... below)
+    "bonus-on-exact-counts": {"action audit", "billboard check", "one-run audit"},
+    "switch-on-exact-gram": {"billboard check", "one-run audit"},
 }
+#: the checks that must NOT catch a policy leak: they see the faithful learner's log, draws and released statistics
+BLIND_TO_POLICY_LEAKS = {"accountant", "ledger", "audit"}
 PRIVATIZER_MUTANTS = sorted(n for n, m in MUTANTS.items() if not isinstance(m, LearnerMutant))
 
 
@@ -38,7 +41,9 @@ def test_registry_names_every_planted_bug_of_the_issue():
     assert set(MUTANTS) == set(MUST)
     for m in MUTANTS.values():
         if isinstance(m, LearnerMutant) and m.audit.mutant is not None:
-            assert m.description and m.audit.noise_multiplier == 1 and m.audit.observe == "actions"
+            # its audit is the released-statistics audit; the actions are the action audits' (LEARNER_CHECKS)
+            assert m.description and m.audit.noise_multiplier == 1 and m.audit.observe == "released"
+            assert m.checks == LEARNER_CHECKS and m.audit.one_run is not None
         elif isinstance(m, LearnerMutant):
             assert m.description and m.audit.noise_multiplier == 0.25 and m.audit.calibration == "tight"
         else:
@@ -90,22 +95,6 @@ def test_shape_check_flags_shared_noise_only():
         assert bool(ledger_shape_problems(p.build_log(), ledger)) is flagged
 
 
-def test_policy_leak_is_caught_by_the_actions_audit_and_the_billboard_check_alone():
-    from dataclasses import replace
-
-    from privacct.audits.suite import check_learner
-
-    m = MUTANTS["bonus-on-exact-counts"]
-    r = check_learner(m.audit, seed=0)
-    assert r.caught_by == ["audit", "billboard check"], r.notes   # not the accountant, not the ledger
-    # the same configuration without the planted bug: nothing to see in the actions, nor in the coupled runs
-    faithful = check_learner(replace(m.audit, mutant=None), seed=0, checks=("audit", "billboard"))
-    assert faithful.caught_by == [], faithful.notes
-    # and the released statistics of the planted learner are the faithful ones: their audit does not catch it
-    released = check_learner(replace(m.audit, observe="released"), seed=0, checks=("audit",))
-    assert released.caught_by == [], released.notes
-
-
 def test_counter_noise_path_declares_the_correct_counter_and_runs_a_heavier_encoder():
     from privacct.counters.strategies import column_norm
 
@@ -125,13 +114,93 @@ def test_counter_noise_path_declares_the_correct_counter_and_runs_a_heavier_enco
     assert r.caught_by == ["ledger"] and r.ledger_epsilon > 1.3 * r.claimed_epsilon, r.notes
 
 
-def test_switch_on_exact_gram_is_caught_by_the_billboard_check_alone():
+POLICY_LEAKS = ("bonus-on-exact-counts", "switch-on-exact-gram")
+
+
+def _mutants_cli(argv):
+    """``privacct mutants ARGV --json``: (exit status, the reports by name)."""
+    import contextlib
+    import io
+    import json
+
+    from privacct.cli import main
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        rc = main(["mutants", "--json", "--quiet", *argv])
+    return rc, {d["name"]: d for d in json.loads(buf.getvalue())}
+
+
+@pytest.fixture(scope="module")
+def policy_leak_run():
+    """``privacct mutants --only <the two policy leaks> --trials 200`` once (the many-trial audits at 200 trials per
+    side: they must not catch the leaks anyway; the billboard check and the one-run audit keep their own sizes)."""
+    return _mutants_cli(["--only", *POLICY_LEAKS, "--trials", "200"])
+
+
+@pytest.mark.slow
+def test_policy_leaks_exit_0_caught_by_their_named_checks_alone(policy_leak_run):
+    """Issue 20 item 3: `privacct mutants` exits 0 on the policy leaks, each caught by the billboard check and the
+    one-run audit, never by the accountant, the ledger or the released-statistics audit, and the JSON says at which
+    configuration each check ran (the one-run audit at its own, a departure it names)."""
+    rc, reports = policy_leak_run
+    assert rc == 0
+    for name in POLICY_LEAKS:
+        d = reports[name]
+        caught = set(d["caught_by"])
+        assert {"billboard check", "one-run audit"} <= caught, d["notes"]
+        assert not caught & BLIND_TO_POLICY_LEAKS, d["notes"]
+        assert set(d["configurations"]) == set(d["verdicts"]) == set(LEARNER_CHECKS)
+        assert d["verdicts"]["accountant"] == d["verdicts"]["ledger"] == "not caught"
+        assert d["verdicts"]["audit"] != "fails" and d["verdicts"]["billboard"] == d["verdicts"]["one-run audit"] == "fails"
+        assert "observe released" in d["configurations"]["audit"]
+        assert "departure" in d["configurations"]["one-run audit"] and "canaries" in d["configurations"]["one-run audit"]
+    assert "K=1025" in reports["bonus-on-exact-counts"]["configurations"]["one-run audit"]
+    assert "K=4" in reports["bonus-on-exact-counts"]["configurations"]["billboard"]
+    assert "K=1000" in reports["switch-on-exact-gram"]["configurations"]["billboard"]
+
+
+def test_policy_leaks_without_the_action_checks_exit_1(monkeypatch):
+    """The state issue 20 found on main: a policy leak run through the accountant, the ledger and the audit alone is
+    caught by none, and `privacct mutants` says so with exit 1 (the guard the test above relies on)."""
+    from dataclasses import replace
+
+    import privacct.audits.mutants.registry as reg
+
+    for name in POLICY_LEAKS:
+        monkeypatch.setitem(reg.MUTANTS, name, replace(reg.MUTANTS[name], checks=CHECKS))
+    rc, reports = _mutants_cli(["--only", *POLICY_LEAKS, "--trials", "100"])
+    assert rc == 1 and all(reports[n]["caught_by"] == [] for n in POLICY_LEAKS)
+
+
+def test_bonus_on_exact_counts_is_caught_by_the_black_box_action_audit_at_its_trials():
+    """The black-box action audit (users 2..K's actions, 2 x 10^4 trials per side) catches bonus-on-exact-counts at
+    K = 4; the released-statistics audit of the same runs does not."""
+    m = MUTANTS["bonus-on-exact-counts"]
+    r = check_mutant(m, seed=0, checks=("audit", "action audit"))
+    assert r.caught_by == ["action audit"], r.notes
+    assert "observe actions" in r.configurations["action audit"] and "trials 20000" in r.configurations["action audit"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", POLICY_LEAKS)
+def test_faithful_learner_at_the_policy_leaks_configurations_is_not_caught(name):
+    """Controls: the same configurations without the planted bug: no check of the actions catches them."""
     from dataclasses import replace
 
     from privacct.audits.suite import check_learner
 
-    m = MUTANTS["switch-on-exact-gram"]
-    r = check_learner(m.audit, seed=0, checks=("accountant", "ledger", "billboard"))
-    assert r.caught_by == ["billboard check"], r.notes
-    faithful = check_learner(replace(m.audit, mutant=None), seed=0, checks=("billboard",))
+    m = MUTANTS[name]
+    checks = ("billboard", "one-run audit") + (("action audit",) if name == "bonus-on-exact-counts" else ())
+    faithful = check_learner(replace(m.audit, mutant=None), seed=0, checks=checks, confidence=0.99)
     assert faithful.caught_by == [], faithful.notes
+    assert faithful.verdicts["billboard"] == "passes" and faithful.verdicts["one-run audit"] == "inconclusive"
+    assert "0 guesses" in faithful.notes["one-run audit"]
+
+
+def test_check_learner_names_its_checks():
+    from privacct.audits.suite import check_learner
+    from privacct.errors import PrivacctError
+
+    with pytest.raises(PrivacctError, match="checks must be among .*one-run audit"):
+        check_learner(MUTANTS["bonus-on-exact-counts"].audit, checks=("one-run",))

@@ -139,11 +139,10 @@ def test_a_replay_of_the_bit_the_canary_played_is_the_run():
     from privacct.algorithms.base import AuditHook, CanaryPlan
     from privacct.algorithms.registry import get_learner
     from privacct.audits.one_run import draw_bits
-    from privacct.audits.one_run_learner import plan_users, resolve_config
+    from privacct.audits.one_run_learner import one_run_config, plan_users
 
     spec = get_learner("ucb-vi")
-    cfg = resolve_config(spec, "ucb-vi", privacy="jdp", epsilon=1.0, delta=0.0, calibration="tight", episodes=129,
-                         horizon=2, env=None, options=(), bonus_scale=None)
+    cfg = one_run_config("ucb-vi", privacy="jdp", episodes=129, horizon=2)
     users = plan_users(129, 16)
     bits = tuple("A" if v > 0 else "B" for v in draw_bits(0, 16))
     seeds = [np.random.SeedSequence([0, 1])]
@@ -196,7 +195,7 @@ def test_a_run_config_gives_the_whole_configuration():
     r = OA.one_run_action_audit(cfg, canaries=16, mutant="bonus-on-exact-counts")
     s = OA.one_run_action_audit("ucb-vi", canaries=16, mutant="bonus-on-exact-counts", **dict(LEAKY_UCB, episodes=129))
     assert [x.to_dict() for x in r.replays] == [x.to_dict() for x in s.replays] and r.guesses == s.guesses > 0
-    with pytest.raises(PrivacctError, match="leave episodes out"):
+    with pytest.raises(PrivacctError, match="not both"):
         OA.one_run_action_audit(cfg, canaries=16, episodes=65)
 
 

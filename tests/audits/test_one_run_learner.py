@@ -67,6 +67,36 @@ def test_the_printed_ldp_constants_fail_in_one_run():
     assert r.verdict == "fails" and 1.0 < r.epsilon_lower_bound <= r.accounted_epsilon
 
 
+def test_a_record_passed_whole_is_the_configuration_audited():
+    # one resolution path: the keyword form reads into the same RunConfig a caller may pass whole, and the result
+    # holds that record (its fields read as the result's own), never copies of its fields
+    cfg = RunConfig("ucb-vi", "ldp", epsilon=1.0, episodes=65, horizon=1, calibration="tight")
+    whole = one_run_audit_learner(cfg, canaries=64, seed=3)
+    loose = one_run_audit_learner("ucb-vi", privacy="ldp", episodes=65, horizon=1, canaries=64, seed=3)
+    assert whole.config is cfg and loose.config == cfg
+    assert (whole.algorithm, whole.privacy, whole.episodes, whole.horizon) == ("ucb-vi", "ldp", 65, 1)
+    a, b = whole.to_dict(), loose.to_dict()
+    a.pop("seconds"), b.pop("seconds")
+    assert a == b and {k: a[k] for k in ("algorithm", "privacy", "calibration", "episodes", "horizon")} == {
+        k: v for k, v in cfg.to_dict().items() if k in ("algorithm", "privacy", "calibration", "episodes", "horizon")}
+    with pytest.raises(PrivacctError, match="not both"):
+        one_run_audit_learner(cfg, canaries=64, episodes=65)
+    with pytest.raises(PrivacctError, match="unknown keyword"):
+        one_run_audit_learner("ucb-vi", canaries=64, episode=65)
+
+
+def test_the_keyword_form_runs_the_paper_setting_with_the_claim_given():
+    from privacct.algorithms.settings import paper_setting
+    from privacct.audits.one_run_learner import one_run_config
+
+    setting = paper_setting(get_learner("ucb-vi"), "jdp")
+    cfg = one_run_config("ucb-vi", privacy="jdp", epsilon=0.3, horizon=2, options=(("eta", 2.0),))
+    assert (cfg.episodes, cfg.env, cfg.bonus_scale, cfg.horizon) == (setting.episodes, setting.env, setting.bonus_scale, 2)
+    assert (cfg.epsilon, cfg.delta, cfg.calibration) == (0.3, 0.0, "tight")     # the claim given, not the setting's
+    assert dict(cfg.options) == {**dict(setting.options), "eta": 2.0}
+    assert one_run_config("ucb-vi", privacy="ldp", episodes=9).horizon is None   # K given: the environment's H
+
+
 def test_cli_one_run_json_and_refusals(capsys):
     rc = main(["audit", "ucb-vi", "--privacy", "ldp", "--one-run", "--canaries", "100", "--episodes", "101",
                "--horizon", "1", "--json", "--quiet"])

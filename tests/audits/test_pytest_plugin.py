@@ -395,3 +395,27 @@ def test_plugin_learner_audit_takes_a_run_config_whole(pytester):
     result.stdout.fnmatch_lines(["*privacy_audit: epsilon=0.5 differs from the RunConfig's epsilon=1.0*"])
     summary = result.stdout.str().split("privacy audits")[-1]
     assert "default claim" not in summary
+
+
+def test_plugin_one_run_audit_takes_a_run_config_whole(pytester):
+    """``privacy_audit.one_run(config)`` audits the RunConfig passed whole (its claim is the audit's; a marker stating
+    another fails the test in one line), as ``.learner`` and ``.one_run_actions`` do."""
+    pytester.makepyfile('''
+        import pytest
+        from privacct.algorithms.base import RunConfig
+
+        CONFIG = RunConfig("ucb-vi", "ldp", epsilon=1.0, delta=0.0, calibration="tight", episodes=65, horizon=1)
+
+        @pytest.mark.privacy_audit(epsilon=1.0, allow_inconclusive=True)
+        def test_record(privacy_audit):
+            r = privacy_audit.one_run(CONFIG, canaries=64)
+            assert r.config is CONFIG and r.canaries == 64 and r.bound.claimed_epsilon == 1.0
+
+        @pytest.mark.privacy_audit(epsilon=0.5)
+        def test_other_claim(privacy_audit):
+            privacy_audit.one_run(CONFIG, canaries=64)
+    ''')
+    result = pytester.runpytest("-p", "no:hypothesispytest")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*privacy_audit: epsilon=0.5 differs from the RunConfig's epsilon=1.0*"])
+    assert "default claim" not in result.stdout.str().split("privacy audits")[-1]

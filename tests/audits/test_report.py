@@ -466,6 +466,7 @@ def test_every_audit_says_what_it_tests_and_jdp_rows_carry_a_billboard_check(tin
         else:
             assert a["tests"].startswith("LDP itself") and a["billboard"] is None
         assert a["one_run"] is None                       # one-run audits run with --full only
+        assert a.get("one_run_actions") is None          # so does the one-run action audit
     assert "Billboard check (the step from those releases to JDP" in md and "it tests the DP of the released" in md
 
 

@@ -158,8 +158,11 @@ def test_the_lead_reading_is_the_first_the_proof_supports_when_it_changes_the_lo
         log = _gauss_log(readings=readings)
         assert lead_reading(log) == lead
         summary = account_readings(log)
-        if summary is not None:       # the report's rows lead with the same reading (privacct.readings)
+        if summary is not None:       # the report's rows lead with the same reading (privacct.readings reads this rule)
+            assert summary.lead_reading == lead
             assert (None if summary.lead.declared else summary.lead.name) == lead
+            # ... and show the figures verify decides from: the lead row's accounted eps is the lead verdict's
+            assert summary.lead.explanation.accounted_epsilon == claim_verdict(log).lead.accounted_epsilon
 
 
 # --------------------------------------------------------------------------- privacct verify

@@ -96,11 +96,23 @@ def test_a_bad_counter_is_named():
 @pytest.mark.parametrize("hook", [AuditHook("A"),
                                   AuditHook("A", fixed_users=False, plan=CanaryPlan((1, 3), ("A", "B")))],
                          ids=["classic", "one-run"])
-def test_audited_runs_refuse_a_non_tree_counter_in_one_line(hook):
-    c = cfg(counter="blt", calibration="paper", batches=20, episodes=20)
-    with pytest.raises(PrivacctError, match="cannot be audited") as e:
-        LEARNERS[GAUSS].run(c, spawn_sequences(1, 1), audit=hook)
-    assert "\n" not in str(e.value)
+def test_audited_runs_observe_a_non_tree_counter(hook):
+    """An audited run observes a factorized Gram counter (docs/auditing.md#factorized-counters): its releases over
+    user 1, whitened (classic), or the canaries' differences of releases (one-run); a one-run audit of a LAPLACE
+    Toeplitz counter is refused in one line (a canary's difference of releases is not Laplace noise)."""
+    r = LEARNERS[GAUSS].run(cfg(counter="blt", calibration="paper", batches=20, episodes=20), spawn_sequences(1, 1),
+                            audit=hook)
+    if hook.plan is None:
+        assert any("blt release 1 whitened" in x.name for x in r.tap.records)
+    else:
+        assert {x.user for x in r.tap.canary_records} == {1, 3}
+        assert not [u for u in r.tap.unobserved if u.group.startswith("gram")]   # (the u releases stay unobserved)
+    lap = RunConfig(LAP, "jdp", epsilon=1.0, delta=0.0, calibration="paper", episodes=20, horizon=2,
+                    env="linear-two-state", options=(("batches", 20), ("counter", "blt")))
+    if hook.plan is not None:
+        with pytest.raises(PrivacctError, match="cannot be audited by a one-run audit with Laplace noise") as e:
+            LEARNERS[LAP].run(lap, spawn_sequences(1, 1), audit=hook)
+        assert "\n" not in str(e.value)
     # without the option (and with counter=tree) the audited run keeps the tree
     for counter in (None, "tree"):
         r = LEARNERS[GAUSS].run(cfg(counter=counter, calibration="paper", batches=20, episodes=20),

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from privacct.accounting import tightest_epsilon
-from privacct.algorithms.base import AuditHook, RunConfig
+from privacct.algorithms.base import AuditHook, CanaryPlan, RunConfig
 from privacct.algorithms.linear_mixture import LEARNERS
 from privacct.algorithms.linear_mixture import design as D
 from privacct.counters.strategies import (Strategy, blt_polynomials, column_norm, toeplitz_coefficients,
@@ -235,17 +235,24 @@ def test_gaussian_counters_shrink_the_tight_shift():
 
 # ---------------------------------------------------------------------------------------------- audits
 @pytest.mark.parametrize("counter", FACTORIZED)
-def test_an_audited_run_with_a_factorized_counter_is_refused_in_one_line(counter):
-    with pytest.raises(PrivacctError) as e:
-        LEARNERS["pp-ucrl-vtr"].run(_cfg("pp-ucrl-vtr", counter, episodes=4), spawn_sequences(0, 2), audit=AuditHook("A"))
-    msg = str(e.value)
-    assert "cannot be audited" in msg and counter in msg and len(msg.splitlines()) == 1
+def test_an_audited_run_with_a_factorized_counter_observes_it(counter):
+    r = LEARNERS["pp-ucrl-vtr"].run_observed(_h1_cfg("pp-ucrl-vtr", counter),
+                                             spawn_sequences(0, 2), audit=AuditHook("A"))
+    names = [b.name for b in r.observation.blocks]
+    assert names and all(counter in n for n in names)
+    one_run = AuditHook("A", fixed_users=False, plan=CanaryPlan((1,), ("A",)))
+    lap = RunConfig("pp-ucrl-vtr-laplace", "jdp", epsilon=1.0, delta=0.0, episodes=4, horizon=3, env="riverswim-lm",
+                    options=(("counter", counter),))
+    if counter == "tree-honaker":   # one-run: its nodes holding one canary are observed
+        LEARNERS["pp-ucrl-vtr-laplace"].run(lap, spawn_sequences(0, 1), audit=one_run)
+        return
+    with pytest.raises(PrivacctError, match="cannot be audited by a one-run audit with Laplace noise") as e:
+        LEARNERS["pp-ucrl-vtr-laplace"].run(lap, spawn_sequences(0, 1), audit=one_run)
+    assert counter in str(e.value) and len(str(e.value).splitlines()) == 1
 
 
 @pytest.mark.parametrize("counter", FACTORIZED)
-def test_the_tap_sees_no_share_of_user_1_in_a_factorized_counter(counter):
-    """Why the refusal: privacct.tap lists every FactorizedCounter draw over user 1 as unobserved (noise drawn without
-    her share of the value), records none of them, so an audit of such a run would observe nothing."""
+def test_the_tap_records_a_factorized_counter_over_user_1(counter):
     from privacct.counters.counter import FactorizedCounter
     from privacct.tap import tapping
 
@@ -254,8 +261,12 @@ def test_the_tap_sees_no_share_of_user_1_in_a_factorized_counter(counter):
                               rngs=[np.random.default_rng(0)], group="g")
         for _ in range(8):
             c.add(np.ones((1, 2)))
-    assert tap.records == []
-    assert tap.unobserved and all(u.group == "g" and u.users[0] == 1 for u in tap.unobserved)
+    assert tap.records and not tap.unobserved and all(r.group == "g" for r in tap.records)
+
+
+def _h1_cfg(name, counter):
+    return RunConfig(name, "jdp", epsilon=1.0, delta=1e-5, calibration="paper", episodes=4, horizon=3,
+                     env="riverswim-lm", options=(("counter", counter),))
 
 
 def test_an_audited_run_with_counter_tree_observes_the_tree_nodes():
@@ -299,7 +310,6 @@ def test_cli_runs_pp_ucrl_vtr_with_a_blt_counter(tmp_path, capsys):
 @pytest.mark.parametrize("argv, needle", [
     (["run", "pp-ucrl-vtr", "--privacy", "jdp", "--option", "counter=dyadic"], "option counter must be one of"),
     (["run", "pp-ucrl-vtr", "--privacy", "ldp", "--option", "counter=blt"], "option counter applies to JDP"),
-    (["audit", "pp-ucrl-vtr", "--privacy", "jdp", "--option", "counter=blt", "--trials", "20"], "cannot be audited"),
 ])
 def test_cli_refuses_in_one_line_with_exit_2(tmp_path, capsys, argv, needle):
     from privacct.cli import main

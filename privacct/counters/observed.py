@@ -1,0 +1,195 @@
+"""What a white-box learner audit observes of a :class:`~privacct.counters.counter.FactorizedCounter` over user 1
+(docs/auditing.md#factorized-counters), recorded in the audited run's tap (:mod:`privacct.tap`).
+
+A factorized counter releases y = A x + L z (A the K x K prefix matrix, z iid noise of the declared scale, A = L R;
+docs/counters.md). The colluding other users know their own additions, so they see e = y - A x_others =
+A[:, 1] x_1 + L z (user 1 sits in leaf 1 whenever a counter covers her: leaves are increasing user intervals).
+
+* ``tree``: the counter IS :class:`privacct.mechanisms.TreeCounter`, which records its nodes [1, 2^j] itself.
+* ``tree-honaker`` (every :class:`~privacct.counters.base.DyadicStrategy`): every draw over user 1 is the noise of a
+  dyadic node [1, 2^i] (an unweighted draw over leaves 1..2^i); it is recorded as user 1's addition + that noise,
+  exactly as the tree's nodes (each release is a post-processing of the noised nodes).
+* Toeplitz strategies (``sqrt-toeplitz``, ``blt``): the RELEASED values, whitened with the DECLARED L:
+  w = L^{-1} e = R A^{-1} e, i.e. w_t = sum_(s <= t) r_(t-s) (e_s - e_(s-1)) with r the declared column 1 of R
+  (:func:`privacct.counters.strategies.column_coefficients`): w_t = r_(t-1) x_1 + z_t when the executed noise path
+  is the declared one. Release t is recorded with contribution r_(t-1) x_1 (its per-coordinate weight on user 1's
+  shift); a t with r_(t-1) = 0 carries nothing and is not recorded. This is what the other users can compute from
+  the transcript; if the executed path differs from the declared one, the whitened noise is no longer iid (the
+  statistic loses its optimality, the certified bound stays sound).
+
+User 1's addition is the leaf's value when leaf 1 holds her alone, else the share the learner reported
+(:func:`privacct.tap.user_contribution`, its means under both canaries travel with the records); a leaf of several
+users without a reported share is listed unobserved. In a billboard check's replayed run (:class:`privacct.tap.Coupling`)
+user 1's addition is moved to canary A's, as :class:`privacct.mechanisms.TreeCounter` does.
+
+One-run audits (a tap with a ``plan``; docs/auditing.md#factorized-counters): a release is used when it holds exactly
+one canary, whose addition is kept when her leaf holds her alone (:func:`privacct.tap.record_canary`, which needs her
+contribution under both bits): a dyadic node holding one canary (as the tree's), and for a Toeplitz counter with
+Gaussian noise the difference of consecutive releases y_t - y_(t-1) = x_t + (L z)_t - (L z)_(t-1) at a canary's leaf
+t (only leaf t enters it; its noise is Gaussian with per-coordinate std sigma sqrt(sum_(k<t) (l_k - l_(k-1))^2),
+l the declared column 1 of L, l_(-1) = 0). Different canaries' differences share noise draws: the guesses stay a
+function of the output (sound); only the per-canary power reference treats each canary alone. A Laplace Toeplitz
+counter's difference is not Laplace noise: it is listed unobserved.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..tap import AuditTap, coupled_share, coupled_value, note_uncoupled, record_canary
+
+__all__ = ["CounterObserver", "whiten"]
+
+
+def whiten(released_minus_others: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """L^{-1} e = R A^{-1} e for a lower-triangular Toeplitz R of column ``r`` (r_0..r_(n-1)):
+    ``released_minus_others`` (n, ...) the releases after steps 1..n minus the other users' contribution, each row
+    w_t = sum_(s <= t) r_(t-s) (e_s - e_(s-1)) (docs/auditing.md#factorized-counters). The observer computes the same
+    sum step by step (:meth:`CounterObserver.release`); this whole-matrix form is the reference its tests check."""
+    e = np.asarray(released_minus_others, dtype=float)
+    d = np.diff(e, axis=0, prepend=np.zeros((1,) + e.shape[1:]))
+    n = e.shape[0]
+    out = np.empty_like(e)
+    for t in range(n):
+        out[t] = np.tensordot(np.asarray(r[:t + 1], dtype=float)[::-1], d[:t + 1], axes=1)
+    return out
+
+
+class CounterObserver:
+    """The audit bookkeeping of one FactorizedCounter in an audited run (module docstring): classic (user 1) or one-run
+    (a tap with a plan). Built by the counter when a tap is active and its strategy is not the tree (which records
+    itself)."""
+
+    def __init__(self, counter, tap: AuditTap) -> None:
+        self.counter, self.tap = counter, tap
+        self.group = counter.group or counter.strategy
+        self.user1_leaf = counter.leaf_interval_users(1, 1)[0]
+        self.covers = self.user1_leaf[0] <= 1 <= self.user1_leaf[1]
+        self.own: np.ndarray | None = None          # user 1's addition (B, *shape) or broadcastable
+        self.means: tuple[np.ndarray, np.ndarray] | None = None
+        impl = counter.implementation
+        self.toeplitz = bool(impl.toeplitz)
+        from .base import DyadicStrategy
+
+        self.dyadic = isinstance(impl, DyadicStrategy)
+        if self.toeplitz:
+            from .strategies import column_coefficients
+
+            self.r = np.asarray(column_coefficients(counter.structure, counter.leaves), dtype=float)
+            self.diffs: np.ndarray | None = None    # row s - 1: e_s - e_(s-1), s = 1..t
+            self.last_e: np.ndarray | None = None
+        #: one-run audits: canary user -> (her leaf t, her addition); the previous release (Toeplitz)
+        self.plan = tap.plan is not None
+        self.canary_x: dict[int, tuple[int, np.ndarray]] = {}
+        self.last_y: np.ndarray | None = None
+
+    # ------------------------------------------------------------------ additions
+    def addition(self, t: int, x: np.ndarray) -> np.ndarray:
+        """The addition that enters the counter at step ``t`` (coupled in a billboard check's replay); keeps user
+        1's share at step 1."""
+        if self.plan:
+            self._canary_addition(t, x)
+            return x
+        if t != 1 or not self.covers:
+            return x
+        leaf, tap = self.user1_leaf, self.tap
+        if leaf == (1, 1):
+            x = coupled_value(f"{self.group} leaf of user 1", x)
+            self.own = np.array(x, dtype=float, copy=True)
+            return x
+        got = tap.take_pending(self.counter.group)
+        if got is None or got[4] is not None:
+            why = "no share reported" if got is None else "a share reported for some seeds only"
+            tap.note_unobserved(self.group, leaf, f"{self.counter.strategy} leaf 1 holds users {leaf[0]}..{leaf[1]} "
+                                                  f"together ({why}): user 1's share of the leaf is unknown to the counter")
+            note_uncoupled(f"{self.group}: a leaf of user 1 with other users")
+            return x
+        own, a, b = got[0], got[1], got[2]
+        if tap.coupling is not None and tap.coupling.mode == "replay":
+            x = coupled_share(f"{self.group}: a leaf of user 1 with other users", x, a, b)
+            own = np.asarray(a, dtype=float)    # the replay puts canary A's share into the leaf
+        self.own, self.means = np.asarray(own, dtype=float), (np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+        return x
+
+    def unobservable(self) -> bool:
+        return not self.covers or self.own is None
+
+    def _canary_addition(self, t: int, x: np.ndarray) -> None:
+        from ..mechanisms import _canaries_in
+
+        leaf = self.counter.leaf_interval_users(t, t)[0]
+        canaries = _canaries_in(self.tap, leaf)
+        if leaf[0] == leaf[1] and canaries:
+            self.canary_x[leaf[0]] = (t, np.array(x, dtype=float, copy=True))
+        elif canaries:
+            self.tap.note_unobserved(self.group, leaf, f"{self.counter.strategy} leaf holds users {leaf[0]}..{leaf[1]} "
+                                                       "together: a canary's share of the leaf is unknown to the counter")
+
+    # ------------------------------------------------------------------ draws (dyadic strategies)
+    def draw(self, users: tuple[int, int], weights, noise: np.ndarray) -> None:
+        """A fresh draw of the counter (after its leaf -> user mapping): a dyadic node over user 1 is recorded (one-run:
+        a dyadic node over exactly one kept canary)."""
+        c = self.counter
+        if self.plan:
+            if self.toeplitz or not self.dyadic or weights is not None:
+                return
+            from ..mechanisms import _canaries_in
+
+            canaries = _canaries_in(self.tap, users)
+            if len(canaries) == 1 and canaries[0] in self.canary_x:
+                u = canaries[0]
+                record_canary(self.tap, user=u, group=self.group, name=f"{self.group} {c.strategy} node over users "
+                              f"{users[0]}..{users[1]} of user {u}", mechanism=c.mechanism, scale=c.scale,
+                              values=self.canary_x[u][1] + noise)
+            return
+        if self.toeplitz or not (users[0] <= 1 <= users[1]) or self.unobservable():
+            return
+        if not self.dyadic or weights is not None:
+            self.tap.note_unobserved(self.group, users, f"{c.strategy}: a draw over user 1 that is not a dyadic node")
+            return
+        self.tap.record(group=self.group, name=f"{self.group} {c.strategy} node over users {users[0]}..{users[1]}",
+                        mechanism=c.mechanism, scale=c.scale, values=self.own + noise, contribution=self.own,
+                        means=self.means)
+
+    # ------------------------------------------------------------------ releases (Toeplitz strategies)
+    def release(self, t: int) -> None:
+        """After step ``t``: record the whitened release w_t (one-run: the difference of releases at a canary's leaf;
+        module docstring)."""
+        if self.plan:
+            self._canary_release(t)
+            return
+        if not self.toeplitz or self.unobservable():
+            return
+        c = self.counter
+        # e_t = y_t - (the other users' exact prefix sum), the release as the colluding other users see it
+        e = c.noisy_sum() - (c._exact - self.own)
+        if self.diffs is None:
+            self.diffs = np.zeros((c.leaves,) + e.shape)
+        self.diffs[t - 1] = e if self.last_e is None else e - self.last_e
+        self.last_e = e
+        w = np.tensordot(self.r[:t][::-1], self.diffs[:t], axes=1)
+        weight = float(self.r[t - 1])
+        if weight == 0.0:
+            return
+        means = None if self.means is None else (weight * self.means[0], weight * self.means[1])
+        self.tap.record(group=self.group, name=f"{self.group} {c.strategy} release {t} whitened", mechanism=c.mechanism,
+                        scale=c.scale, values=w, contribution=weight * self.own, means=means)
+
+    def _canary_release(self, t: int) -> None:
+        if not self.toeplitz:
+            return
+        c = self.counter
+        y = c.noisy_sum()
+        prev, self.last_y = self.last_y, y
+        kept = [u for u, (s, _) in self.canary_x.items() if s == t]
+        if not kept:
+            return
+        u = kept[0]
+        if c.mechanism == "laplace":
+            self.tap.note_unobserved(self.group, (u, u), f"{c.strategy} with Laplace noise: the difference of two "
+                                                         "releases at a canary's leaf is not Laplace noise")
+            return
+        l = np.asarray(c.implementation.release_noise_column(c.structure, t), dtype=float)
+        scale = c.scale * float(np.sqrt(np.sum(np.diff(l, prepend=0.0) ** 2)))
+        record_canary(self.tap, user=u, group=self.group, name=f"{self.group} {c.strategy} release {t} minus release "
+                      f"{t - 1} of user {u}", mechanism=c.mechanism, scale=scale, values=y if prev is None else y - prev)
