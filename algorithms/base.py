@@ -65,6 +65,7 @@ import numpy as np
 from privacct.errors import PrivacctError, check_count, check_positive
 from privacct.ledger import Ledger
 from privacct.log import MechanismLog
+from privacct.rng import child_generators
 from privacct.tap import AuditTap, Coupling, tapping
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -316,7 +317,7 @@ def noise_generators(seeds: list[np.random.SeedSequence], j: int, audit: AuditHo
     """The privacy-noise Generators of a batch: child ``j`` of every seed (planted bug: scaled draws)."""
     if audit is not None and audit.noise_multiplier != 1.0:
         return [ScaledNoiseGenerator(child_sequence(s, j), audit.noise_multiplier) for s in seeds]
-    return [np.random.default_rng(child_sequence(s, j)) for s in seeds]
+    return child_generators(seeds, j)   # = default_rng(child_sequence(s, j)) per seed, hashed for the batch at once
 
 
 def stream_generators(seeds: list[np.random.SeedSequence], j: int, audit: AuditHook | None, *,
@@ -327,7 +328,7 @@ def stream_generators(seeds: list[np.random.SeedSequence], j: int, audit: AuditH
     if audit is not None and fixed:   # one child for every trial (generate_state has no side effect: same state each)
         child = child_sequence(np.random.SeedSequence(audit.coins_seed), j)
         return [np.random.default_rng(child) for _ in seeds]
-    return [np.random.default_rng(child_sequence(s, j)) for s in seeds]
+    return child_generators(seeds, j)
 
 
 @dataclass(frozen=True, eq=False)

@@ -110,16 +110,6 @@ class NeighbourSpec:
                 return g
         raise PrivacctError(f"no neighbour distance for group {name!r}; groups: {', '.join(g.group for g in self.groups)}")
 
-    def declared_sensitivity(self, name: str, conservative: float | None = None) -> float:
-        """What a log should declare for group ``name``: the worst case, or ``conservative`` (> 0)
-        when the worst case is 0 (a log cannot express 0)."""
-        w = self.group(name).worst_case
-        if w > 0:
-            return w
-        if conservative is None or not conservative > 0:
-            raise PrivacctError(f"group {name!r}: worst case 0 under {self.relation.reference}; give a positive conservative value")
-        return conservative
-
 
 def check_log_against(spec: NeighbourSpec, log) -> list[str]:
     """Disagreements between a declared log and a NeighbourSpec (empty list: they agree).

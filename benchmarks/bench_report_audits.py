@@ -23,17 +23,19 @@ AUDITS = (("ucb-vi", "jdp", 0.5, 100_000), ("ucb-vi", "jdp", 1.0, 42_212), ("ucb
 
 @contextlib.contextmanager
 def old_seeding():
-    """The learner's seeding before issue 23's item: algorithms.base's generators, one per trial and stream."""
+    """The seeding before issue 23's item: one numpy SeedSequence and Generator per trial and stream."""
     from privacct.algorithms import base
     from privacct.algorithms.tabular import learner as L
 
-    saved = L._noise_rngs, L._stream_rngs
-    L._noise_rngs = lambda seeds, audit: base.noise_generators(seeds, 1, audit)
+    import numpy as np
+
+    saved = base.child_generators, L._stream_rngs
+    base.child_generators = lambda seeds, j: [np.random.default_rng(base.child_sequence(s, j)) for s in seeds]
     L._stream_rngs = lambda seeds, j, audit, *, fixed: base.stream_generators(seeds, j, audit, fixed=fixed)
     try:
         yield
     finally:
-        L._noise_rngs, L._stream_rngs = saved
+        base.child_generators, L._stream_rngs = saved
 
 
 def one(alg: str, privacy: str, eps: float, trials: int) -> tuple[float, float]:

@@ -235,10 +235,6 @@ upper = upper_triangle            # privacct.mechanisms: one copy of the symmetr
 sym = symmetric_from_upper
 
 
-def env_names() -> tuple[str, ...]:
-    return tuple(sorted(LINEAR_ENVS))
-
-
 def cached_plan(plan_fn: Callable[[RunConfig], Any]) -> Callable[[RunConfig], Any]:
     """``plan_fn`` cached per (hashable) config, since calibration can take seconds under PLD;
     a config with an unhashable option value is planned without the cache. The key holds the option values' types:

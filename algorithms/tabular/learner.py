@@ -54,7 +54,6 @@ import numpy as np
 from privacct.errors import PrivacctError, check_delta, check_positive
 from privacct.ledger import Ledger
 from privacct.log import FACTORIZED_STRATEGIES
-from privacct.rng import child_generators
 from privacct.tap import canary_contribution, prescribed
 from privacct.tap import current as current_tap
 
@@ -172,7 +171,7 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
         log = build_log(config, algorithm, audited=True)
     ledger = Ledger() if log is not None else None
     env_rngs = _stream_rngs(seeds, 0, audit, fixed=audit is not None and audit.fixed_users)
-    noise_rngs = _noise_rngs(seeds, audit)
+    noise_rngs = noise_generators(seeds, 1, audit)
     agent_rngs = _stream_rngs(seeds, 2, audit, fixed=audit is not None)
     pooled = opts["pool_over_h"]
     dim = sum(family_dims(H, S, A, pooled).values())
@@ -272,17 +271,7 @@ def _stream_rngs(seeds: list[np.random.SeedSequence], j: int, audit: AuditHook |
     """:func:`privacct.algorithms.base.stream_generators`'s Generators, made cheaply: ``fixed`` (every trial draws the
     same coins) gives ONE Generator, which :func:`_uniforms` broadcasts over the batch (the B identical Generators of
     ``stream_generators`` draw the same bytes); otherwise child ``j`` of every seed (:func:`privacct.rng.child_generators`)."""
-    if audit is not None and fixed:
-        return stream_generators(seeds[:1], j, audit, fixed=True)
-    return child_generators(seeds, j)
-
-
-def _noise_rngs(seeds: list[np.random.SeedSequence], audit: AuditHook | None):
-    """:func:`privacct.algorithms.base.noise_generators` (child 1 of every seed), made cheaply
-    (:func:`privacct.rng.child_generators`) unless a planted bug scales the draws."""
-    if audit is not None and audit.noise_multiplier != 1.0:
-        return noise_generators(seeds, 1, audit)
-    return child_generators(seeds, 1)
+    return stream_generators(seeds[:1] if audit is not None and fixed else seeds, j, audit, fixed=fixed)
 
 
 def _uniforms(rngs, n: int, H: int, B: int) -> np.ndarray:

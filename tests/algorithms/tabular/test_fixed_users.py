@@ -66,8 +66,8 @@ def test_accounted_epsilon_of_the_report_settings():
 @pytest.mark.parametrize("fixed", [True, False])
 def test_audited_runs_draw_what_base_generators_draw(alg, priv, fixed, monkeypatch):
     # the learner makes its Generators cheaply (one fixed-coins Generator broadcast over the trials, the noise and
-    # roll-out children hashed at once, privacct.rng.child_generators): the same bytes as one Generator per trial and
-    # stream from privacct.algorithms.base
+    # roll-out children hashed at once, privacct.rng.child_generators, in privacct.algorithms.base): the same bytes as
+    # one numpy SeedSequence and Generator per trial and stream
     from privacct.algorithms import base
     from privacct.algorithms.tabular import learner as L
 
@@ -78,7 +78,8 @@ def test_audited_runs_draw_what_base_generators_draw(alg, priv, fixed, monkeypat
         return LEARNERS[alg].run_observed(cfg, spawn_sequences(3, 5), audit=hook)
 
     now = run()
-    monkeypatch.setattr(L, "_noise_rngs", lambda seeds, audit: base.noise_generators(seeds, 1, audit))
+    monkeypatch.setattr(base, "child_generators",   # numpy's own path: one SeedSequence and Generator per trial
+                        lambda seeds, j: [np.random.default_rng(base.child_sequence(s, j)) for s in seeds])
     monkeypatch.setattr(L, "_stream_rngs", lambda seeds, j, audit, *, fixed: base.stream_generators(seeds, j, audit,
                                                                                                     fixed=fixed))
     old = run()
