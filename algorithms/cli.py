@@ -24,7 +24,7 @@ from privacct.cli import add_quiet, emit, emit_json, exit_help, integer_arg, num
 from privacct.errors import PrivacctError, check_count, check_delta, check_positive, shown
 from privacct.outputs import Outputs
 
-from .base import CALIBRATIONS, CONSTANT_SETS, PRIVACY_CHOICES, RunConfig
+from .contract import CALIBRATIONS, CONSTANT_SETS, PRIVACY_CHOICES, RunConfig
 from .defaults import DEFAULT_CALIBRATION, DEFAULT_EPSILON, check_privacy, default_delta, refuse_inapplicable
 from .registry import family_reproduce_function, get_learner, learners, reproducible_families
 

@@ -19,7 +19,7 @@ import dataclasses
 
 from privacct.errors import PrivacctError
 
-from .base import RunConfig
+from .contract import RunConfig
 from .registry import get_learner
 
 DEFAULT_CALIBRATION = "paper"

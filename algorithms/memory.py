@@ -10,7 +10,7 @@ Two parts, added up by :func:`run_estimate`:
 * the RUNNER's own terms, the same for every learner: the regret (B, K) and, in the runner
   (:func:`privacct.algorithms.runner.run_experiment`), its cumulative sum, the CSV table and the npz
   buffers;
-* the LEARNER's own state, from its spec (:attr:`privacct.algorithms.base.LearnerSpec.memory`,
+* the LEARNER's own state, from its spec (:attr:`privacct.algorithms.contract.LearnerSpec.memory`,
   ``memory(config, batch, audit) -> {term: bytes}``): each shipped family states its model in its own
   package (``privacct.algorithms.tabular.memory``, ``...linear_mixture.memory``,
   ``...linear_mdp.memory``), deliberately generous (x 2 on the learner state): the point is to refuse
@@ -25,7 +25,7 @@ absurd one is (K = 10^9 needs about 1 TiB per seed); a learner whose state is la
 episode should declare its own model.
 
 An audit's flat sample (:func:`observation_width`) is the spec's
-:attr:`~privacct.algorithms.base.LearnerSpec.observation_width` (floats per trial; the shipped families'
+:attr:`~privacct.algorithms.contract.LearnerSpec.observation_width` (floats per trial; the shipped families'
 also answer ``observe="actions"``); without one, :data:`GENERIC_OBSERVATION_FLOATS` (64) floats per
 episode.
 """
@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from .envs.registry import size_count as positive_int  # optional sizes of a configuration, read for an estimate
 
 FLOAT = 8
-#: Audit batch: trials run together per chunk (privacct.audits.learner.LEARNER_CHUNK) and pilot trials.
+#: Audit batch: trials run together per chunk (privacct.audits.learner_audit.LEARNER_CHUNK) and pilot trials.
 AUDIT_CHUNK = 250
 AUDIT_PILOT = 64
 #: The generic model (module docstring): learner state per seed, and per seed and episode.
@@ -77,7 +77,7 @@ def generic_memory(config, batch: int, audit: bool) -> dict[str, int]:
 
 def run_estimate(spec, config, batch: int, *, audit: bool = False, runner: bool = True) -> MemoryEstimate:
     """Bytes of one batched run of ``batch`` seeds of the learner ``spec`` (a
-    :class:`privacct.algorithms.base.LearnerSpec`) at ``config``: the runner's terms plus
+    :class:`privacct.algorithms.contract.LearnerSpec`) at ``config``: the runner's terms plus
     ``spec.memory(config, batch, audit)`` (or :func:`generic_memory`); ``audit``: with the audit recorder;
     ``runner``: plus what :func:`privacct.algorithms.runner.run_experiment` keeps and writes."""
     K, B = episodes_of(config), max(1, int(batch))

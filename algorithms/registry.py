@@ -6,7 +6,7 @@ Every learner, shipped or third-party, registers the same way: a package declare
     [project.entry-points."privacct.learners"]
     my-family = "my_package:LEARNERS"
 
-where the object named is a :class:`privacct.algorithms.base.LearnerSpec`, a ``dict`` of them by
+where the object named is a :class:`privacct.algorithms.contract.LearnerSpec`, a ``dict`` of them by
 name, or a callable with no argument returning either. privacct's three families register in its
 own pyproject (``tabular``, ``linear-mixture``, ``linear-mdp``); nothing else names them.
 
@@ -29,7 +29,7 @@ from importlib import metadata
 
 from privacct.errors import PrivacctError
 
-from .base import LearnerSpec
+from .contract import LearnerSpec
 
 GROUP = "privacct.learners"
 #: The distribution whose own entry points must be present.

@@ -1,4 +1,4 @@
-"""Run one :class:`~privacct.algorithms.base.RunConfig` over N seeds in one batch and write its outputs.
+"""Run one :class:`~privacct.algorithms.contract.RunConfig` over N seeds in one batch and write its outputs.
 
 Files written to ``out_dir`` (created if needed) as one complete set or not at all
 (:class:`privacct.outputs.OutputSet`: staged, then renamed into place, ``manifest.json`` last):
@@ -6,11 +6,11 @@ Files written to ``out_dir`` (created if needed) as one complete set or not at a
 * ``curves.npz``  -- ``regret`` (N, K) exact per-episode regret, ``cumulative`` (N, K);
 * ``curves.csv``  -- episode, mean, std, min, max of cumulative regret over seeds;
 * ``mechanism_log.json`` -- the declared log the run used (private runs only);
-* ``privacy_report.json`` -- :func:`privacct.report.privacy_report` of that log, plus the
+* ``privacy_report.json`` -- :func:`privacct.privacy_report.privacy_report` of that log, plus the
   declared-vs-executed ledger check (private runs only);
 * ``regret.png`` -- cumulative regret, mean and a +-1 std band over seeds;
 * ``summary.json`` -- what :func:`run_experiment` returns, without the timings: the run's RunConfig serialised
-  whole (:meth:`~privacct.algorithms.base.RunConfig.to_dict`, the environment resolved) and the run's results; the
+  whole (:meth:`~privacct.algorithms.contract.RunConfig.to_dict`, the environment resolved) and the run's results; the
   same seed gives the same bytes (every file but ``timing.json`` is byte-reproducible, :mod:`privacct.atomic`);
 * ``timing.json`` -- ``elapsed_seconds`` and ``episodes_per_second`` (aggregate: seeds x K /
   wall-clock seconds of the learner's run);
@@ -56,7 +56,7 @@ from privacct.progress import Progress, note
 from privacct.resources import check_memory
 from privacct.rng import spawn_sequences
 
-from .base import ConstantSet, RunConfig, RunResult
+from .contract import ConstantSet, RunConfig, RunResult
 from .memory import run_estimate
 from .registry import get_learner
 
@@ -64,7 +64,7 @@ from .registry import get_learner
 RUN_OUTPUTS = Outputs("privacct run", ("curves.npz", "curves.csv", "mechanism_log.json", "privacy_report.json",
                                        "regret.png", "summary.json", "timing.json"))
 #: The order of the summary's first keys (``summary.json``, ``privacct run --json``): the run's RunConfig
-#: (:meth:`~privacct.algorithms.base.RunConfig.to_dict`) with the run's own ``family``, ``seeds`` and ``seed`` among
+#: (:meth:`~privacct.algorithms.contract.RunConfig.to_dict`) with the run's own ``family``, ``seeds`` and ``seed`` among
 #: its fields; the values come from the record.
 SUMMARY_HEAD = dict.fromkeys(("algorithm", "family", "privacy", "calibration", "epsilon", "delta", "episodes", "seeds",
                               "seed"))
@@ -251,7 +251,7 @@ def privacy_summary(result: RunResult) -> dict[str, Any]:
     from privacct.accounting import tightest_epsilon
     from privacct.explain import headline
     from privacct.ledger import check_ledger
-    from privacct.report import privacy_report
+    from privacct.privacy_report import privacy_report
 
     log = result.log
     if log is None:

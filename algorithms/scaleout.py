@@ -3,7 +3,7 @@
 ``run_seeds(spec, config, seeds, scheduler=ADDRESS)`` cuts ``seeds`` into chunks of consecutive
 seeds, runs ``spec.run(config, chunk)`` for each chunk on the cluster (:func:`privacct.executors.map_tasks`),
 and joins the chunks in seed order. Every learner draws each seed's randomness from that seed's own
-``SeedSequence`` (the contract of :mod:`privacct.algorithms.base`, tested for every registered learner
+``SeedSequence`` (the contract of :mod:`privacct.algorithms.contract`, tested for every registered learner
 in tests/algorithms/test_contract.py: a batch equals its seeds run one by one), so the joined regret
 is byte-identical to ``spec.run(config, seeds)`` for any chunking and any executor.
 
@@ -41,7 +41,7 @@ import numpy as np
 
 from privacct.errors import PrivacctError, printable, shown
 
-from .base import LearnerSpec, RunConfig, RunResult, check_seeds
+from .contract import LearnerSpec, RunConfig, RunResult, check_seeds
 
 
 def seed_chunks(n_seeds: int, chunk_size: int) -> list[range]:

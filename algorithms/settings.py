@@ -28,7 +28,7 @@ from typing import Any, Mapping
 
 from privacct.errors import PrivacctError
 
-from .base import ConfigFields, RunConfig
+from .contract import ConfigFields, RunConfig
 
 PRINTED, CHOICE, DERIVED = "printed", "choice", "derived"
 PROVENANCE_KINDS = (PRINTED, CHOICE, DERIVED)
@@ -89,14 +89,14 @@ UNBOUND = "(unbound paper setting)"
 @dataclass(frozen=True, init=False)
 class PaperSetting(ConfigFields):
     """One setting at which a paper's claim is checked (module docstring): ``config``, the learner's
-    :class:`~privacct.algorithms.base.RunConfig` at that setting with the printed constants (calibration
+    :class:`~privacct.algorithms.contract.RunConfig` at that setting with the printed constants (calibration
     ``paper``), plus ``provenance`` (one entry per :data:`PROVENANCE_FIELDS`), ``repairs``, ``baseline`` and
     ``baseline_note``. The configuration's fields read as the setting's own (``setting.epsilon``).
 
     Made from a RunConfig, ``PaperSetting(config, provenance, repairs=..., baseline=..., baseline_note=...)``, or in
     the loose form a family declares before its learners exist, ``PaperSetting(privacy, epsilon, delta, episodes,
     provenance, env=, horizon=, bonus_scale=, options=, repairs=, baseline=, baseline_note=)``: the same RunConfig,
-    its algorithm set when a :class:`~privacct.algorithms.base.LearnerSpec` takes the setting (:meth:`bound`)."""
+    its algorithm set when a :class:`~privacct.algorithms.contract.LearnerSpec` takes the setting (:meth:`bound`)."""
 
     config: RunConfig
     provenance: tuple[tuple[str, Provenance], ...]

@@ -14,8 +14,8 @@ Modules: :mod:`privacct.audits.bounds` (Clopper-Pearson, eps and GDP bounds), :m
 (power criteria), :mod:`privacct.audits.statistics`, :mod:`privacct.audits.vector_statistics`
 and :mod:`privacct.audits.testers` (tests chosen on one half, certified on the other),
 :mod:`privacct.audits.catalog` (benchmark mechanisms with known privacy),
-:mod:`privacct.audits.sampling` (chunks on processes or Dask), :mod:`privacct.audits.runner` (the runner),
-:mod:`privacct.audits.learner` (learner audits through the AUDIT HOOK), :mod:`privacct.audits.suite`,
+:mod:`privacct.audits.sampling` (chunks on processes or Dask), :mod:`privacct.audits.mechanism_audit` (the runner),
+:mod:`privacct.audits.learner_audit` (learner audits through the AUDIT HOOK), :mod:`privacct.audits.suite`,
 :mod:`privacct.audits.mutants` (planted bugs), :mod:`privacct.audits.cli` and :mod:`privacct.audits.pytest_plugin`;
 :mod:`privacct.audits.one_run` (one-run audits: m canaries in ONE run, Steinke et al. and f-DP bounds).
 """
@@ -27,7 +27,7 @@ import importlib
 # Lazy exports (PEP 562): the pytest plugin (privacct.audits.pytest_plugin) is loaded by every pytest
 # session of the project, so importing the package must not pull in scipy.stats or numpy work.
 _EXPORTS = {
-    "AuditResult": "runner", "audit_mechanism": "runner", "run_audit": "runner",
+    "AuditResult": "mechanism_audit", "audit_mechanism": "mechanism_audit", "run_audit": "mechanism_audit",
     "PowerCheck": "power", "canonical_power": "power", "rates_power": "power", "structure_power": "power",
     "unknown_power": "power",
     "DeclaresPower": "protocols", "FixedPair": "protocols", "Mechanism": "protocols", "NeighbourGenerator": "protocols",

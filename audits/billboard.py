@@ -35,11 +35,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from privacct.algorithms.base import ConfigFields, RunConfig
+from privacct.algorithms.contract import ConfigFields, RunConfig
 from privacct.errors import PrivacctError, check_count
 
 from .bounds import cp_upper
-from .learner import resolve_audit_config
+from .learner_audit import resolve_audit_config
 
 BATCH = 16   # trials run together in one batched learner call (each one seed)
 
@@ -123,10 +123,10 @@ def billboard_check(config: RunConfig | str, *, trials: int = 32, confidence: fl
     """Run the billboard check (module docstring) on ``trials`` >= 1 coupled pairs of runs of ``config`` (JDP only).
 
     ``config``: the RunConfig checked, passed whole; or, the keyword form, a learner name with the configuration's
-    fields as keywords, read as :func:`privacct.audits.learner.audit_learner` reads them (:func:`privacct.audits.learner.
+    fields as keywords, read as :func:`privacct.audits.learner_audit.audit_learner` reads them (:func:`privacct.audits.learner_audit.
     audit_config`: ``episodes`` None is the learner's audit setting). ``mutant``: a planted policy bug the learner
     implements (``LearnerSpec.mutants``). ``progress(n)``: called with the trials done so far."""
-    from privacct.algorithms.base import AuditHook
+    from privacct.algorithms.contract import AuditHook
     from privacct.algorithms.registry import get_learner
     from privacct.tap import Coupling
 

@@ -27,7 +27,7 @@ CAUGHT_AS = {"billboard": "billboard check"}
 
 
 def describe_config(cfg, **extra) -> str:
-    """One line naming a learner configuration (a :class:`privacct.algorithms.base.RunConfig`): model, calibration,
+    """One line naming a learner configuration (a :class:`privacct.algorithms.contract.RunConfig`): model, calibration,
     claim (eps in nats, delta), K, H, environment, bonus scale and options, then ``extra`` (e.g. trials=20000)."""
     parts = [f"{cfg.algorithm} {cfg.privacy} {cfg.calibration} ({cfg.epsilon:g}, {cfg.delta:g})", f"K={cfg.episodes}"]
     if cfg.horizon is not None:
@@ -97,7 +97,7 @@ def run_checks(name: str, description: str, log, *, epsilon: float, delta: float
     accountant: the tightest eps of the declared ``log`` at ``delta`` against the claim ``epsilon``;
     ledger: ``ledger()`` (one seed's executed draws, None if the run kept none) against ``log`` by
     :func:`privacct.ledger.check_ledger` and the draw-shape check; audit: ``audit()`` (an
-    :class:`privacct.audits.runner.AuditResult`), caught on a ``fails`` verdict only. ``checks``
+    :class:`privacct.audits.mechanism_audit.AuditResult`), caught on a ``fails`` verdict only. ``checks``
     selects which run. eps in nats; a check that is refused reports None and its reason. ``configuration``: one line
     naming what the accountant and the ledger checked, ``audit_configuration`` what the audit ran (default the same),
     recorded per check in :attr:`MutantReport.configurations`.

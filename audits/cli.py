@@ -6,9 +6,9 @@
 on canary A vs B; the claim's defaults are ``privacct run``'s (:mod:`privacct.algorithms.defaults`: epsilon 1,
 the paper setting's delta, calibration paper); the configuration's (K, H, environment, bonus scale, options)
 and the trials per side default to the learner's AUDIT SETTING
-(:meth:`privacct.algorithms.base.LearnerSpec.audit_configuration`), each flag given overriding its field
+(:meth:`privacct.algorithms.contract.LearnerSpec.audit_configuration`), each flag given overriding its field
 (``--option`` on top of the setting's options); every argument is checked and the memory estimated before
-anything runs (:func:`privacct.audits.learner.audit_learner`). ``released`` (the default) observes every release
+anything runs (:func:`privacct.audits.learner_audit.audit_learner`). ``released`` (the default) observes every release
 that contains user 1 (white-box, with its exact likelihood ratio); other users are fixed (users
 2..K report a fixed response function, so D and D' are two fixed neighbouring datasets) unless
 ``--fresh-users`` draws them from the environment in every trial. Exit codes
@@ -36,7 +36,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from privacct.algorithms.base import RunConfig
+from privacct.algorithms.contract import RunConfig
 from privacct.algorithms.cli import OPTION_HELP, _option, claim_delta
 from privacct.cli import add_quiet, emit, emit_json, exit_help, integer_arg, number_arg
 from privacct.errors import PrivacctError, check_count, check_positive
@@ -118,7 +118,7 @@ def audit_arguments(args):
     from privacct.algorithms.defaults import DEFAULT_CALIBRATION, private_models
     from privacct.algorithms.registry import get_learner, learners
 
-    from .learner import check_audit_config
+    from .learner_audit import check_audit_config
 
     spec = get_learner(args.algorithm)
     if not private_models(args.algorithm):
@@ -190,7 +190,7 @@ def _one_run_arguments(args, spec):
     flags say otherwise); the flags of the many-trial audit that do not apply are refused."""
     from privacct.algorithms.defaults import DEFAULT_CALIBRATION
 
-    from .learner import check_audit_config
+    from .learner_audit import check_audit_config
 
     for flag, value in (("--trials", args.trials), ("--fresh-users", args.fresh_users or None),
                         ("--scheduler", args.scheduler)):
@@ -327,7 +327,7 @@ def check_audit_memory(cfg, args) -> None:
     # coordinates the canaries move, docs/auditing.md#learner-audits), if the pilot itself fits, and decide on that.
     from privacct.algorithms.memory import run_estimate
 
-    from .learner import PILOT, LearnerMechanism
+    from .learner_audit import PILOT, LearnerMechanism
 
     check_memory(run_estimate(spec, cfg, PILOT, audit=True, runner=False).total, args=named,
                  what="the audit's pilot run", lower=lower)
@@ -339,7 +339,7 @@ def check_audit_memory(cfg, args) -> None:
 def cmd_audit(args) -> int:
     from privacct.progress import heartbeat
 
-    from .learner import audit_learner
+    from .learner_audit import audit_learner
 
     cfg = audit_arguments(args)
     if args.one_run:

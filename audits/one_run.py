@@ -39,7 +39,7 @@ docs/auditing.md#one-run-audits states the protocol, the formulas and their limi
   alone) and reports the largest bound, with the failure probability 1 - confidence split evenly
   over the grid (union bound). Each f-DP family has its own budget of 1 - confidence (as the runner's
   GDP estimate); the verdict uses the Steinke bound only.
-* **Verdict** (:func:`privacct.audits.runner.decide`): ``fails`` iff the Steinke bound exceeds the
+* **Verdict** (:func:`privacct.audits.mechanism_audit.decide`): ``fails`` iff the Steinke bound exceeds the
   claim; ``passes`` iff it does not and :func:`one_run_power` says a canary leaking 2 x the claim
   (per-canary exact loss structure) would have been certified above the claim in a median run;
   ``inconclusive`` otherwise (always without a per-canary structure, unless it fails).
@@ -765,7 +765,7 @@ def one_run_audit_scores(scores: Any, bits: Any, *, epsilon: float, delta: float
                            "power)", None, None, False, None)
     else:
         check = one_run_power(m, grid, claim, delta, confidence, per_canary_structure)
-    from .runner import decide
+    from .mechanism_audit import decide
 
     return OneRunResult(
         canaries=m, guesses=int(grid[j]), correct=int(cs[j]), epsilon_lower_bound=eps_lb, mu_lower_bound=float(mu),

@@ -47,12 +47,12 @@ import numpy as np
 
 from privacct.errors import PrivacctError, check_count
 
-from .learner import accounted_epsilon
+from .learner_audit import accounted_epsilon
 from .one_run import draw_bits, predictable_epsilon_lower_bound
 from .one_run_learner import plan_users, resolve_one_run_config
 
 if TYPE_CHECKING:
-    from privacct.algorithms.base import RunConfig
+    from privacct.algorithms.contract import RunConfig
 
 ENGINES = ("auto", "fork", "rerun")
 TESTS = ("JDP as its proofs establish it: the releases and the actions sent to the users who are not canaries, "
@@ -363,7 +363,7 @@ def _child_exit(forker: _Forker, exc: BaseException | None) -> None:
 
 def _rerun(spec, cfg, seeds, hook_args: dict, users, bits, i: int, end: int) -> _Payload:
     """Canary i's replay from episode 1 (the portable engine): the other bit, the releases over her pinned."""
-    from privacct.algorithms.base import AuditHook, CanaryPlan
+    from privacct.algorithms.contract import AuditHook, CanaryPlan
     from privacct.tap import ActionPin, ReplayWindowDone, pinning
 
     flipped = list(bits)
@@ -401,7 +401,7 @@ def replay_canaries(spec, cfg, users: tuple[int, ...], bits: tuple[str, ...], en
     replay: a guess from it would read them)."""
     from threadpoolctl import threadpool_limits
 
-    from privacct.algorithms.base import AuditHook, CanaryPlan
+    from privacct.algorithms.contract import AuditHook, CanaryPlan
     from privacct.tap import ActionPin, pinning
 
     plan = CanaryPlan(users, bits)
@@ -449,7 +449,7 @@ def one_run_action_audit(config: "RunConfig | str", *, canaries: int = 1000, con
                          **fields: Any) -> OneRunActionResult:
     """The one-run action audit of a JDP learner (module docstring).
 
-    ``config``: a :class:`privacct.algorithms.base.RunConfig` that gives the whole configuration and claim, or a
+    ``config``: a :class:`privacct.algorithms.contract.RunConfig` that gives the whole configuration and claim, or a
     learner's name with the keyword form's ``fields`` (privacy, epsilon, delta, calibration, episodes, horizon, env,
     options, bonus_scale; ``episodes`` None: the learner's first JDP paper setting), resolved as
     :func:`privacct.audits.one_run_learner.one_run_audit_learner` does (one path:
@@ -459,7 +459,7 @@ def one_run_action_audit(config: "RunConfig | str", *, canaries: int = 1000, con
     (``LearnerSpec.mutants``). ``engine``: ``fork`` (POSIX: each replay forks off the run at its canary), ``rerun``
     (each replay from episode 1) or ``auto`` (fork where the platform has it). ``audited``: the canary indices to replay
     (None: all; the others abstain, which keeps the bound sound). ``progress(n)``: replays done."""
-    from privacct.algorithms.base import AuditHook, CanaryPlan
+    from privacct.algorithms.contract import AuditHook, CanaryPlan
     from privacct.algorithms.registry import get_learner
 
     cfg = resolve_one_run_config(config, fields, caller="one_run_action_audit")

@@ -2,7 +2,7 @@
 from its valid neighbouring pair by a fair coin, guesses from what the other users can isolate of each canary.
 
 The run: the learner at the configuration asked for (by default the paper setting's K and H), with the
-canaries of a :class:`privacct.algorithms.base.CanaryPlan` (users at even spacing 2^L, the largest power of
+canaries of a :class:`privacct.algorithms.contract.CanaryPlan` (users at even spacing 2^L, the largest power of
 two that fits M of them in the first K - 1 users, so that the low tree nodes of every canary hold no other
 canary; bits from ``SeedSequence(seed)``) and every other user the environment's. The learner plays each
 canary's response with its bit and reports her contribution under both bits given the same history
@@ -32,10 +32,10 @@ from typing import Any
 
 import numpy as np
 
-from privacct.algorithms.base import RUN_FIELDS, ConfigFields, RunConfig
+from privacct.algorithms.contract import RUN_FIELDS, ConfigFields, RunConfig
 from privacct.errors import PrivacctError, check_count
 
-from .learner import accounted_epsilon, check_audit_config, resolve_audit_config
+from .learner_audit import accounted_epsilon, check_audit_config, resolve_audit_config
 
 
 def plan_users(K: int, canaries: int) -> tuple[int, ...]:
@@ -98,7 +98,7 @@ def one_run_config(algorithm: str, *, privacy: str = "jdp", epsilon: float = 1.0
     settings' K; with ``episodes``, an unset ``horizon`` / ``env`` is the environment's default and ``bonus_scale`` 1.
     The claim (``privacy``, ``epsilon``, ``delta``, ``calibration``) is always the one given, never the setting's.
     One RunConfig, made once (``dataclasses.replace`` of the setting's record validates it) and checked for an audit
-    (:func:`privacct.audits.learner.check_audit_config`)."""
+    (:func:`privacct.audits.learner_audit.check_audit_config`)."""
     from privacct.algorithms.registry import get_learner
     from privacct.algorithms.settings import paper_setting
 
@@ -186,16 +186,16 @@ def one_run_audit_learner(config: "RunConfig | str", *, canaries: int = 1000, co
                           **fields: Any) -> OneRunLearnerResult:
     """One learner run with ``canaries`` canary users and the one-run bound (module docstring).
 
-    ``config``: the :class:`~privacct.algorithms.base.RunConfig` audited, passed whole (its claim, epsilon and delta,
+    ``config``: the :class:`~privacct.algorithms.contract.RunConfig` audited, passed whole (its claim, epsilon and delta,
     is the one audited). The KEYWORD FORM, ``one_run_audit_learner("ucb-vi", privacy="ldp", episodes=257, ...)``,
     gives a learner name and the configuration's fields as keywords (``privacy`` default jdp, ``epsilon`` 1,
     ``delta`` 0, ``calibration`` tight, ``episodes``, ``horizon``, ``env``, ``options``, ``bonus_scale``), read by
     :func:`one_run_config` into one RunConfig: ``episodes`` None is the learner's paper setting for ``privacy`` (its K,
     H, environment and constants), else its test settings' K. ``noise_multiplier`` < 1: the planted learner-level
-    noise bug (:class:`privacct.algorithms.base.AuditHook`). ``confidence``, ``seed``, ``coins_seed`` and ``mutant``
-    as :func:`privacct.audits.learner.audit_learner`.
+    noise bug (:class:`privacct.algorithms.contract.AuditHook`). ``confidence``, ``seed``, ``coins_seed`` and ``mutant``
+    as :func:`privacct.audits.learner_audit.audit_learner`.
     """
-    from privacct.algorithms.base import AuditHook, CanaryPlan
+    from privacct.algorithms.contract import AuditHook, CanaryPlan
     from privacct.algorithms.registry import get_learner
 
     from .one_run import draw_bits, one_run_audit_scores

@@ -1,7 +1,7 @@
 """Exact privacy-loss distributions of observed releases, the oracle figure, and the learner power criterion.
 
 An audited learner run reports, for every release that contains user 1, its noise model and its
-noiseless value under each canary (:class:`privacct.algorithms.base.Observation`). With those:
+noiseless value under each canary (:class:`privacct.algorithms.contract.Observation`). With those:
 
 * **Privacy-loss distribution (PLD).** The log-likelihood ratio L = log p_D(x) / p_D'(x) of the
   observed releases is a sum of independent terms:
@@ -17,7 +17,7 @@ noiseless value under each canary (:class:`privacct.algorithms.base.Observation`
   fine grid by FFT convolution (the Laplace atoms fall on grid points; the continuous parts are
   integrated per cell); with Gaussian coordinates only, in closed form.
 
-* **Oracle figure.** The auditor's own procedure (:mod:`privacct.audits.runner`): half of the trials
+* **Oracle figure.** The auditor's own procedure (:mod:`privacct.audits.mechanism_audit`): half of the trials
   select a threshold test, the other half (n_eval per side) certify it with one-sided
   Clopper-Pearson bounds at the per-test failure probability alpha (alpha / 2 each),
   eps_lb = ln((TPR_lo - delta) / FPR_hi). With the Neyman-Pearson statistic L and the counts at their

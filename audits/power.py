@@ -5,7 +5,7 @@ claim, or the audit was too small to tell. A *power criterion* decides which one
 report. It is a callable ``criterion(n_eval, alpha, delta, claim) -> PowerCheck`` (``n_eval``:
 evaluation-half trials per side; ``alpha``: the failure probability of ONE certified test, after
 the runner's union bound; ``delta``, ``claim``: the audited (eps, delta) claim); the runner calls it
-once per audit (:func:`privacct.audits.runner.run_audit`, keyword ``power=``). docs/auditing.md
+once per audit (:func:`privacct.audits.mechanism_audit.run_audit`, keyword ``power=``). docs/auditing.md
 (verdicts and power) states the rules; in short, power must be shown **against the mechanism
 audited** (issue 19):
 
@@ -14,7 +14,7 @@ audited** (issue 19):
   noise scale multiplied by the common factor that makes its exact eps(delta) equal to twice the
   claim; the audit has power iff the median eps lower bound of that reference's Neyman-Pearson
   threshold test (same conservative median as below, on the exact privacy-loss distribution)
-  exceeds the claim. The mechanisms of :mod:`privacct.audits.mechanisms`, the catalogue and the
+  exceeds the claim. The mechanisms of :mod:`privacct.audits.reference_mechanisms`, the catalogue and the
   planted-bug privatizers declare theirs (``power_criterion(dataset, neighbour)``).
 * :func:`rates_power`: the same, for a reference given by the exact (TPR, FPR) curve of its
   Neyman-Pearson tests (discrete mechanisms: randomized response).

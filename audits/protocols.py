@@ -14,7 +14,7 @@
   or None. A mechanism without it is a black box: its audit passes only with ``power=`` or ``leakier=``
   (docs/auditing.md#verdicts-and-power).
 
-:func:`privacct.audits.runner.run_audit` composes the three; :func:`privacct.audits.audit_mechanism` is the
+:func:`privacct.audits.mechanism_audit.run_audit` composes the three; :func:`privacct.audits.audit_mechanism` is the
 one-pair shortcut.
 """
 

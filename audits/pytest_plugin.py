@@ -22,8 +22,8 @@ Use in a test::
   names it on that audit's line (``default claim: epsilon=1 delta=0``) -- a test never audits an
   unstated claim silently.
 * fixture ``privacy_audit``: an :class:`Auditor` with ``mechanism(...)`` (:func:`privacct.audits.audit_mechanism`),
-  ``learner(...)`` (:func:`privacct.audits.learner.audit_learner`: a learner name and the configuration as keywords,
-  or a :class:`privacct.algorithms.base.RunConfig` passed whole, whose claim is then the one audited) and
+  ``learner(...)`` (:func:`privacct.audits.learner_audit.audit_learner`: a learner name and the configuration as keywords,
+  or a :class:`privacct.algorithms.contract.RunConfig` passed whole, whose claim is then the one audited) and
   ``check(result)``; each call returns
   the :class:`privacct.audits.AuditResult`. The test FAILS when the verdict is ``fails`` (the eps lower
   bound exceeds the claim: claimed eps, lower bound, the test, its counts) and also when it is
@@ -32,7 +32,7 @@ Use in a test::
   "no violation found; power unknown for this mechanism" and how to pass a leakier version), unless
   the test opts out explicitly with ``allow_inconclusive=True`` (marker or call keyword). Only
   ``passes`` lets a test through silently. ``mechanism(...)`` passes ``leakier=`` and ``power=`` on to
-  :func:`privacct.audits.audit_mechanism`; privacct's own mechanisms (:mod:`privacct.audits.mechanisms`)
+  :func:`privacct.audits.audit_mechanism`; privacct's own mechanisms (:mod:`privacct.audits.reference_mechanisms`)
   declare their power criterion and need neither.
 * options ``--privacy-audit-trials N`` (overrides every audit's trials: the CI budget knob) and
   ``--privacy-audit-seed S`` (default 0; a call's explicit seed wins).
@@ -217,11 +217,11 @@ class Auditor:
         return self.check(audit_mechanism(mechanism, dataset, neighbour, **s), allow_inconclusive=allow)
 
     def learner(self, algorithm: Any, **kwargs) -> Any:
-        """A learner audit (:func:`privacct.audits.learner.audit_learner`) of ``algorithm``: a learner name with the
-        configuration's fields as keywords, or a :class:`privacct.algorithms.base.RunConfig` passed whole (its
+        """A learner audit (:func:`privacct.audits.learner_audit.audit_learner`) of ``algorithm``: a learner name with the
+        configuration's fields as keywords, or a :class:`privacct.algorithms.contract.RunConfig` passed whole (its
         claim is the one audited; DEFAULT_LEARNER_TRIALS trials per side unless the test says)."""
-        from privacct.algorithms.base import RunConfig
-        from privacct.audits.learner import audit_learner
+        from privacct.algorithms.contract import RunConfig
+        from privacct.audits.learner_audit import audit_learner
         # without episodes the learner's own audit setting supplies K, H, ... and its trials per side
         # (docs/auditing.md#audit-configurations); with episodes, DEFAULT_LEARNER_TRIALS unless the test says
         record = algorithm if isinstance(algorithm, RunConfig) else None
@@ -234,7 +234,7 @@ class Auditor:
         docs/auditing.md#one-run-audits): one run with ``canaries`` canary users (default 1000, at most K - 1); fails on a bound above
         the claim or above the learner's own accounted eps (the code leaks more than its log). ``algorithm``: a
         learner name with keywords (``canaries``, the configuration), or a RunConfig passed whole."""
-        from privacct.algorithms.base import RunConfig
+        from privacct.algorithms.contract import RunConfig
         from privacct.audits.one_run_learner import one_run_audit_learner
         s, allow = self._settings(kwargs, trials=None, record=algorithm if isinstance(algorithm, RunConfig) else None)
         s.pop("trials", None)
@@ -249,7 +249,7 @@ class Auditor:
         eps. It has no power criterion, so ``inconclusive`` is its best outcome and does not fail the test by itself.
         ``algorithm``: a learner name with keywords (``canaries``, ``window``, ``mutant``, the configuration), or a
         RunConfig passed whole."""
-        from privacct.algorithms.base import RunConfig
+        from privacct.algorithms.contract import RunConfig
         from privacct.audits.one_run_actions import one_run_action_audit
         s, _ = self._settings(kwargs, trials=None, record=algorithm if isinstance(algorithm, RunConfig) else None)
         s.pop("trials", None)
@@ -262,7 +262,7 @@ class Auditor:
         """The billboard check of a JDP learner (:func:`privacct.audits.billboard.billboard_check`;
         docs/auditing.md#the-billboard-check): fails when coupled runs with equal releases prescribe users 2..K
         different actions. ``algorithm``: a learner name with keywords, or a RunConfig passed whole."""
-        from privacct.algorithms.base import RunConfig
+        from privacct.algorithms.contract import RunConfig
         from privacct.audits.billboard import billboard_check
         s, allow = self._settings(kwargs, trials=None, record=algorithm if isinstance(algorithm, RunConfig) else None)
         if s.get("trials") is None:

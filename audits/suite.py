@@ -9,10 +9,10 @@ the audit's lower bound is compared with.
 
 Each learner declares its own, with the trials per side that fit a 2-minute budget on the project
 machine (benchmarks/bench_learner_audits.py) and why it was chosen, on its spec:
-:attr:`privacct.algorithms.base.LearnerSpec.audit_setting` (an :class:`~privacct.algorithms.base.AuditSetting`;
+:attr:`privacct.algorithms.contract.LearnerSpec.audit_setting` (an :class:`~privacct.algorithms.contract.AuditSetting`;
 the shipped families' are in their own packages, e.g. ``privacct.algorithms.tabular.AUDIT``). A learner
 that declares none is audited at its ``test_settings`` with the default trials
-(:meth:`~privacct.algorithms.base.LearnerSpec.audit_configuration`); nothing here names a learner
+(:meth:`~privacct.algorithms.contract.LearnerSpec.audit_configuration`); nothing here names a learner
 except the shipped papers' findings below.
 
 :func:`suite` lists them for the registry; :func:`paper_failures` gives the printed-constant
@@ -25,11 +25,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from privacct.algorithms.base import ConfigFields, RunConfig
+from privacct.algorithms.contract import ConfigFields, RunConfig
 from privacct.errors import PrivacctError
 
 from .checks import LEARNER_CHECKS, describe_config, run_checks
-from .learner import LearnerAuditResult, audit_learner, check_audit_config
+from .learner_audit import LearnerAuditResult, audit_learner, check_audit_config
 
 #: The learner-level planted bug: every privacy draw at this multiple of the declared scale.
 PLANTED_NOISE_MULTIPLIER = 0.25
@@ -63,7 +63,7 @@ class OneRunSetting:
 @dataclass(frozen=True)
 class LearnerAudit(ConfigFields):
     """One ready-made learner audit: ``config``, the RunConfig audited (its fields read as the audit's own,
-    ``audit.episodes``), and the audit's own arguments of :func:`privacct.audits.learner.audit_learner`."""
+    ``audit.episodes``), and the audit's own arguments of :func:`privacct.audits.learner_audit.audit_learner`."""
 
     config: RunConfig
     observe: str = "released"
@@ -117,7 +117,7 @@ def audit_setting(algorithm: str | RunConfig, privacy: str | None = None, *, cal
                   epsilon: float = 1.0, delta: float | None = None) -> LearnerAudit:
     """The audit configuration of ``algorithm`` under ``privacy`` (its spec's ``audit_configuration()``), claim
     (epsilon, delta); delta defaults to the learner's paper setting. Given a RunConfig instead, the audit configuration
-    of its claim (its privacy, epsilon, delta and calibration; :meth:`~privacct.algorithms.base.AuditSetting.apply`)."""
+    of its claim (its privacy, epsilon, delta and calibration; :meth:`~privacct.algorithms.contract.AuditSetting.apply`)."""
     from privacct.algorithms.registry import get_learner
 
     if isinstance(algorithm, RunConfig):
@@ -204,7 +204,7 @@ def lsvi_one_run() -> OneRunSetting:
     shift lam~: a smaller shift, so one user's features weigh more in the log-determinant), 256 canaries. A
     DEPARTURE from the paper's setting: at (5, 10^-5), K = 10^4 the policy is updated about twice per run and a
     predictable audit gets at most one guess per update, while a claim of 5 needs 447 right guesses (at 95%)."""
-    from .learner import learner_config
+    from .learner_audit import learner_config
 
     cfg = learner_config("private-lsvi-ucb", privacy="jdp", epsilon=2.0, delta=1e-5, calibration="tight",
                          episodes=1025, horizon=2, options=(("beta", 5.0), ("C", 1.0005), ("update_cap", 1024),
@@ -217,7 +217,7 @@ def suggest_trials(audit: LearnerAudit, *, low: int, high: int, confidence: floa
     """Trials per side for ``audit``: 4 x the certifying trials at which the exact privacy-loss distribution
     of its observation certifies more than the claim in a median run (2 halves x a factor 2 of margin),
     clipped to [low, high]; ``low`` when no number of trials would (the claim holds at this configuration)."""
-    from .learner import LearnerMechanism, loss_structure
+    from .learner_audit import LearnerMechanism, loss_structure
     from .oracle import trials_for
 
     mech = LearnerMechanism(audit.config, audit.observe, audit.fixed_users, 0, audit.noise_multiplier)
@@ -244,7 +244,7 @@ def check_learner(audit: LearnerAudit, *, trials: int | None = None, seed: int =
     """
     import numpy as np
 
-    from privacct.algorithms.base import AuditHook
+    from privacct.algorithms.contract import AuditHook
     from privacct.algorithms.registry import get_learner
 
     unknown = [c for c in checks if c not in ALL_LEARNER_CHECKS]

@@ -24,7 +24,7 @@ import platform
 import numpy as np
 
 from privacct.audits import audit_mechanism
-from privacct.audits.mechanisms import GaussianMechanism, LaplaceMechanism
+from privacct.audits.reference_mechanisms import GaussianMechanism, LaplaceMechanism
 
 
 def mechanism_throughput(trials: int) -> list[dict]:
@@ -54,7 +54,7 @@ def power(max_trials: int) -> list[dict]:
 
 
 def learner_throughput(trials: int) -> list[dict]:
-    from privacct.audits.learner import audit_learner
+    from privacct.audits.learner_audit import audit_learner
 
     rows = []
     audit_learner("ucb-vi", privacy="jdp", episodes=32, horizon=5, trials=100, executor="inline")  # warm-up
@@ -70,7 +70,7 @@ def learner_throughput(trials: int) -> list[dict]:
 
 def auditor_only(trials: int, dim: int = 480) -> dict:
     """The auditor's own cost on learner-shaped outputs: a null Gaussian mechanism of ``dim`` coordinates."""
-    from privacct.audits.mechanisms import NullMechanism
+    from privacct.audits.reference_mechanisms import NullMechanism
 
     r = audit_mechanism(NullMechanism((dim,)), 0, 1, trials=trials, executor="inline")
     return {"outputs": f"{dim} floats", "trials_per_side": trials, "seconds": round(r.seconds, 3),

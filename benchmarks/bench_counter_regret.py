@@ -23,7 +23,7 @@ import numpy as np
 from scipy import stats
 
 from privacct.accounting import tightest_epsilon
-from privacct.algorithms.base import RunConfig
+from privacct.algorithms.contract import RunConfig
 from privacct.algorithms.linear_mdp.common import TightChoice
 from privacct.algorithms.registry import learners
 from privacct.rng import spawn_sequences

@@ -39,7 +39,7 @@ def main() -> int:
         registry._load.cache_clear()
         merged = tuple(table.items()) + tuple(extra.items())
         registry._load = lambda: merged   # noqa: E731 - a process-local registration for the benchmark
-    from privacct.audits.learner import audit_learner
+    from privacct.audits.learner_audit import audit_learner
 
     rows = []
     with threadpool_limits(1):

@@ -62,7 +62,7 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from privacct.algorithms.base import RunConfig  # noqa: E402
+from privacct.algorithms.contract import RunConfig  # noqa: E402
 from privacct.algorithms.registry import get_learner  # noqa: E402
 from privacct.rng import spawn_sequences  # noqa: E402
 

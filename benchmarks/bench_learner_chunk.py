@@ -5,7 +5,7 @@
 Each setting runs in a fresh subprocess (peak RSS = ``ru_maxrss`` of that process), inline, on
 Private-UCB-VI (``ucb-vi``) JDP, tight calibration, K = 32, H = 5, released statistics: the audit of
 benchmarks/audit.md. The chunk is ``audit_learner(..., chunk_size=N)`` (default
-``privacct.audits.learner.LEARNER_CHUNK``). Recorded in benchmarks/README.md.
+``privacct.audits.learner_audit.LEARNER_CHUNK``). Recorded in benchmarks/README.md.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import sys
 
 CHILD = """
 import json, resource, time
-from privacct.audits.learner import audit_learner
+from privacct.audits.learner_audit import audit_learner
 audit_learner("ucb-vi", privacy="jdp", episodes=32, horizon=5, trials=100, executor="inline")  # warm-up
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 w, c = time.perf_counter(), time.process_time()

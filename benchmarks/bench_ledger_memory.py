@@ -23,7 +23,7 @@ import tracemalloc
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from privacct.algorithms.base import RunConfig  # noqa: E402
+from privacct.algorithms.contract import RunConfig  # noqa: E402
 from privacct.ledger import check_ledger  # noqa: E402
 from privacct.algorithms.registry import get_learner  # noqa: E402
 from privacct.rng import spawn_sequences  # noqa: E402

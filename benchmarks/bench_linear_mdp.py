@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from privacct.algorithms.base import RunConfig
+from privacct.algorithms.contract import RunConfig
 from privacct.algorithms.linear_mdp import LEARNERS
 from privacct.ledger import check_ledger
 from privacct.rng import spawn_sequences

@@ -29,7 +29,7 @@ import time
 
 import numpy as np
 
-from privacct.algorithms.base import RunConfig
+from privacct.algorithms.contract import RunConfig
 from privacct.algorithms.linear_mixture import LEARNERS
 from privacct.ledger import check_ledger
 from privacct.rng import spawn_sequences

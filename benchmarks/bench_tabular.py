@@ -16,7 +16,7 @@ import os
 import platform
 import time
 
-from privacct.algorithms.base import RunConfig
+from privacct.algorithms.contract import RunConfig
 from privacct.algorithms.tabular import LEARNERS
 from privacct.algorithms.tabular.reproduce import TUNED
 from privacct.rng import spawn_sequences

@@ -29,7 +29,7 @@ import time
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from privacct.algorithms.base import RunConfig  # noqa: E402
+from privacct.algorithms.contract import RunConfig  # noqa: E402
 from privacct.algorithms.registry import learners  # noqa: E402
 from privacct.rng import spawn_sequences  # noqa: E402
 

@@ -430,7 +430,7 @@ def _lead_report(log):
     the :class:`privacct.accounting.verdict.ClaimVerdict` verify exits with, from the verdicts the report's
     explanations are on (each log is accounted once: the lead reading's explanation is the readings table's)."""
     from .accounting.verdict import ClaimVerdict, lead_reading
-    from .report import privacy_report, report_of
+    from .privacy_report import privacy_report, report_of
 
     rep = privacy_report(log)
     summary = rep.readings

@@ -8,7 +8,7 @@ primitives know everything this needs: which users a draw covers, its noise mode
 where user 1's data enters through them, user 1's contribution. So in an audited run they record it
 themselves, and a learner written with them needs no observation code of its own.
 
-While a tap is active (:func:`tapping`, opened by :meth:`privacct.algorithms.base.LearnerSpec.run`
+While a tap is active (:func:`tapping`, opened by :meth:`privacct.algorithms.contract.LearnerSpec.run`
 around an audited run), the primitives of :mod:`privacct.mechanisms` record:
 
 * :class:`privacct.mechanisms.TreeCounter`: user 1's addition (the leaf whose users are exactly

@@ -626,11 +626,11 @@ CONSTANTS = [
      (lambda: _code("privacct.audits.pytest_plugin:DEFAULT_CLAIM")["epsilon"],
       lambda: _code("privacct.audits.pytest_plugin:DEFAULT_CLAIM")["delta"]), 0),
     ("docs/extending.md", r"\| `report_episodes` \| [^|]+\| (\d+) and (\d+) \|",
-     (lambda: _code("privacct.algorithms.base:ReportEpisodes")().default, lambda: _code("privacct.algorithms.base:ReportEpisodes")().tiny), 0),
+     (lambda: _code("privacct.algorithms.contract:ReportEpisodes")().default, lambda: _code("privacct.algorithms.contract:ReportEpisodes")().tiny), 0),
     ("docs/extending.md", r"\| `audit_setting` \|[^|]+\| the test settings, ([\d ]+) trials per side \|",
-     (lambda: _code("privacct.algorithms.base:AuditSetting").DEFAULT_TRIALS,), 0),
+     (lambda: _code("privacct.algorithms.contract:AuditSetting").DEFAULT_TRIALS,), 0),
     ("docs/extending.md", r"\| `constants`, `default_constants` \|[^|]+\| `(\w+)` \|",
-     (lambda: _code("privacct.algorithms.base:LearnerSpec").__dataclass_fields__["default_constants"].default,), 0),
+     (lambda: _code("privacct.algorithms.contract:LearnerSpec").__dataclass_fields__["default_constants"].default,), 0),
     ("docs/learners.md", r"Chosen values: tabular VI `bonus_scale` ([\d.]+), PO\s+([\d.]+) and η = ([\d.]+) \(`e_scale` ([\d.]+) "
                          r"and confidence δ = ([\d.]+)",
      (lambda: _tabular_tuned("ucb-vi", "bonus_scale"), lambda: _tabular_tuned("ucb-po", "bonus_scale"),
@@ -656,7 +656,7 @@ CONSTANTS = [
                        r"learning claim\), audits with ([\d ]+) to ([\d ]+) trials per side\. `--full` runs the settings' K "
                        r"with (\d+) seeds",
      (lambda: _code("privacct.algorithms.tabular:REPORT_EPISODES").default,
-      lambda: _code("privacct.algorithms.base:ReportEpisodes")().default,
+      lambda: _code("privacct.algorithms.contract:ReportEpisodes")().default,
       lambda: _code("privacct.audits.report.rows:ReportScale").default().seeds,
       lambda: _code("privacct.audits.report.rows:ReportScale").default().audit_trials,
       lambda: _code("privacct.audits.report.rows:ReportScale").default().max_audit_trials,
@@ -805,7 +805,7 @@ def test_every_privacct_name_the_docs_cite_exists():
 @pytest.fixture(scope="module")
 def info_keys() -> set[str]:
     """Every key of ``RunResult.info`` that a registered learner returns (each privacy model, its test settings)."""
-    from privacct.algorithms.base import RunConfig
+    from privacct.algorithms.contract import RunConfig
     from privacct.algorithms.registry import learners
     from privacct.rng import spawn_sequences
 

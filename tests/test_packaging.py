@@ -82,7 +82,7 @@ def test_wheel_runs_an_audit_beside_a_users_own_algorithms_and_audits(tmp_path):
     code = ("import algorithms, audits, privacct\n"
             "assert algorithms.USER_PACKAGE == 'algorithms' and audits.USER_PACKAGE == 'audits'\n"
             "assert 'site-packages' in privacct.__file__, privacct.__file__\n"
-            "from privacct.audits.learner import audit_learner\n"
+            "from privacct.audits.learner_audit import audit_learner\n"
             "r = audit_learner('ucb-vi', privacy='jdp', episodes=4, horizon=1, trials=40, executor='inline')\n"
             "print('eps_lb', r.epsilon_lower_bound)\n"
             "from privacct.results import results_schema\n"

@@ -1,11 +1,11 @@
 """Linear-MDP learners: LSVI-UCB (Jin et al. 2020), the seed-003 batched JDP LSVI-UCB (Luyo et al.
 2021, Alg. 2) and Private LSVI-UCB with adaptive switching (seed 004, Ngo et al. 2022, Alg. 1).
 
-``LEARNERS`` maps a name to a :class:`privacct.algorithms.base.LearnerSpec`; :mod:`privacct.algorithms.registry`
+``LEARNERS`` maps a name to a :class:`privacct.algorithms.contract.LearnerSpec`; :mod:`privacct.algorithms.registry`
 merges it with the other families. Environments: :mod:`privacct.algorithms.envs.linear_mdp`
 (``linear-two-state`` default, ``linear-d10-h10``).
 
-AUDIT HOOK: the contract's :class:`privacct.algorithms.base.AuditHook`; canaries (response
+AUDIT HOOK: the contract's :class:`privacct.algorithms.contract.AuditHook`; canaries (response
 functions with their own initial state, seeds 003 Def. 3 / 004 Def. 4) and the contribution of user 1
 in :mod:`.canary`; each private learner's observation (every Gram node [1, 2^j] and every response
 release) in its module; :func:`neighbours` states the valid pair and each group's worst case.
@@ -28,7 +28,7 @@ from functools import partial
 
 from privacct.errors import PrivacctError
 
-from ..base import AuditSetting, ConstantSet, LearnerSpec, ReportEpisodes, RunConfig
+from ..contract import AuditSetting, ConstantSet, LearnerSpec, ReportEpisodes, RunConfig
 from ..neighbours import GroupDistance, NeighbourSpec, jdp
 from ..settings import PaperSetting, Repair, choice, printed
 from . import batched_jdp, lsvi_ucb, memory, private_lsvi_ucb

@@ -108,7 +108,7 @@ from privacct.log import (
 from privacct.mechanisms import TreeCounter, gaussian, laplace
 from privacct.tap import prescribed, user_contribution
 
-from ..base import AuditHook, RunConfig, RunResult, noise_generators, stream_generators
+from ..contract import AuditHook, RunConfig, RunResult, noise_generators, stream_generators
 from . import canary as CAN
 from . import common as C
 

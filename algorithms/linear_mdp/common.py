@@ -34,7 +34,7 @@ from privacct.counters.choice import TightChoice  # noqa: F401  (re-exported: th
 from privacct.errors import NumericalError, PrivacctError, check_delta, check_positive
 from privacct.mechanisms import symmetric_from_upper, upper_triangle
 
-from ..base import RunConfig, child_sequence
+from ..contract import RunConfig, child_sequence
 from ..envs.linear_mdp import LINEAR_ENVS, LinearMDP, make_linear_env
 
 COMMON_OPTIONS = ("p", "beta", "eig_floor")
@@ -65,7 +65,7 @@ def check_config(config: RunConfig, *, privacy_models: tuple[str, ...], default_
         raise PrivacctError(f"config must be a RunConfig, got {type(config).__name__}")
     if config.privacy not in privacy_models:
         raise PrivacctError(f"privacy must be one of {', '.join(privacy_models)} for {config.algorithm}, got {config.privacy!r}")
-    # calibration, episodes, bonus_scale (finite >= 0), epsilon: RunConfig validated them (algorithms/base.py)
+    # calibration, episodes, bonus_scale (finite >= 0), epsilon: RunConfig validated them (algorithms/contract.py)
     K = int(config.episodes)
     name = config.env or default_env
     if name not in LINEAR_ENVS:

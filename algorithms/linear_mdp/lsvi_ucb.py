@@ -21,7 +21,7 @@ import numpy as np
 
 from privacct.errors import check_positive
 
-from ..base import RunConfig, RunResult
+from ..contract import RunConfig, RunResult
 from . import common as C
 
 NAME = "lsvi-ucb"

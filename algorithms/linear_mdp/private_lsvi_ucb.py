@@ -117,7 +117,7 @@ from privacct.log_readings import GroupOverride, Reading
 from privacct.mechanisms import TreeCounter, gaussian
 from privacct.tap import prescribed, user_contribution
 
-from ..base import AuditHook, RunConfig, RunResult, noise_generators, stream_generators
+from ..contract import AuditHook, RunConfig, RunResult, noise_generators, stream_generators
 from . import canary as CAN
 from . import common as C
 

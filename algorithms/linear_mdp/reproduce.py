@@ -35,10 +35,10 @@ import numpy as np
 
 from privacct.errors import PrivacctError, check_count
 from privacct.progress import note
-from privacct.report import privacy_report
+from privacct.privacy_report import privacy_report
 from privacct.rng import spawn_sequences
 
-from ..base import RunConfig
+from ..contract import RunConfig
 from ..scaleout import run_seeds
 from . import LEARNERS
 from .readme import readme

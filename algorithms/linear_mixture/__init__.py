@@ -28,7 +28,7 @@ Modules: ``design`` (constants, sensitivities, release groups, logs per paper), 
 tree-noise ridge statistics, PD-checked inverses), ``reproduce`` (``privacct reproduce
 linear-mixture``). Environments: :mod:`privacct.algorithms.envs.linear_mixture`.
 
-AUDIT HOOK: the contract's :class:`privacct.algorithms.base.AuditHook`; canaries in :mod:`.canary`
+AUDIT HOOK: the contract's :class:`privacct.algorithms.contract.AuditHook`; canaries in :mod:`.canary`
 (JDP response functions, LDP trajectories), the valid pair and every release group's worst-case
 change in :func:`.design.mixture_neighbours`, the observation (every tree node [1, 2^j] of every
 group, or user 1's messages) in :mod:`.engine`.

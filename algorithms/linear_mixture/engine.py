@@ -25,13 +25,13 @@ computed from the broadcast (w-hat, Lambda-hat, w-tilde, Lambda-tilde) and the u
 Randomness per seed: three streams derived from the seed's SeedSequence without mutating it
 (entropy, spawn_key + (i,)): 0 = environment transitions, 1 = policy (ties, action sampling),
 2 = privacy noise. Uniforms are pre-drawn in chunks of episodes, per seed, so a batched run equals
-one-by-one runs byte for byte. Audited runs (:class:`privacct.algorithms.base.AuditHook`): streams 0
+one-by-one runs byte for byte. Audited runs (:class:`privacct.algorithms.contract.AuditHook`): streams 0
 (fixed users) and 1 come from the hook's coins seed, the same in every trial; user 1 is the canary
 of :mod:`.canary` (JDP: a response function fed the prescribed actions; LDP: a fixed trajectory),
 users 2..K canary A's response function. The engine writes no observation code: an audit derives it
 from what the noise primitives record (:mod:`privacct.tap`; tree: the nodes [1, 2^j] of every group's
 counter; local: user 1's messages), each user 1's statistic plus its noise, with both canaries'
-statistics paired from a canary-A and a canary-B run (:func:`privacct.algorithms.base.pair_taps`); the
+statistics paired from a canary-A and a canary-B run (:func:`privacct.algorithms.contract.pair_taps`); the
 actions sent to users 2..K are reported with :func:`privacct.tap.prescribed`.
 
 Compiled (issue 23 item 1): outside audits, the whole episode loop of every seed runs in :mod:`.episode_jit`
@@ -61,7 +61,7 @@ from privacct.mechanisms import TreeCounter
 from privacct.tap import canary_contribution, prescribed
 from privacct.tap import current as current_tap
 
-from ..base import AuditHook, noise_generators, stream_generators
+from ..contract import AuditHook, noise_generators, stream_generators
 from . import canary as CAN
 from .aggregators import ExactRidge, LocalNoise, TreeNoise, upper
 from .design import Design

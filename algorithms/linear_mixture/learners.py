@@ -21,7 +21,7 @@ Options (``RunConfig.options``), all optional:
   strategies). Audited runs keep the tree: an explicit non-tree counter is refused there, since the audit observes
   the tree's nodes [1, 2^j] and a factorized counter's draws over user 1 are unobserved (privacct.tap).
 
-The audit hook is the contract's :class:`privacct.algorithms.base.AuditHook` (canaries: :mod:`.canary`;
+The audit hook is the contract's :class:`privacct.algorithms.contract.AuditHook` (canaries: :mod:`.canary`;
 valid pair and distances: :func:`.design.mixture_neighbours`).
 """
 
@@ -39,7 +39,7 @@ from privacct.counters.choice import tree_kept
 from privacct.errors import PrivacctError, UnsupportedLogError, check_count, check_delta, check_positive
 from privacct.log import Claim, MechanismLog
 
-from ..base import AuditHook, AuditSetting, ConstantSet, LearnerSpec, ReportEpisodes, RunConfig, RunResult
+from ..contract import AuditHook, AuditSetting, ConstantSet, LearnerSpec, ReportEpisodes, RunConfig, RunResult
 from ..envs.linear_mixture import LM_ENVS, LinearMixtureMDP, make_linear_mixture_env
 from ..neighbours import NeighbourSpec
 from ..settings import PaperSetting, Repair, choice, derived, printed
@@ -83,7 +83,7 @@ def _validate(config: RunConfig, spec_privacy: tuple[str, ...]) -> dict[str, Any
     o = _opts(config)
     if config.privacy not in spec_privacy:
         raise PrivacctError(f"privacy must be one of {', '.join(spec_privacy)} for {config.algorithm}, got {config.privacy!r}")
-    # calibration, episodes, epsilon and delta in [0, 1): RunConfig validated them (algorithms/base.py); the family
+    # calibration, episodes, epsilon and delta in [0, 1): RunConfig validated them (algorithms/contract.py); the family
     # adds what it alone knows: which privacy models a learner has, and that its Gaussian learners need delta > 0
     if config.privacy != "none":
         check_delta("delta", config.delta, allow_zero=config.algorithm in PURE)

@@ -43,7 +43,7 @@ from privacct.errors import UnsupportedLogError, check_count
 from privacct.progress import note
 from privacct.rng import spawn_sequences
 
-from ..base import RunConfig
+from ..contract import RunConfig
 from ..scaleout import run_seeds
 from . import LEARNERS
 from . import track_b as TB

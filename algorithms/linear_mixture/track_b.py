@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from ..base import RunConfig
+from ..contract import RunConfig
 
 FIGURE_EPS = (0.1, 1.0, 10.0)
 DIVISOR_001 = 1e3

@@ -5,7 +5,7 @@ non-private baseline (``none``: UCB-VI of Azar et al. 2017 / OPPO of Efroni et a
 the same algorithm with exact counts and E = 0), the CENTRAL privatizer (``jdp``: Private-UCB-*
 with binary-tree counters) or the LOCAL privatizer (``ldp``).
 
-Audit hook: the contract's :class:`privacct.algorithms.base.AuditHook` (:mod:`.learner` says what
+Audit hook: the contract's :class:`privacct.algorithms.contract.AuditHook` (:mod:`.learner` says what
 each canary is and what the observation holds; :func:`.privatizers.tabular_neighbours` states the
 valid pair of Defs. 2.2 / 2.3 and its l1 distance, 6H - 3 (JDP) and 6H (LDP)). Options:
 ``e_scale``, ``confidence_delta``, ``eta`` (:mod:`.learner`).
@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from ..base import AuditSetting, ConstantSet, LearnerSpec, ReportEpisodes, RunConfig
+from ..contract import AuditSetting, ConstantSet, LearnerSpec, ReportEpisodes, RunConfig
 from ..neighbours import NeighbourSpec
 from ..settings import PaperSetting, choice, printed
 from . import learner, memory

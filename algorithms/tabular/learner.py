@@ -24,7 +24,7 @@ same l1 sensitivity, so the noise scale and the accounted eps are unchanged. ``c
 run --counter STRATEGY``): the continual counter of the released counts (docs/counters.md; default: the tree
 for ``paper``, the least-noise strategy at the claim for ``tight``; see :mod:`.privatizers`).
 
-Audit hook (:class:`privacct.algorithms.base.AuditHook`, the contract's semantics): user 1 is the
+Audit hook (:class:`privacct.algorithms.contract.AuditHook`, the contract's semantics): user 1 is the
 canary of :mod:`.canary` (JDP: a response function fed the actions pi^1 prescribes with the
 agent's coins; LDP: a fixed trajectory); with fixed users, users 2..K are canary A's response
 function fed the actions pi^k prescribes. The learner writes no observation code: the audit derives the
@@ -39,7 +39,7 @@ docs/auditing.md#observations-from-the-primitives):
   :func:`privacct.tap.prescribed`.
 
 Both canaries' statistics under the same prescribed actions (the blocks' ``mean_a`` / ``mean_b``) come
-from pairing a canary-A and a canary-B run (:func:`privacct.algorithms.base.pair_taps`): user 1's
+from pairing a canary-A and a canary-B run (:func:`privacct.algorithms.contract.pair_taps`): user 1's
 statistic is fixed before any release (the data-free pi^1 and the agent's fixed coins).
 """
 
@@ -57,7 +57,7 @@ from privacct.log import FACTORIZED_STRATEGIES
 from privacct.tap import canary_contribution, prescribed
 from privacct.tap import current as current_tap
 
-from ..base import (AuditHook, RunConfig, RunResult,
+from ..contract import (AuditHook, RunConfig, RunResult,
                     noise_generators, stream_generators)
 from ..envs import make_env
 from ..envs.tabular import TabularMDP
@@ -79,7 +79,7 @@ _AHEAD_EPISODES = 32   # and at most this many episodes per call
 
 def validate(config: RunConfig, algorithm: str) -> dict[str, Any]:
     """Check a config's options for this family (RunConfig validated its fields: privacy, calibration, epsilon,
-    delta, episodes, horizon, bonus_scale; algorithms/base.py); return the resolved options. Raises PrivacctError."""
+    delta, episodes, horizon, bonus_scale; algorithms/contract.py); return the resolved options. Raises PrivacctError."""
     opts = dict(config.options)
     unknown = sorted(set(opts) - set(KNOWN_OPTIONS))
     if unknown:
@@ -163,7 +163,7 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
     mdp = make_mdp(config)
     H, S, A, K = mdp.horizon, mdp.n_states, mdp.n_actions, int(config.episodes)
     B = len(seeds)
-    if audit is None:   # the spec's log of this record, built once per record (algorithms/base.py)
+    if audit is None:   # the spec's log of this record, built once per record (algorithms/contract.py)
         from ..registry import get_learner
 
         log = get_learner(algorithm).declared_log(config)
@@ -268,7 +268,7 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
 
 
 def _stream_rngs(seeds: list[np.random.SeedSequence], j: int, audit: AuditHook | None, *, fixed: bool):
-    """:func:`privacct.algorithms.base.stream_generators`'s Generators, made cheaply: ``fixed`` (every trial draws the
+    """:func:`privacct.algorithms.contract.stream_generators`'s Generators, made cheaply: ``fixed`` (every trial draws the
     same coins) gives ONE Generator, which :func:`_uniforms` broadcasts over the batch (the B identical Generators of
     ``stream_generators`` draw the same bytes); otherwise child ``j`` of every seed (:func:`privacct.rng.child_generators`)."""
     return stream_generators(seeds[:1] if audit is not None and fixed else seeds, j, audit, fixed=fixed)

@@ -30,7 +30,7 @@ from privacct.accounting import tightest_epsilon
 from privacct.errors import PrivacctError, check_count
 from privacct.rng import spawn_sequences
 
-from ..base import RunConfig
+from ..contract import RunConfig
 from ..scaleout import run_seeds
 from . import LEARNERS, TUNED
 from .readme import readme

@@ -30,8 +30,8 @@ import numpy as np
 
 from privacct.errors import PrivacctError
 
-from ..mechanisms import GaussianMechanism, LaplaceMechanism, NullMechanism, gaussian_true_epsilon
-from .basic import (BinaryRandomizedResponse, BinaryTreePrefixSums, LaplaceVector, OneTimeRappor, PrefixSumLaplace,
+from ..reference_mechanisms import GaussianMechanism, LaplaceMechanism, NullMechanism, gaussian_true_epsilon
+from .additive_and_local import (BinaryRandomizedResponse, BinaryTreePrefixSums, LaplaceVector, OneTimeRappor, PrefixSumLaplace,
                     RepeatedLaplace, TwoSidedGeometric, rappor_epsilon)
 from .bugs import NoiselessBranch
 from .selection import ExponentialMechanism, ReportNoisyMax
@@ -62,7 +62,7 @@ class CatalogueEntry:
     leakier: Any = None
 
     def audit(self, **kwargs):
-        from ..runner import audit_mechanism
+        from ..mechanism_audit import audit_mechanism
         if self.leakier is not None and "power" not in kwargs and "leakier" not in kwargs:
             kwargs["leakier"] = self.leakier
         return audit_mechanism(self.mechanism, self.dataset, self.neighbour, epsilon=self.claim_epsilon,

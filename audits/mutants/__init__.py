@@ -2,7 +2,7 @@
 
 :data:`MUTANTS` (the broken variants), :data:`CONTROLS` (their correct counterparts),
 :func:`check_mutant` / :func:`check_all` (accountant, ledger and audit checks). See
-:mod:`privacct.audits.mutants.registry` and :mod:`privacct.audits.mutants.privatizers`.
+:mod:`privacct.audits.mutants.registry` and :mod:`privacct.audits.mutants.planted_privatizers`.
 """
 
 from .registry import (CHECKS, CONTROLS, MUTANTS, LearnerMutant, Mutant, MutantReport, check_all, check_mutant,

@@ -1,6 +1,6 @@
 """The registry of planted bugs and the three checks that can catch them.
 
-Each :class:`Mutant` wraps a small privatizer (:mod:`privacct.audits.mutants.privatizers`) with one bug.
+Each :class:`Mutant` wraps a small privatizer (:mod:`privacct.audits.mutants.planted_privatizers`) with one bug.
 It *declares* a log (what it claims: ``privatizer.build_log()`` with ``claim``), *runs* with a
 Ledger (what ran) and can be *audited* (what leaks). :func:`check_mutant` applies:
 
@@ -24,7 +24,7 @@ refuses what ran); for the audit, when its verdict is ``fails``. Every mutant mu
 (:data:`CONTROLS`) by none.
 
 LEARNER-LEVEL mutants (:class:`LearnerMutant`): a registered learner run with its privacy noise at 1/4
-of the declared scale (:attr:`privacct.algorithms.base.AuditHook.noise_multiplier`; every draw is scaled
+of the declared scale (:attr:`privacct.algorithms.contract.AuditHook.noise_multiplier`; every draw is scaled
 while the ledger records the declared scale), one per family
 (:func:`privacct.audits.suite.planted_noise_bugs`). The declared log is the faithful learner's, so the
 accountant cannot see the bug, nor can the ledger: only the learner audit (verdict ``fails``) catches it.
@@ -48,9 +48,9 @@ from privacct.errors import PrivacctError
 from privacct.ledger import Ledger, shape_problems
 
 from ..checks import CHECKS, LEARNER_CHECKS, MutantReport, run_checks
-from ..runner import audit_mechanism
+from ..mechanism_audit import audit_mechanism
 from ..suite import check_learner, planted_noise_bugs, policy_leaks
-from .privatizers import (FactorizedCounterPrivatizer, GramPrivatizer, LocalReportPrivatizer, SwitchingPrivatizer,
+from .planted_privatizers import (FactorizedCounterPrivatizer, GramPrivatizer, LocalReportPrivatizer, SwitchingPrivatizer,
                           TreeCounterPrivatizer)
 
 

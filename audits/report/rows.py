@@ -5,7 +5,7 @@ Each row holds
 * the **setting** with the provenance of every number (printed / toolkit's choice / derived) and the
   algorithm repairs its figures rely on (:mod:`privacct.algorithms.settings`);
 * the **accounting** of the learner's declared log with the printed constants at the setting's K:
-  :func:`privacct.report.privacy_report` (every accountant, the budget breakdown, every reading of an
+  :func:`privacct.privacy_report.privacy_report` (every accountant, the budget breakdown, every reading of an
   ambiguous paper, the computed causes of a failing claim);
 * the **noise the claim needs**: the learner's ``tight`` log (corrected sensitivities, calibrated to the
   same claim) over the printed noise, group by group;
@@ -39,12 +39,12 @@ import numpy as np
 from privacct.errors import PrivacctError
 from privacct.accounting.verdict import verdict, within
 from privacct.explain import Explanation, headline
-from privacct.report import PrivacyReport, privacy_report
+from privacct.privacy_report import PrivacyReport, privacy_report
 
 from .regret import RegretColumn, RegretRuns
 
 
-#: The regret scales a learner declares (:class:`privacct.algorithms.base.ReportEpisodes` fields).
+#: The regret scales a learner declares (:class:`privacct.algorithms.contract.ReportEpisodes` fields).
 REGRET_SCALES = ("default", "tiny")
 
 
@@ -53,7 +53,7 @@ class ReportScale:
     """How big each part of the report runs. ``default()`` finishes in minutes; ``full()`` uses
     the settings' K and more seeds for regret and a larger audit; ``tiny()`` is for tests.
 
-    ``regret``: which K of each learner's ``spec.report_scale()`` (:class:`privacct.algorithms.base.ReportEpisodes`)
+    ``regret``: which K of each learner's ``spec.report_scale()`` (:class:`privacct.algorithms.contract.ReportEpisodes`)
     the regret column runs, ``default`` or ``tiny``; None: the setting's own K. Never more than the setting's K."""
 
     regret: str | None
@@ -111,7 +111,7 @@ class ReportScale:
 def _default_settings(spec) -> list:
     """eps = 1 and the one default-delta rule, for a learner that declares no paper setting."""
     from privacct.accounting import default_delta
-    from privacct.algorithms.base import RunConfig
+    from privacct.algorithms.contract import RunConfig
     from privacct.algorithms.settings import PROVENANCE_FIELDS, PaperSetting, choice
 
     out = []

@@ -13,7 +13,7 @@ import json
 import numpy as np
 import pytest
 
-from privacct.algorithms.base import ConstantSet, RunConfig
+from privacct.algorithms.contract import ConstantSet, RunConfig
 from privacct.algorithms.envs.tabular import TabularMDP
 from privacct.algorithms.registry import learners
 from privacct.algorithms.runner import uniform_policy_regret

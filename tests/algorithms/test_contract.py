@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from privacct.algorithms.base import AuditHook, RunConfig
+from privacct.algorithms.contract import AuditHook, RunConfig
 from privacct.algorithms.neighbours import check_log_against
 from privacct.algorithms.registry import families, learners
 from privacct.errors import PrivacctError
@@ -76,7 +76,7 @@ def _distance(block, mean_a, mean_b) -> np.ndarray:
 def _check_declarations(spec, cfg: RunConfig) -> None:
     """What the commands read off a spec (audit setting, report scale, memory model, reproduction) is well formed,
     declared or defaulted."""
-    from privacct.algorithms.base import AuditSetting, ReportEpisodes
+    from privacct.algorithms.contract import AuditSetting, ReportEpisodes
     from privacct.algorithms.memory import observation_width, run_estimate
 
     assert isinstance(spec.audit_configuration(), AuditSetting) and isinstance(spec.report_scale(), ReportEpisodes)

@@ -4,7 +4,7 @@ episodes (private-lsvi-ucb) or the batches (the batched learners), not always K.
 
 from __future__ import annotations
 
-from privacct.algorithms.base import RunConfig
+from privacct.algorithms.contract import RunConfig
 from privacct.algorithms.memory import run_estimate
 from privacct.algorithms.registry import get_learner
 from privacct.algorithms.runner import cost_growth

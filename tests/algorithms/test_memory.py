@@ -3,7 +3,7 @@ own model comes from its spec (``LearnerSpec.memory``), a spec without one gets 
 
 import dataclasses
 
-from privacct.algorithms.base import RunConfig
+from privacct.algorithms.contract import RunConfig
 from privacct.algorithms.memory import (GENERIC_EPISODE_BYTES, GENERIC_SEED_BYTES, audit_estimate, observation_width,
                                         run_estimate, samples_lower_bound)
 from privacct.algorithms.registry import get_learner

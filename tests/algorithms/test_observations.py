@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from privacct.algorithms.base import AuditHook, RunConfig
+from privacct.algorithms.contract import AuditHook, RunConfig
 from privacct.algorithms.registry import learners
 from privacct.rng import spawn_sequences
 

@@ -26,7 +26,7 @@ SHIPPED = {"ucb-vi", "ucb-po", "ldp-ucrl-vtr", "private-lsvi-ucb"}
 PLUGIN = '''
 import numpy as np
 
-from privacct.algorithms.base import LearnerSpec, RunResult
+from privacct.algorithms.contract import LearnerSpec, RunResult
 
 
 def build_log(config):
@@ -99,7 +99,7 @@ def test_a_plugin_entry_point_adds_a_learner_everywhere(plugins, capsys, tmp_pat
 
 
 def test_a_plugin_learner_gets_the_defaults_of_every_declaration(plugins):
-    from privacct.algorithms.base import AuditSetting, RunConfig
+    from privacct.algorithms.contract import AuditSetting, RunConfig
     from privacct.algorithms.memory import generic_memory, run_estimate
     from privacct.audits.report import ReportScale
     from privacct.audits.suite import audit_setting, paper_failures, planted_noise_bugs, suite

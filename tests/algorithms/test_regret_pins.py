@@ -57,7 +57,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from privacct.algorithms.base import AuditHook, RunConfig
+from privacct.algorithms.contract import AuditHook, RunConfig
 from privacct.algorithms.registry import learners
 from privacct.counters import strategies
 from privacct.rng import spawn_sequences

@@ -18,7 +18,7 @@ import sys
 import pytest
 
 from privacct.algorithms import registry, runner
-from privacct.algorithms.base import RUN_FIELDS, RunConfig
+from privacct.algorithms.contract import RUN_FIELDS, RunConfig
 from privacct.cli import main
 
 

@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 
 from privacct.algorithms import registry
-from privacct.algorithms.base import RunConfig
+from privacct.algorithms.contract import RunConfig
 from privacct.algorithms.runner import ProgressBar, run_experiment
 from privacct.accounting import tightest_epsilon
 from privacct.cli import main
 from privacct.log import MechanismLog
-from privacct.report import privacy_report
+from privacct.privacy_report import privacy_report
 
 
 def test_run_json_and_files(tmp_path, capsys):
@@ -237,7 +237,7 @@ def test_run_estimate_of_a_growing_cost_is_quadratic():
     assert linear == 0
 
     from privacct.algorithms.registry import get_learner
-    from privacct.algorithms.base import RunConfig
+    from privacct.algorithms.contract import RunConfig
 
     spec = get_learner("ucb-vi")
     cfg = RunConfig("ucb-vi", "jdp", epsilon=1.0, episodes=20, horizon=2)

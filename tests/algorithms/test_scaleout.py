@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from privacct.algorithms import scaleout
-from privacct.algorithms.base import RunConfig
+from privacct.algorithms.contract import RunConfig
 from privacct.algorithms.registry import get_learner, learners
 from privacct.algorithms.scaleout import join, run_seeds, seed_chunks
 from privacct.errors import PrivacctError

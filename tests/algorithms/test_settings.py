@@ -59,7 +59,7 @@ def test_a_setting_holds_its_learners_run_config_whole():
     form a family declares makes the same record, bound to each learner that takes the setting."""
     import dataclasses
 
-    from privacct.algorithms.base import RunConfig
+    from privacct.algorithms.contract import RunConfig
 
     for name, s in SETTINGS:
         assert isinstance(s.config, RunConfig) and s.config.algorithm == name and s.config.calibration == "paper"

@@ -93,7 +93,7 @@ def test_cli_billboard_exit_codes_and_json(capsys):
 
 
 def test_every_audit_says_which_claim_it_tests():
-    from privacct.audits.learner import claim_tested
+    from privacct.audits.learner_audit import claim_tested
 
     assert "released statistics" in claim_tested("jdp", "released") and "lemma" in claim_tested("jdp", "released")
     assert claim_tested("jdp", "actions").startswith("JDP itself")
@@ -106,8 +106,8 @@ def test_the_check_takes_its_run_config_whole():
     the result holds it (its fields read as the result's own, to_dict unchanged)."""
     import dataclasses
 
-    from privacct.algorithms.base import RunConfig
-    from privacct.audits.learner import audit_config
+    from privacct.algorithms.contract import RunConfig
+    from privacct.audits.learner_audit import audit_config
 
     config = audit_config("ucb-vi", **UCB_LEAKY)
     assert config == RunConfig("ucb-vi", "jdp", calibration="tight", **UCB_LEAKY)

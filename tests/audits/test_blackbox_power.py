@@ -15,7 +15,7 @@ import pytest
 from privacct.audits import audit_mechanism, canonical_power, power
 from privacct.audits.oracle import LossStructure
 from privacct.audits.power import NO_POWER_REASON, PowerCheck, exact_epsilon, leakier_check, structure_power
-from privacct.audits.runner import LEAKIER_SPAWN_KEY, leakier_seeds
+from privacct.audits.mechanism_audit import LEAKIER_SPAWN_KEY, leakier_seeds
 from privacct.errors import PrivacctError
 
 
@@ -249,12 +249,12 @@ def test_structure_criterion_matches_simulated_audits_of_its_reference(case):
     optimistic for these observations (independent coordinates)."""
     if case == "laplace-vector":
         from privacct.audits.catalog import get
-        from privacct.audits.catalog.basic import LaplaceVector
+        from privacct.audits.catalog.additive_and_local import LaplaceVector
 
         e = get("laplace-vector")
         mech, ref, d, d2, claim, conf, alpha = e.mechanism, LaplaceVector(0.5), e.dataset, e.neighbour, 1.0, 0.95, 0.025
     else:
-        from privacct.audits.mutants.privatizers import TreeCounterPrivatizer
+        from privacct.audits.mutants.planted_privatizers import TreeCounterPrivatizer
 
         mech, ref, d, d2, claim, conf, alpha = (TreeCounterPrivatizer(), TreeCounterPrivatizer(epsilon=8.0), "A", "B",
                                                 4.0, 0.99, 0.005)
@@ -265,7 +265,7 @@ def test_structure_criterion_matches_simulated_audits_of_its_reference(case):
 
 
 def test_declared_criteria_of_privacct_mechanisms():
-    from privacct.audits.mechanisms import GaussianMechanism, LaplaceMechanism, NullMechanism, RandomizedResponse
+    from privacct.audits.reference_mechanisms import GaussianMechanism, LaplaceMechanism, NullMechanism, RandomizedResponse
 
     assert audit_mechanism(LaplaceMechanism(1.0), 0.0, 1.0, trials=20_000).power.criterion == "exact-loss-2x"
     assert audit_mechanism(RandomizedResponse(1.0), 0, 1, trials=20_000).power.criterion == "exact-rates-2x"
@@ -281,7 +281,7 @@ def test_catalogue_private_entries_all_have_power_against_themselves():
     """Every private catalogue entry either declares a criterion from its exact privacy-loss distribution, whose
     exact eps is the entry's stated true eps, or carries a leakier version of itself."""
     from privacct.audits.catalog import catalogue
-    from privacct.audits.runner import declared_power
+    from privacct.audits.mechanism_audit import declared_power
 
     for e in catalogue().values():
         if not e.private:

@@ -26,24 +26,24 @@ def test_audit_too_small_for_the_learner_is_inconclusive(capsys):
 
 
 def test_audit_exit_one_when_the_audit_fails(capsys, monkeypatch):
-    import privacct.audits.learner
-    from privacct.audits.mechanisms import LaplaceMechanism
+    import privacct.audits.learner_audit
+    from privacct.audits.reference_mechanisms import LaplaceMechanism
     from privacct.audits import audit_mechanism
 
     failing = audit_mechanism(LaplaceMechanism(0.25), 0.0, 1.0, epsilon=1.0, trials=10_000)
-    monkeypatch.setattr(privacct.audits.learner, "audit_learner", lambda *a, **k: failing)
+    monkeypatch.setattr(privacct.audits.learner_audit, "audit_learner", lambda *a, **k: failing)
     rc = main(["audit", "ucb-vi", "--privacy", "jdp", "--trials", "100"])
     assert rc == 1 and "privacy audit FAILS" in capsys.readouterr().out
 
 
 def test_audit_exit_three_when_inconclusive_and_names_the_trials_needed(capsys, monkeypatch):
-    import privacct.audits.learner
-    from privacct.audits.mechanisms import LaplaceMechanism
+    import privacct.audits.learner_audit
+    from privacct.audits.reference_mechanisms import LaplaceMechanism
     from privacct.audits import audit_mechanism
 
     weak = audit_mechanism(LaplaceMechanism(0.25), 0.0, 1.0, epsilon=1.0, trials=50)  # true eps 4, 50 trials
     assert weak.verdict == "inconclusive"
-    monkeypatch.setattr(privacct.audits.learner, "audit_learner", lambda *a, **k: weak)
+    monkeypatch.setattr(privacct.audits.learner_audit, "audit_learner", lambda *a, **k: weak)
     rc = main(["audit", "ucb-vi", "--privacy", "jdp", "--trials", "50"])
     out = capsys.readouterr().out
     assert rc == 3 and "privacy audit INCONCLUSIVE" in out
@@ -59,8 +59,8 @@ def _capture_audit(monkeypatch) -> dict:
     keyword arguments (a passing result)."""
     import types
 
-    import privacct.audits.learner
-    from privacct.algorithms.base import RunConfig
+    import privacct.audits.learner_audit
+    from privacct.algorithms.contract import RunConfig
 
     seen: dict = {}
 
@@ -69,7 +69,7 @@ def _capture_audit(monkeypatch) -> dict:
         seen.update({**kw, **config.to_dict(), "options": config.options})
         return types.SimpleNamespace(verdict="passes", sandwich_ok=True, summary=lambda: "privacy audit passes",
                                      to_dict=lambda: {})
-    monkeypatch.setattr(privacct.audits.learner, "audit_learner", fake)
+    monkeypatch.setattr(privacct.audits.learner_audit, "audit_learner", fake)
     return seen
 
 
@@ -149,7 +149,7 @@ def test_memory_check_measures_the_audits_own_sample_when_the_bound_does_not_fit
     import argparse
 
     from privacct.audits.cli import check_audit_memory
-    from privacct.audits.learner import learner_config
+    from privacct.audits.learner_audit import learner_config
     from privacct.errors import PrivacctError
 
     cfg = learner_config("ucb-vi", privacy="jdp", calibration="paper", episodes=5, horizon=2)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from privacct.audits.learner import (LearnerMechanism, SandwichViolation, audit_learner, learner_config, np_statistic)
+from privacct.audits.learner_audit import (LearnerMechanism, SandwichViolation, audit_learner, learner_config, np_statistic)
 from privacct.audits.suite import audit_setting, check_learner, paper_failures, planted_noise_bugs, suite
 from privacct.errors import PrivacctError
 
@@ -102,7 +102,7 @@ def test_np_statistic_of_gaussian_blocks_has_the_gdp_law():
     mech = LearnerMechanism(a.config)
     layout = mech.layout()
     st = np_statistic(layout)
-    from privacct.audits.learner import loss_structure
+    from privacct.audits.learner_audit import loss_structure
     mu = loss_structure(layout).mu
     la = st(mech("A", np.random.default_rng(0), 4000))
     assert la.mean() == pytest.approx(mu * mu / 2, abs=4 * mu / np.sqrt(4000))   # N(mu^2/2, mu^2) under D
@@ -156,7 +156,7 @@ def test_the_flat_sample_keeps_only_the_coordinates_the_canaries_move():
     statistic and the loss structure are those of the full observation."""
     import numpy as np
 
-    from privacct.audits.learner import LearnerMechanism, learner_config, loss_structure, np_statistic
+    from privacct.audits.learner_audit import LearnerMechanism, learner_config, loss_structure, np_statistic
 
     cfg = learner_config("ucb-vi", privacy="jdp", calibration="paper", episodes=5, horizon=2)
     mech = LearnerMechanism(cfg)
@@ -182,8 +182,8 @@ def test_an_audit_takes_its_run_config_whole_and_the_keyword_form_builds_the_sam
     import dataclasses
 
     from privacct.algorithms import registry
-    from privacct.algorithms.base import RunConfig
-    from privacct.audits.learner import audit_config
+    from privacct.algorithms.contract import RunConfig
+    from privacct.audits.learner_audit import audit_config
 
     config = RunConfig("ucb-vi", "ldp", epsilon=1.0, delta=0.0, calibration="tight", episodes=4, horizon=1)
     assert audit_config("ucb-vi", privacy="ldp", episodes=4, horizon=1) == config
@@ -216,7 +216,7 @@ def test_a_learner_audit_holds_its_run_config():
     as a record is the same, and a configuration change is a dataclasses.replace of the record."""
     import dataclasses
 
-    from privacct.algorithms.base import RunConfig
+    from privacct.algorithms.contract import RunConfig
     from privacct.algorithms.registry import get_learner
 
     a = audit_setting("pp-ucrl-vtr", "jdp", calibration="paper", epsilon=0.5, delta=1e-5)

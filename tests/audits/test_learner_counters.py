@@ -10,7 +10,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from privacct.audits.learner import LearnerMechanism
+from privacct.audits.learner_audit import LearnerMechanism
 from privacct.audits.suite import audit_setting
 from privacct.errors import PrivacctError
 
@@ -90,7 +90,7 @@ def test_audited_runs_with_an_explicit_counter_run_and_observe_it(algorithm, cou
 
 @pytest.mark.parametrize("algorithm", ["pp-ucrl-vtr-laplace", "batched-jdp-lsvi-ucb-laplace"])
 def test_a_one_run_audit_refuses_a_laplace_toeplitz_counter_in_one_line(algorithm):
-    from privacct.algorithms.base import AuditHook, CanaryPlan
+    from privacct.algorithms.contract import AuditHook, CanaryPlan
     from privacct.algorithms.registry import get_learner
     from privacct.rng import spawn_sequences
 
@@ -116,7 +116,7 @@ def test_a_one_run_audit_observes_a_factorized_counter(algorithm, counter):
 def test_the_gaussian_loss_structure_is_the_column_norm_times_the_shift():
     """mu of the observation = ||R[:, 1]|| ||x_A - x_B|| / sigma per counter (docs/auditing.md#factorized-counters):
     pp-ucrl-vtr JDP at K = 5 (4 leaves) with sqrt-toeplitz, from release 1 of each counter and R computed apart."""
-    from privacct.audits.learner import loss_structure
+    from privacct.audits.learner_audit import loss_structure
 
     audit = _with_counter("pp-ucrl-vtr", "sqrt-toeplitz", episodes=5)
     layout = LearnerMechanism(audit.config).layout()

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from privacct.audits import audit_mechanism
-from privacct.audits.mechanisms import (GaussianMechanism, LaplaceMechanism, NullMechanism, RandomizedResponse,
+from privacct.audits.reference_mechanisms import (GaussianMechanism, LaplaceMechanism, NullMechanism, RandomizedResponse,
                                gaussian_true_epsilon)
 from privacct.errors import PrivacctError
 
@@ -124,7 +124,7 @@ def test_bad_input_names_the_argument(kwargs, needle):
 
 def test_float_laplace_lsb_regression():
     """Mironov (2012): a textbook float Laplace leaks through which outputs are reachable."""
-    from privacct.audits.mechanisms import FloatLaplace
+    from privacct.audits.reference_mechanisms import FloatLaplace
 
     m = FloatLaplace(scale=10.0)  # eps = 0.1 for the idealised mechanism
     plain = audit_mechanism(m, 0.0, 1.0, epsilon=0.1, trials=20_000, seed=0)

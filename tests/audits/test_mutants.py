@@ -5,7 +5,7 @@ import pytest
 
 from privacct.audits.checks import LEARNER_CHECKS
 from privacct.audits.mutants import CHECKS, CONTROLS, MUTANTS, LearnerMutant, check_mutant, ledger_shape_problems
-from privacct.audits.mutants.privatizers import TreeCounterPrivatizer
+from privacct.audits.mutants.planted_privatizers import TreeCounterPrivatizer
 from privacct.ledger import Ledger
 
 # which check must catch which mutant (documented in the registry); the audit may catch more

@@ -136,7 +136,7 @@ def test_the_planted_leak_fails_in_one_run_and_both_engines_agree():
 def test_a_replay_of_the_bit_the_canary_played_is_the_run():
     """The premise of every guess: replaying the played bit (nothing flipped) reproduces the run's draws and the
     actions of the users after the canary, bit for bit."""
-    from privacct.algorithms.base import AuditHook, CanaryPlan
+    from privacct.algorithms.contract import AuditHook, CanaryPlan
     from privacct.algorithms.registry import get_learner
     from privacct.audits.one_run import draw_bits
     from privacct.audits.one_run_learner import one_run_config, plan_users
@@ -188,7 +188,7 @@ def test_private_lsvi_ucb_replays_stop_at_the_responses_they_cannot_pin():
 
 
 def test_a_run_config_gives_the_whole_configuration():
-    from privacct.algorithms.base import RunConfig
+    from privacct.algorithms.contract import RunConfig
 
     cfg = RunConfig("ucb-vi", "jdp", epsilon=1.0, delta=0.0, calibration="tight", episodes=129, horizon=2,
                     bonus_scale=1e6, options=(("e_scale", 1e-9),))

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from privacct.algorithms.base import AuditHook, CanaryPlan, RunConfig
+from privacct.algorithms.contract import AuditHook, CanaryPlan, RunConfig
 from privacct.algorithms.registry import get_learner
 from privacct.audits.one_run_learner import canary_scores, one_run_audit_learner, plan_users
 from privacct.cli import main

@@ -1,4 +1,4 @@
-"""The power criterion (privacct.audits.power) and the verdict it decides (privacct.audits.runner)."""
+"""The power criterion (privacct.audits.power) and the verdict it decides (privacct.audits.mechanism_audit)."""
 
 import itertools
 import math
@@ -8,9 +8,9 @@ import pytest
 from scipy import stats
 
 from privacct.audits import audit_mechanism, bounds, power
-from privacct.audits.mechanisms import GaussianMechanism, LaplaceMechanism, NullMechanism
+from privacct.audits.reference_mechanisms import GaussianMechanism, LaplaceMechanism, NullMechanism
 from privacct.audits.power import PowerCheck, canonical_power
-from privacct.audits.runner import decide
+from privacct.audits.mechanism_audit import decide
 from privacct.errors import PrivacctError
 
 ALPHA = 0.025  # one pair, two directions, confidence 0.95

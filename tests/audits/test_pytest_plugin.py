@@ -3,12 +3,12 @@
 
 # Load numpy/scipy and the auditor before pytester snapshots sys.modules: an in-process pytester run
 # restores sys.modules afterwards, and numpy's C extension cannot be imported twice in one process.
-import privacct.audits.mechanisms  # noqa: F401
-import privacct.audits.runner  # noqa: F401
+import privacct.audits.reference_mechanisms  # noqa: F401
+import privacct.audits.mechanism_audit  # noqa: F401
 
 TEST_FILE = '''
 import pytest
-from privacct.audits.mechanisms import LaplaceMechanism
+from privacct.audits.reference_mechanisms import LaplaceMechanism
 
 
 @pytest.mark.privacy_audit(epsilon=1.0)
@@ -40,7 +40,7 @@ def test_plugin_passes_correct_and_fails_broken_with_readable_message(pytester):
 
 def test_plugin_options_reach_the_audit(pytester):
     pytester.makepyfile('''
-        from privacct.audits.mechanisms import NullMechanism
+        from privacct.audits.reference_mechanisms import NullMechanism
 
         def test_seed_and_trials(privacy_audit):
             r = privacy_audit.mechanism(NullMechanism(), 0, 1)
@@ -64,7 +64,7 @@ def test_marker_is_registered(pytester):
 
 INCONCLUSIVE_FILE = '''
 import pytest
-from privacct.audits.mechanisms import LaplaceMechanism
+from privacct.audits.reference_mechanisms import LaplaceMechanism
 
 WEAK = dict(epsilon=1.0, trials=50)  # true eps 4, but 50 trials cannot see a violation of 1
 
@@ -91,7 +91,7 @@ def test_strong_audit_passes(privacy_audit):
 
 def test_inconclusive_audit_fails_unless_the_test_opts_out(pytester):
     from privacct.audits import audit_mechanism
-    from privacct.audits.mechanisms import LaplaceMechanism
+    from privacct.audits.reference_mechanisms import LaplaceMechanism
 
     need = audit_mechanism(LaplaceMechanism(0.25), 0.0, 1.0, epsilon=1.0, trials=50).power.trials_needed
     pytester.makepyfile(INCONCLUSIVE_FILE)
@@ -277,7 +277,7 @@ def test_a_bad_marker_on_a_module_or_class_is_caught_for_each_test(pytester):
 def test_without_a_marker_the_default_claim_is_used_and_named_in_the_summary(pytester):
     pytester.makepyfile('''
         import pytest
-        from privacct.audits.mechanisms import NullMechanism
+        from privacct.audits.reference_mechanisms import NullMechanism
 
         def test_no_marker(privacy_audit):
             assert privacy_audit.mechanism(NullMechanism(), 0, 1).claimed_epsilon == 1.0
@@ -377,7 +377,7 @@ def test_plugin_learner_audit_takes_a_run_config_whole(pytester):
     another claim fails the test in one line (the record carries it)."""
     pytester.makepyfile('''
         import pytest
-        from privacct.algorithms.base import RunConfig
+        from privacct.algorithms.contract import RunConfig
 
         CONFIG = RunConfig("ucb-vi", "ldp", epsilon=1.0, delta=0.0, calibration="tight", episodes=4, horizon=1)
 
@@ -402,7 +402,7 @@ def test_plugin_one_run_audit_takes_a_run_config_whole(pytester):
     another fails the test in one line), as ``.learner`` and ``.one_run_actions`` do."""
     pytester.makepyfile('''
         import pytest
-        from privacct.algorithms.base import RunConfig
+        from privacct.algorithms.contract import RunConfig
 
         CONFIG = RunConfig("ucb-vi", "ldp", epsilon=1.0, delta=0.0, calibration="tight", episodes=65, horizon=1)
 

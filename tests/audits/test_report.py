@@ -328,7 +328,7 @@ def test_verdict_words_keep_repaired_and_trivially_apart(tiny_report):
     from dataclasses import replace
 
     from privacct.log import Claim
-    from privacct.report import privacy_report
+    from privacct.privacy_report import privacy_report
 
     out, data = tiny_report
     (ldp,) = _rows(data, "ldp-ucrl-vtr")

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from privacct.audits import audit_mechanism, sampling
-from privacct.audits.mechanisms import GaussianMechanism, LaplaceMechanism
+from privacct.audits.reference_mechanisms import GaussianMechanism, LaplaceMechanism
 from privacct.errors import PrivacctError
 
 KW = dict(trials=24_000, seed=11, chunk_size=5000)
@@ -46,7 +46,7 @@ def test_bad_executor_and_missing_scheduler():
 
 
 def test_learner_audit_on_dask_equals_inline():
-    from privacct.audits.learner import audit_learner
+    from privacct.audits.learner_audit import audit_learner
 
     kw = dict(privacy="jdp", episodes=8, horizon=3, trials=200, seed=2, chunk_size=50)
     a = audit_learner("ucb-vi", executor="inline", **kw)

@@ -5,9 +5,9 @@ import pytest
 
 from privacct.audits import audit_mechanism, statistics
 from privacct.audits.catalog import get
-from privacct.audits.catalog.basic import BinaryRandomizedResponse, OneTimeRappor, rappor_epsilon
+from privacct.audits.catalog.additive_and_local import BinaryRandomizedResponse, OneTimeRappor, rappor_epsilon
 from privacct.audits.catalog.sparse_vector import Concatenated
-from privacct.audits.mechanisms import LaplaceMechanism
+from privacct.audits.reference_mechanisms import LaplaceMechanism
 from privacct.audits.vector_statistics import column_atoms, row_hash, vector_candidates
 
 

@@ -129,7 +129,7 @@ def example():
 @pytest.mark.parametrize("bug", ["none", "redraw", "no-depth"])
 def test_accountant_ledger_and_observation_of_each_bug(example, bug):
     from privacct.accounting import tightest_epsilon
-    from privacct.algorithms.base import AuditHook, RunConfig
+    from privacct.algorithms.contract import AuditHook, RunConfig
     from privacct.ledger import check_ledger
     from privacct.rng import spawn_sequences
 
@@ -149,7 +149,7 @@ def test_accountant_ledger_and_observation_of_each_bug(example, bug):
 def test_observation_is_user_one_plus_noise(example):
     import numpy as np
 
-    from privacct.algorithms.base import AuditHook, RunConfig
+    from privacct.algorithms.contract import AuditHook, RunConfig
     from privacct.rng import spawn_sequences
 
     cfg = RunConfig("example-pucb", "jdp", epsilon=1.0, calibration="paper", episodes=16)

@@ -12,7 +12,7 @@ from privacct.accounting import get_accountant
 from privacct.calibrate import calibration_factor
 from privacct.explain import explain, family_of, headline, short_reference
 from privacct.log import Claim, MechanismLog, PaperStatement, ReleaseGroup, Sensitivity, Structure
-from privacct.report import privacy_report
+from privacct.privacy_report import privacy_report
 
 
 def _gauss(name, sigma, sens, count, paper=None):

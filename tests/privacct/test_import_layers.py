@@ -12,7 +12,7 @@ all the same; only ``if TYPE_CHECKING:`` blocks are left out), plus the registry
 by importing each guarded module first in a fresh interpreter (a circle makes some first-import orders fail).
 
 No import circle anywhere else either, but the one allowed (:data:`ALLOWED_CIRCLES`): the ones of issue 22 item 5 are
-gone. ``algorithms.base <-> algorithms.settings``: base binds a paper setting only if settings (which builds on base) is
+gone. ``algorithms.contract <-> algorithms.settings``: base binds a paper setting only if settings (which builds on base) is
 loaded; ``audits.oracle <-> audits.power``: the exact privacy-loss distribution both need moved down to
 audits/privacy_loss.py (the oracle re-exports it); ``algorithms.envs.linear_mdp <-> algorithms.envs.registry``: the
 index holds the linear MDPs' sizes table (linear_mdp re-exports it). The circles of a package with its own submodules
@@ -44,7 +44,7 @@ LIGHT = ("privacct.log", "privacct.log_groups", "privacct.log_readings", "privac
 ALLOWED_CIRCLES = {("privacct.mechanisms", "privacct.tap")}
 #: Circles removed by issue 22 item 5, each as a pair of its modules that must not share a circle again.
 REMOVED = (("privacct.accounting", "privacct.accounting.base"),
-           ("privacct.algorithms.base", "privacct.algorithms.settings"),
+           ("privacct.algorithms.contract", "privacct.algorithms.settings"),
            ("privacct.audits.oracle", "privacct.audits.power"),
            ("privacct.audits.mutants", "privacct.audits.mutants.registry"),
            ("privacct.audits.report", "privacct.audits.report.command"),
@@ -231,7 +231,7 @@ def test_no_import_circle_but_the_allowed_ones():
     bad = _check_circles(graph)
     assert not bad, "import circles (issue 22 item 5; ALLOWED_CIRCLES lists the only ones left):\n" + "\n".join(bad)
     # the ones removed, edge by edge: the upper module imports the lower one, which imports nothing of it
-    for upper, lower in [("privacct.algorithms.settings", "privacct.algorithms.base"),
+    for upper, lower in [("privacct.algorithms.settings", "privacct.algorithms.contract"),
                          ("privacct.audits.oracle", "privacct.audits.power"),
                          ("privacct.audits.power", "privacct.audits.privacy_loss"),
                          ("privacct.audits.oracle", "privacct.audits.privacy_loss"),
@@ -251,21 +251,21 @@ def test_the_circle_check_fails_on_a_new_or_a_removed_circle():
     new["privacct.audits.report.document"].add("privacct.audits.report.render")   # any new one, not only those removed
     assert _check_circles(new) == ["privacct.audits.report.document <-> privacct.audits.report.render"]
     grown = {k: set(v) for k, v in graph.items()}
-    grown["privacct.tap"].add("privacct.algorithms.base")                # an allowed circle may not grow
-    assert _check_circles(grown) == ["privacct.algorithms.base <-> privacct.mechanisms <-> privacct.tap"]
+    grown["privacct.tap"].add("privacct.algorithms.contract")                # an allowed circle may not grow
+    assert _check_circles(grown) == ["privacct.algorithms.contract <-> privacct.mechanisms <-> privacct.tap"]
 
 
 # each module of a removed circle imported first, then its partner: a circle makes some first-import orders fail
 _FIRST = {
     "privacct.accounting.base": "import privacct.accounting as m; assert m.default_delta is m.base.default_delta",
-    "privacct.algorithms.base": (
-        "from privacct.algorithms.base import LearnerSpec\n"
+    "privacct.algorithms.contract": (
+        "from privacct.algorithms.contract import LearnerSpec\n"
         "from privacct.algorithms.settings import PROVENANCE_FIELDS, PaperSetting, choice\n"
         "s = PaperSetting('jdp', 0.5, 1e-5, 100, {f: choice('x') for f in PROVENANCE_FIELDS})\n"
         "spec = LearnerSpec(name='x', family='f', paper='p', privacy_models=('jdp',), default_env='e', description='d',\n"
         "                   build_log=None, run_batch=None, paper_settings=[s, {'privacy': 'jdp'}])\n"
         "assert spec.paper_settings == (s.bound('x'), {'privacy': 'jdp'}) and s.config.algorithm != 'x'"),
-    "privacct.algorithms.settings": "import privacct.algorithms.base as b; assert b.LearnerSpec and b.RunConfig",
+    "privacct.algorithms.settings": "import privacct.algorithms.contract as b; assert b.LearnerSpec and b.RunConfig",
     "privacct.algorithms.envs.registry": (
         "from privacct.algorithms.envs.linear_mdp import LINEAR_ENVS, LINEAR_ENV_SIZES\n"
         "from privacct.algorithms.envs.registry import environments\n"

@@ -10,7 +10,7 @@ import pytest
 from privacct.accounting import all_epsilons
 from privacct.cli import main
 from privacct.log import MechanismLog
-from privacct.report import privacy_report
+from privacct.privacy_report import privacy_report
 
 EX = Path(__file__).parents[2] / "privacct" / "examples"
 

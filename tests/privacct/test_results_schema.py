@@ -19,7 +19,7 @@ def test_schema_file_is_shipped_and_valid():
 def test_run_summary_follows_the_results_schema(tmp_path, privacy):
     import jsonschema
 
-    from privacct.algorithms.base import RunConfig
+    from privacct.algorithms.contract import RunConfig
     from privacct.algorithms.runner import run_experiment
 
     cfg = RunConfig("ucb-vi", privacy=privacy, epsilon=1.0, delta=0.0, episodes=5, horizon=3)

@@ -88,7 +88,7 @@ def test_verdict_of_a_log_is_its_figures_decided():
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
 def test_the_verdict_is_the_one_the_report_shows(path):
-    from privacct.report import privacy_report
+    from privacct.privacy_report import privacy_report
 
     log = MechanismLog.load(path)
     v, rep = verdict(log), privacy_report(log, readings=False)
@@ -227,7 +227,7 @@ def test_verify_json_reports_the_lead_and_the_declared_verdicts(tmp_path):
 def test_every_figure_picking_place_reads_the_one_tightest_rule(monkeypatch, tmp_path):
     """Swap the rule for 'the largest figure': every place that names the tightest must follow it (a hand-written
     min loop left anywhere would not)."""
-    from privacct.report import privacy_report
+    from privacct.privacy_report import privacy_report
 
     log = _gauss_log(sigma=10.0, eps=1000.0, delta=1e-6)
     mixed = MechanismLog("m", "joint", (ReleaseGroup("c", "laplace", 4.0, Sensitivity("l1", 2.0, "t"),

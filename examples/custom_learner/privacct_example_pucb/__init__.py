@@ -7,7 +7,7 @@ repository for the walk from this algorithm to its log, verdict, calibration, au
 
 from __future__ import annotations
 
-from privacct.algorithms.base import AuditSetting, LearnerSpec, RunConfig
+from privacct.algorithms.contract import AuditSetting, LearnerSpec, RunConfig
 from privacct.algorithms.neighbours import GroupDistance, NeighbourSpec, jdp
 
 from . import bandit

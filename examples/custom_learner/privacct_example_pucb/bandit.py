@@ -40,7 +40,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from privacct.algorithms.base import (AuditHook, RunConfig, RunResult, noise_generators, stream_generators)
+from privacct.algorithms.contract import (AuditHook, RunConfig, RunResult, noise_generators, stream_generators)
 from privacct.calibrate import calibrate_log
 from privacct.errors import PrivacctError, check_count, check_delta, check_positive
 from privacct.ledger import Ledger

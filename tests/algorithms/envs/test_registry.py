@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from privacct.algorithms.base import RunConfig
+from privacct.algorithms.contract import RunConfig
 from privacct.algorithms.envs.registry import KINDS, environments, unknown_environment
 from privacct.algorithms.registry import get_learner
 from privacct.errors import PrivacctError

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from privacct.algorithms.base import AuditHook, CanaryPlan, RunConfig
+from privacct.algorithms.contract import AuditHook, CanaryPlan, RunConfig
 from privacct.algorithms.linear_mdp import LEARNERS
 from privacct.algorithms.linear_mdp import batched_jdp as BJ
 from privacct.counters.registry import strategy_names

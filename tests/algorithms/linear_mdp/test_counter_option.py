@@ -5,7 +5,7 @@ import math
 import pytest
 
 from privacct.accounting import tightest_epsilon
-from privacct.algorithms.base import RunConfig
+from privacct.algorithms.contract import RunConfig
 from privacct.algorithms.linear_mdp import private_lsvi_ucb as M
 from privacct.algorithms.linear_mdp.common import TightChoice
 from privacct.algorithms.registry import learners

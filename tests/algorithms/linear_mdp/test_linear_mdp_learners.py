@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from privacct.algorithms.base import RunConfig
+from privacct.algorithms.contract import RunConfig
 from privacct.algorithms.envs.linear_mdp import make_linear_env
 from privacct.algorithms.linear_mdp import LEARNERS
 from privacct.algorithms.linear_mdp import common as C
@@ -16,7 +16,7 @@ from privacct.algorithms.linear_mdp import batched_jdp, private_lsvi_ucb as P
 from privacct.errors import NumericalError, PrivacctError
 from privacct.ledger import check_ledger
 from privacct.log import tree_depth
-from privacct.report import privacy_report
+from privacct.privacy_report import privacy_report
 from privacct.rng import spawn_sequences
 
 PRIVATE = ("batched-jdp-lsvi-ucb", "batched-jdp-lsvi-ucb-laplace", "private-lsvi-ucb")
@@ -150,7 +150,7 @@ def test_eig_floor_false_runs_clean_when_matrices_stay_pd():
 
 @pytest.mark.parametrize("name", PRIVATE)
 def test_canaries_get_the_pure_actions_and_user_one_is_not_in_the_actions(name):
-    from privacct.algorithms.base import AuditHook
+    from privacct.algorithms.contract import AuditHook
     from privacct.algorithms.linear_mdp.canary import rollout
     env = make_linear_env("linear-two-state")
     c = cfg(name, episodes=8)
@@ -247,7 +247,7 @@ def test_floored_logdet_property(seed, floor, spread):
 
 
 def test_observation_holds_every_release_of_user_one_in_update_order():
-    from privacct.algorithms.base import AuditHook
+    from privacct.algorithms.contract import AuditHook
     K, H = 32, 5
     c = cfg("private-lsvi-ucb", episodes=K, options=(("beta", 5.0), ("C", 1.5)))
     res = LEARNERS["private-lsvi-ucb"].run_observed(c, spawn_sequences(9, 3), audit=AuditHook("A"))

@@ -6,7 +6,7 @@ batched leaf hides."""
 import numpy as np
 import pytest
 
-from privacct.algorithms.base import AuditHook, CanaryPlan, RunConfig
+from privacct.algorithms.contract import AuditHook, CanaryPlan, RunConfig
 from privacct.algorithms.envs.linear_mdp import make_linear_env
 from privacct.algorithms.linear_mdp import LEARNERS
 from privacct.algorithms.linear_mdp import canary as CAN

@@ -12,14 +12,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import norm
 
-from privacct.algorithms.base import RunConfig
+from privacct.algorithms.contract import RunConfig
 from privacct.algorithms.linear_mdp import LEARNERS, PRIVATE_LSVI_AUDIT, neighbours
 from privacct.algorithms.linear_mdp import private_lsvi_ucb as P
 from privacct.algorithms.neighbours import check_log_against
 from privacct.errors import PrivacctError
 from privacct.ledger import check_ledger
 from privacct.log import tree_depth
-from privacct.report import privacy_report
+from privacct.privacy_report import privacy_report
 from privacct.rng import spawn_sequences
 
 SPEC = LEARNERS["private-lsvi-ucb"]
@@ -222,7 +222,7 @@ def test_the_audit_setting_declares_its_departure_and_audits_what_it_declares():
 
 
 def test_audit_setting_departures_must_be_text():
-    from privacct.algorithms.base import AuditSetting
+    from privacct.algorithms.contract import AuditSetting
 
     assert AuditSetting().departures == ""
     with pytest.raises(PrivacctError, match="departures"):

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from privacct.accounting import tightest_epsilon
-from privacct.algorithms.base import AuditHook, CanaryPlan, RunConfig
+from privacct.algorithms.contract import AuditHook, CanaryPlan, RunConfig
 from privacct.algorithms.linear_mixture import LEARNERS
 from privacct.algorithms.linear_mixture import design as D
 from privacct.counters.strategies import (Strategy, blt_polynomials, column_norm, toeplitz_coefficients,

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from privacct.algorithms.base import AuditHook, RunConfig
+from privacct.algorithms.contract import AuditHook, RunConfig
 from privacct.algorithms.linear_mixture import LEARNERS
 from privacct.algorithms.linear_mixture import engine as E
 from privacct.algorithms.linear_mixture import episode_jit as J

@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from privacct.algorithms.base import RunConfig
+from privacct.algorithms.contract import RunConfig
 from privacct.algorithms.envs.linear_mixture import hard_to_learn, riverswim_lm
-from privacct.algorithms.base import AuditHook
+from privacct.algorithms.contract import AuditHook
 from privacct.algorithms.linear_mixture import LEARNERS, ldp_trajectory
 from privacct.algorithms.linear_mixture.aggregators import safe_inverse
 from privacct.accounting import epsilon as account

@@ -11,7 +11,7 @@ import pytest
 
 from privacct.accounting import epsilon as account
 from privacct.accounting import tightest_epsilon
-from privacct.algorithms.base import AuditHook, RunConfig
+from privacct.algorithms.contract import AuditHook, RunConfig
 from privacct.algorithms.linear_mixture import LEARNERS
 from privacct.algorithms.linear_mixture import design as D
 from privacct.algorithms.linear_mixture.learners import design_for

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from privacct.algorithms.base import AuditHook, RunConfig
+from privacct.algorithms.contract import AuditHook, RunConfig
 from privacct.algorithms.tabular import LEARNERS
 from privacct.algorithms.tabular import learner as tabular_learner
 from privacct.algorithms.tabular.ahead import TreeAhead, exponentials

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from privacct.algorithms.base import AuditHook, RunConfig
+from privacct.algorithms.contract import AuditHook, RunConfig
 from privacct.algorithms.tabular import LEARNERS
 from privacct.algorithms.tabular.stats import split
 from privacct.log import tree_depth
@@ -66,7 +66,7 @@ def test_accounted_epsilon_of_the_report_settings():
 @pytest.mark.parametrize("fixed", [True, False])
 def test_audited_runs_draw_what_base_generators_draw(alg, priv, fixed, monkeypatch):
     # the learner makes its Generators cheaply (one fixed-coins Generator broadcast over the trials, the noise and
-    # roll-out children hashed at once, privacct.rng.child_generators, in privacct.algorithms.base): the same bytes as
+    # roll-out children hashed at once, privacct.rng.child_generators, in privacct.algorithms.contract): the same bytes as
     # one numpy SeedSequence and Generator per trial and stream
     from privacct.algorithms import base
     from privacct.algorithms.tabular import learner as L

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from privacct.algorithms.base import RunConfig
+from privacct.algorithms.contract import RunConfig
 from privacct.algorithms.tabular import LEARNERS
 from privacct.errors import PrivacctError
 from privacct.rng import spawn_sequences
@@ -67,7 +67,7 @@ def test_regret_is_exact_policy_regret():
 @pytest.mark.parametrize("alg", ["ucb-vi", "ucb-po"])
 def test_jdp_canaries_share_a1_and_differ_by_6h_minus_3(alg):
     # Def. 2.2: both canaries receive the same a_1; the release's l1 change is 6H - 3 (H = 20)
-    from privacct.algorithms.base import AuditHook
+    from privacct.algorithms.contract import AuditHook
     cfg = RunConfig(alg, "jdp", epsilon=1.0, calibration="paper", episodes=2, bonus_scale=0.01)
     r = LEARNERS[alg].run_observed(cfg, spawn_sequences(0, 2), audit=AuditHook("A"))
     (node,) = r.observation.blocks
@@ -81,7 +81,7 @@ def test_jdp_canaries_share_a1_and_differ_by_6h_minus_3(alg):
 def test_audited_large_batch_is_cheap():
     import time
 
-    from privacct.algorithms.base import AuditHook
+    from privacct.algorithms.contract import AuditHook
     t = time.perf_counter()
     cfg = RunConfig("ucb-vi", "jdp", epsilon=20.0, episodes=32, horizon=5, bonus_scale=0.01, options=(("e_scale", 0.01),))
     r = LEARNERS["ucb-vi"].run_observed(cfg, spawn_sequences(0, 1000), audit=AuditHook("B", fixed_users=False))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from privacct.accounting import tightest_epsilon
-from privacct.algorithms.base import AuditHook, RunConfig
+from privacct.algorithms.contract import AuditHook, RunConfig
 from privacct.algorithms.tabular import LEARNERS
 from privacct.algorithms.tabular.privatizers import tabular_neighbours
 from privacct.algorithms.tabular.stats import episode_stats, split

@@ -5,13 +5,13 @@ import math
 import numpy as np
 import pytest
 
-from privacct.algorithms.base import RunConfig
+from privacct.algorithms.contract import RunConfig
 from privacct.algorithms.tabular import LEARNERS
 from privacct.algorithms.tabular.privatizers import GROUP, Privatizer, build_tabular_log, e_terms
 from privacct.accounting import tightest_epsilon
 from privacct.ledger import Ledger, check_ledger
 from privacct.log import MechanismLog, tree_depth
-from privacct.report import privacy_report
+from privacct.privacy_report import privacy_report
 from privacct.rng import spawn_generators, spawn_sequences
 
 PRIVATE = [(a, p, c) for a in ("ucb-vi", "ucb-po") for p in ("jdp", "ldp") for c in ("paper", "tight")]

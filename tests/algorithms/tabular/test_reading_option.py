@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from privacct.algorithms.base import RunConfig
+from privacct.algorithms.contract import RunConfig
 from privacct.algorithms.registry import get_learner
 from privacct.errors import PrivacctError
 from privacct.ledger import Ledger, check_ledger

@@ -4,7 +4,7 @@ statistics: docs/auditing.md#what-each-audit-tests) and its verdict, said the wa
 
 import pytest
 
-from privacct.audits.learner import learner_config
+from privacct.audits.learner_audit import learner_config
 from privacct.audits.one_run_actions import TESTS
 from privacct.audits.report.build import action_audit_parts, audit_text
 from privacct.audits.report.document import plain, text

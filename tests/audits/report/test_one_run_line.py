@@ -2,7 +2,7 @@
 setting, printed constants), passed whole, never rebuilt from copies of its fields (issue 22)."""
 
 from privacct.audits import one_run_learner
-from privacct.audits.learner import accounted_epsilon, learner_config
+from privacct.audits.learner_audit import accounted_epsilon, learner_config
 from privacct.audits.report.rows import ReportScale, _one_run
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from privacct.algorithms.base import RunConfig
+from privacct.algorithms.contract import RunConfig
 from privacct.audits.report.rows import _default_settings, paper_configs
 from privacct.audits.suite import audit_setting
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from privacct.algorithms.base import RunConfig
+from privacct.algorithms.contract import RunConfig
 from privacct.algorithms.registry import get_learner
 from privacct.counters.choice import TightChoice, tree_kept
 from privacct.log import MechanismLog

@@ -275,7 +275,7 @@ def run_audit(mechanism: Callable, neighbours: NeighbourGenerator, *, epsilon: f
       replicates; :func:`privacct.audits.power.leakier_check`).
       A failing audit does not run it (``fails`` needs no power).
     * neither: the criterion the mechanism declares (:func:`declared_power`: the mechanisms of
-      :mod:`privacct.audits.mechanisms`, the catalogue and the planted bugs derive theirs from their
+      :mod:`privacct.audits.reference_mechanisms`, the catalogue and the planted bugs derive theirs from their
       exact privacy-loss distribution); else none (:func:`privacct.audits.power.unknown_power`): a
       black-box audit that does not fail is ``inconclusive`` ("no violation found; power unknown for
       this mechanism").

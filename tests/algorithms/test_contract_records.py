@@ -1,11 +1,11 @@
-"""The contract's typed records, validated in one place (algorithms/base.py)."""
+"""The contract's typed records, validated in one place (algorithms/contract.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from privacct.algorithms.base import (AuditHook, Observation, ObservedBlock, RunConfig, ScaledNoiseGenerator,
+from privacct.algorithms.contract import (AuditHook, Observation, ObservedBlock, RunConfig, ScaledNoiseGenerator,
                                       check_observation, noise_generators, stream_generators)
 from privacct.algorithms.registry import get_learner
 from privacct.errors import PrivacctError
@@ -62,3 +62,12 @@ def test_observation_is_checked_against_the_log(over, needle):
         check_observation(_observation(log, **over), log, 2, AuditHook("A"))
     with pytest.raises(PrivacctError, match="canary"):
         check_observation(_observation(log), log, 2, AuditHook("B"))
+
+
+def test_the_former_module_name_still_imports_the_contract():
+    """Code written against earlier privacct imports privacct.algorithms.base: the same objects as
+    privacct.algorithms.contract (the module was renamed so that file names say what they hold, issue 22)."""
+    from privacct.algorithms import base, contract
+
+    assert set(base.__all__) == set(contract.__all__)
+    assert all(getattr(base, name) is getattr(contract, name) for name in contract.__all__)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..mechanisms import laplace_loss, randomized_response_power, structure_criterion
+from ..reference_mechanisms import laplace_loss, randomized_response_power, structure_criterion
 
 
 @dataclass(frozen=True)

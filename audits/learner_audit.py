@@ -1,7 +1,7 @@
-"""Learner audits through the learner contract's audit hook (:mod:`privacct.algorithms.base`).
+"""Learner audits through the learner contract's audit hook (:mod:`privacct.algorithms.contract`).
 
 D and D' are the learner's user sequences with user 1 replaced by the family's canary A or B
-(:class:`privacct.algorithms.base.AuditHook`); the valid pair per privacy model and paper is stated in
+(:class:`privacct.algorithms.contract.AuditHook`); the valid pair per privacy model and paper is stated in
 :mod:`privacct.algorithms.neighbours` and each family's ``neighbours(config)``. Every trial is one seed of
 a batched run (``spec.run(config, seeds, audit=hook)``, a leading batch axis). By default:
 
@@ -13,7 +13,7 @@ a batched run (``spec.run(config, seeds, audit=hook)``, a leading batch axis). B
   releases whitened by its declared L, each weighted by R[t, 1] in its means, docs/auditing.md#factorized-counters;
   fresh/adaptive releases: all of them; LDP: user 1's report),
   each minus the other users' exact contribution (a post-processing of the transcript; see
-  :mod:`privacct.algorithms.base`), with its noise model and its noiseless value under each canary.
+  :mod:`privacct.algorithms.contract`), with its noise model and its noiseless value under each canary.
 
 Test statistic: the Neyman-Pearson log-likelihood ratio of the observed releases, fixed before any
 sample is seen (:func:`np_statistic`): Laplace blocks contribute sum_j (|x_j - m_B,j| - |x_j - m_A,j|)/b,
@@ -47,13 +47,13 @@ from typing import Any
 
 import numpy as np
 
-from privacct.algorithms.base import RUN_FIELDS, ConfigFields, RunConfig
+from privacct.algorithms.contract import RUN_FIELDS, ConfigFields, RunConfig
 from privacct.errors import PrivacctError
 
 from .oracle import LossStructure, gdp_epsilon, learner_power_criterion, oracle_epsilon
 from .power import PowerCheck
 from .protocols import FixedPair
-from .runner import AuditResult, audit_mechanism, run_audit
+from .mechanism_audit import AuditResult, audit_mechanism, run_audit
 from .statistics import LR_DECIMALS, Statistic
 from .testers import DIRECTIONS, ThresholdTester
 
@@ -227,8 +227,8 @@ def _probe(mech: "LearnerMechanism") -> tuple[Layout, np.ndarray]:
 def _derived(mech: "LearnerMechanism"):
     """None when the learner returns an observation of its own; else the releases its primitives recorded of user
     1, paired between a canary-A and a canary-B pilot on the same seeds
-    (:func:`privacct.algorithms.base.pair_taps`, docs/auditing.md#observations-from-the-primitives)."""
-    from privacct.algorithms.base import pair_taps
+    (:func:`privacct.algorithms.contract.pair_taps`, docs/auditing.md#observations-from-the-primitives)."""
+    from privacct.algorithms.contract import pair_taps
 
     seeds = np.random.SeedSequence(20_240_602).spawn(PILOT)
     res_a = mech.run("A", seeds)
@@ -254,7 +254,7 @@ class LearnerMechanism:
     mutant: str | None = None
 
     def hook(self, canary: str):
-        from privacct.algorithms.base import AuditHook
+        from privacct.algorithms.contract import AuditHook
 
         return AuditHook(canary, self.fixed_users, self.coins_seed, self.noise_multiplier, self.mutant)
 
@@ -266,7 +266,7 @@ class LearnerMechanism:
 
     def observation(self, canary: str, seeds: list, result=None):
         """The observation of a run (the learner's own, or derived from its primitives' records)."""
-        from privacct.algorithms.base import derived_observation
+        from privacct.algorithms.contract import derived_observation
 
         res = self.run(canary, seeds) if result is None else result
         if res.observation is not None:
@@ -396,7 +396,7 @@ class LearnerAuditResult(ConfigFields):
     """A learner audit: the certified bound (``audit``, the runner's result) beside the accounted eps
     of the same configuration (``config``, the RunConfig audited), the oracle figure, the power check and the verdict.
 
-    ``verdict`` and ``power`` are the runner's (:class:`privacct.audits.runner.AuditResult`): ``fails``
+    ``verdict`` and ``power`` are the runner's (:class:`privacct.audits.mechanism_audit.AuditResult`): ``fails``
     (eps_lb > claim), ``passes`` (eps_lb <= claim and the learner power criterion says the audit could
     have seen a 2 x violation), ``inconclusive`` (eps_lb <= claim without that power).
     The configuration's fields read as the result's own (``r.episodes``); other attribute access falls through to
@@ -496,7 +496,7 @@ def audit_learner(config: RunConfig | str, *, observe: str = "released", fixed_u
                   workers: int | None = None, name: str = "", **fields: Any) -> LearnerAuditResult:
     """Audit a learner's claim on canary A vs canary B (see module docstring).
 
-    ``config``: the :class:`~privacct.algorithms.base.RunConfig` audited, passed whole; its claim (epsilon, delta) is
+    ``config``: the :class:`~privacct.algorithms.contract.RunConfig` audited, passed whole; its claim (epsilon, delta) is
     the one audited, whatever its calibration (``paper`` audits the printed constants). The KEYWORD FORM,
     ``audit_learner("ucb-vi", privacy="jdp", episodes=4, ...)``, gives a learner name and the configuration's fields
     as keywords (``privacy`` default jdp, ``epsilon`` 1, ``delta`` 0, ``calibration`` tight, ``episodes``,
@@ -506,8 +506,8 @@ def audit_learner(config: RunConfig | str, *, observe: str = "released", fixed_u
 
     ``trials`` runs per side (each one seed of a batch; default 2000, or the audit setting's in the keyword form
     without ``episodes``). ``mutant``: a planted policy bug the learner implements (``LearnerSpec.mutants``;
-    :class:`privacct.algorithms.base.AuditHook`). ``noise_multiplier`` < 1 runs the planted learner-level bug
-    (:class:`privacct.algorithms.base.AuditHook`). ``on_violation``: ``raise`` (default) raises
+    :class:`privacct.algorithms.contract.AuditHook`). ``noise_multiplier`` < 1 runs the planted learner-level bug
+    (:class:`privacct.algorithms.contract.AuditHook`). ``on_violation``: ``raise`` (default) raises
     :class:`SandwichViolation` when eps_lb exceeds the accounted eps of the same configuration; ``report`` returns the
     result with ``sandwich_ok`` False (planted bugs).
     """

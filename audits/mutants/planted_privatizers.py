@@ -46,7 +46,7 @@ from privacct.ledger import Ledger
 from privacct.log import Claim, MechanismLog, PaperStatement, ReleaseGroup, Sensitivity, Structure, tree_depth
 from privacct.mechanisms import TreeCounter, add_noise, gaussian, laplace, symmetric_gaussian
 
-from ..mechanisms import gaussian_loss, laplace_loss, structure_criterion
+from ..reference_mechanisms import gaussian_loss, laplace_loss, structure_criterion
 
 OTHERS_SEED = 20_221_122  # fixed other users: part of the dataset, the same in D and D'
 
@@ -106,7 +106,7 @@ class TreeCounterPrivatizer:
             description="N_h(s,a) for all (h, s, a), one binary tree counter over the K users", paper=paper)
         return MechanismLog(f"mutant-tree-counter-{self.bug or 'correct'}", "joint", (group,),
                             parameters={"K": self.users, "H": self.horizon, "P": self.pairs}, claim=self.claim,
-                            source="privacct.audits.mutants.privatizers.TreeCounterPrivatizer")
+                            source="privacct.audits.mutants.planted_privatizers.TreeCounterPrivatizer")
 
     def run(self, dataset: str, rng: np.random.Generator, size: int, ledger: Ledger | None = None) -> np.ndarray:
         """(size, K, H*P): the node each release adds (noisy), for ``size`` trials."""
@@ -190,7 +190,7 @@ class LocalReportPrivatizer:
                              description="each user's H rewards, perturbed once by the user (local model)")
         return MechanismLog(f"mutant-local-report-{self.bug or 'correct'}", "local", (group,),
                             parameters={"H": self.horizon}, claim=self.claim,
-                            source="privacct.audits.mutants.privatizers.LocalReportPrivatizer")
+                            source="privacct.audits.mutants.planted_privatizers.LocalReportPrivatizer")
 
     def report(self, dataset: str) -> np.ndarray:
         """The noiseless report: the H rewards, clipped (the bug clips below only)."""
@@ -237,7 +237,7 @@ class GramPrivatizer:
                              Structure.single(), dimension=3,
                              description="sum_k z_k z_k^T (d = 2) plus symmetric Gaussian noise, released once")
         return MechanismLog(f"mutant-gram-{self.bug or 'correct'}", "joint", (group,), parameters={"d": 2, "K": self.users},
-                            claim=self.claim, source="privacct.audits.mutants.privatizers.GramPrivatizer")
+                            claim=self.claim, source="privacct.audits.mutants.planted_privatizers.GramPrivatizer")
 
     def gram(self, dataset: str) -> np.ndarray:
         """The noiseless Gram matrix sum_k z_k z_k^T (user 1's z is canary A's or B's)."""
@@ -301,7 +301,7 @@ class SwitchingPrivatizer:
                              Structure.adaptive(self.cap), dimension=1,
                              description="noisy count of users 1..k released at each policy switch")
         return MechanismLog(f"mutant-switching-{self.bug or 'correct'}", "joint", (group,), parameters={"K": self.users},
-                            claim=self.claim, source="privacct.audits.mutants.privatizers.SwitchingPrivatizer")
+                            claim=self.claim, source="privacct.audits.mutants.planted_privatizers.SwitchingPrivatizer")
 
     def bits(self, dataset: str) -> np.ndarray:
         bits = np.ones(self.users)
@@ -403,7 +403,7 @@ class FactorizedCounterPrivatizer:
         kind = "factorized" if self.strategy == type(self).strategy else self.strategy   # the default keeps its first name
         return MechanismLog(f"mutant-{kind}-counter-{self.bug or 'correct'}", "joint", (group,),
                             parameters={"K": self.users}, claim=self.claim,
-                            source="privacct.audits.mutants.privatizers.FactorizedCounterPrivatizer")
+                            source="privacct.audits.mutants.planted_privatizers.FactorizedCounterPrivatizer")
 
     def contributions(self, dataset: str) -> np.ndarray:
         x = np.random.default_rng(OTHERS_SEED).uniform(-1.0, 1.0, size=self.users)
