@@ -24,7 +24,7 @@ AUDITS = (("ucb-vi", "jdp", 0.5, 100_000), ("ucb-vi", "jdp", 1.0, 42_212), ("ucb
 @contextlib.contextmanager
 def old_seeding():
     """The seeding before issue 23's item: one numpy SeedSequence and Generator per trial and stream."""
-    from privacct.algorithms import base
+    from privacct.algorithms import contract as base
     from privacct.algorithms.tabular import learner as L
 
     import numpy as np

@@ -40,6 +40,7 @@ import re
 import socket
 import ssl
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
@@ -212,6 +213,22 @@ def dask_client(scheduler: Any):
                             f"({e.__class__.__name__}: {printable(e)[:200]})") from None
 
 
+def _exit_with_parent(parent: int, interval: float) -> None:
+    while os.getppid() == parent:
+        time.sleep(interval)
+    os._exit(1)
+
+
+def start_worker(parent: int, interval: float = 0.2) -> None:
+    """A process-pool worker's initializer: :func:`pin_blas_threads`, and a daemon thread that ends the worker
+    within ``interval`` seconds once its parent ``parent`` (a pid) is gone. A parent killed by SIGKILL cannot stop
+    its pool; without this its workers would wait on the pool's queue forever, holding the command's stdout and
+    stderr open (a caller reading them to EOF would never return) and their memory."""
+    pin_blas_threads()
+    threading.Thread(target=_exit_with_parent, args=(parent, interval), daemon=True,
+                     name="privacct-exit-with-parent").start()
+
+
 def map_tasks(fn: Callable[..., Any], tasks: Sequence[tuple], executor: str, scheduler: Any = None,
               workers: int | None = None, on_done: Callable[[int], None] | None = None) -> list[Any]:
     """``[fn(*t) for t in tasks]`` on ``executor`` (not ``auto``: see :func:`resolve`), in task order.
@@ -228,7 +245,7 @@ def map_tasks(fn: Callable[..., Any], tasks: Sequence[tuple], executor: str, sch
     if executor == "processes":
         n = max(1, min(workers or os.cpu_count() or 1, len(tasks)))
         ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-        with ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=pin_blas_threads) as pool:
+        with ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=start_worker, initargs=(os.getpid(),)) as pool:
             futures = [pool.submit(fn, *t) for t in tasks]
             if on_done is not None:
                 for i, f in enumerate(futures):
@@ -252,5 +269,5 @@ def map_tasks(fn: Callable[..., Any], tasks: Sequence[tuple], executor: str, sch
     raise PrivacctError(f"executor must be one of {', '.join(EXECUTORS[1:])}, got {executor!r}")
 
 
-__all__ = ["BLAS_ENV", "EXECUTORS", "PROBE_TIMEOUT", "blas_threads", "dask_client", "map_tasks", "picklable", "pin_blas_threads",
+__all__ = ["BLAS_ENV", "EXECUTORS", "PROBE_TIMEOUT", "blas_threads", "dask_client", "map_tasks", "picklable", "pin_blas_threads", "start_worker",
            "probe_scheduler", "resolve"]

@@ -68,7 +68,7 @@ def test_audited_runs_draw_what_base_generators_draw(alg, priv, fixed, monkeypat
     # the learner makes its Generators cheaply (one fixed-coins Generator broadcast over the trials, the noise and
     # roll-out children hashed at once, privacct.rng.child_generators, in privacct.algorithms.contract): the same bytes as
     # one numpy SeedSequence and Generator per trial and stream
-    from privacct.algorithms import base
+    from privacct.algorithms import contract as base
     from privacct.algorithms.tabular import learner as L
 
     cfg = RunConfig(alg, priv, epsilon=1.0, calibration="paper", episodes=5, horizon=2)
