@@ -10,6 +10,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .small_gemv import gemv_small
+
 
 @numba.njit(cache=True, inline="always")
 def greedy_policy_value(pol, Rsa, P, Ppi, rpi, pe, V):
@@ -30,4 +32,26 @@ def greedy_policy_value(pol, Rsa, P, Ppi, rpi, pe, V):
             V[s] = rpi[s] + pe[s]
 
 
-__all__ = ["greedy_policy_value"]
+@numba.njit(cache=True, inline="always")
+def greedy_policy_value_gemv(pol, Rsa, P, Ppi, rpi, pe, V, fast):
+    """:func:`greedy_policy_value` with its products by :func:`.small_gemv.gemv_small` (``fast``: the BLAS call's bytes
+    without the call, where :func:`.small_gemv.gemv_small_exact` holds)."""
+    H, S = pol.shape
+    A = Rsa.shape[1] // S
+    for s in range(S):
+        V[s] = 0.0
+    for h in range(H - 1, -1, -1):
+        for s in range(S):
+            a = pol[h, s]
+            rpi[s] = Rsa[h, s * A + a]
+            for sp in range(S):
+                Ppi[s, sp] = P[h, s, a, sp]
+        if fast:
+            gemv_small(Ppi, V, pe)
+        else:
+            np.dot(Ppi, V, pe)
+        for s in range(S):
+            V[s] = rpi[s] + pe[s]
+
+
+__all__ = ["greedy_policy_value", "greedy_policy_value_gemv"]

@@ -443,6 +443,24 @@ def replay_canaries(spec, cfg, users: tuple[int, ...], bits: tuple[str, ...], en
     return res, run_seconds, replays
 
 
+def refuse_toeplitz_counter(cfg, spec) -> None:
+    """One PrivacctError line when ``cfg`` runs a Toeplitz counter (``sqrt-toeplitz``, ``blt``; named or ``tight``'s own
+    choice): a replay pins a release by moving the noise of each draw over the flipped canary by her difference
+    (:class:`privacct.tap.ActionPin`), which holds for a tree node (one draw per release) but not through a Toeplitz
+    noise path, where the draw z_t enters every later release weighted by L; the pinned replay's releases would then
+    differ from the run's after her leaf, and a difference in actions would prove nothing (soundness,
+    docs/auditing.md#soundness-of-the-action-audit). The audit is refused, never run on a swapped counter."""
+    from privacct.counters.registry import get_strategy
+
+    log = spec.declared_log(cfg)
+    toeplitz = sorted({g.structure.strategy for g in ([] if log is None else log.release_groups)
+                       if g.structure.kind == "factorized" and get_strategy(g.structure.strategy).toeplitz})
+    if toeplitz:
+        raise PrivacctError(f"{cfg.algorithm}: a one-run action audit cannot pin the releases of a {toeplitz[0]} counter "
+                            f"(its noise draws enter every later release through L; {cfg.calibration} runs it here): "
+                            "audit the released statistics, or name --option counter=tree or tree-honaker")
+
+
 def one_run_action_audit(config: "RunConfig | str", *, canaries: int = 1000, confidence: float = 0.95, seed: int = 0,
                          coins_seed: int = 0, mutant: str | None = None, window: int | None = None, engine: str = "auto",
                          audited: tuple[int, ...] | None = None, progress: Callable[[int], None] | None = None,
@@ -477,6 +495,7 @@ def one_run_action_audit(config: "RunConfig | str", *, canaries: int = 1000, con
         raise PrivacctError(f"confidence must be in (0, 1), got {confidence!r}")
     seed = check_count("seed", seed, minimum=0)
     spec = get_learner(cfg.algorithm)
+    refuse_toeplitz_counter(cfg, spec)
     K = int(cfg.episodes)
     users = plan_users(K, canaries)
     m = len(users)

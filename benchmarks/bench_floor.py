@@ -36,9 +36,12 @@ nor any Python.
   (privacy none: Sherman-Morrison updates, elementwise) draws no noise and inverts nothing, and has no floor of
   the old definition.
 * ucb-vi JDP on RiverSwim: H uniforms per seed (128-episode chunks), one tree node of Laplace noise per step
-  (2 x H*S*A*(2+S) standard exponentials per seed into a reused buffer: the counter adds about one node per step,
-  amortised) and H matrix-vector products P~_h V per seed, one gemv each in a compiled loop (as the learner's
-  compiled episode loop makes them, issue 23). Until issue 23 the products were H ``np.matmul`` calls batched over
+  (2 x H*S*A*(2+S) standard exponentials per seed: the counter adds about one node per step, amortised) and H
+  matrix-vector products P~_h V per seed, made as the learner's compiled episode loop makes them (issue 23): since
+  the learner draws its noise in that loop, the exponentials by numba's Generator (numpy's ziggurat on the same bit
+  generator, about 1.5x faster per value than numpy's call, the same values) per 128-episode chunk, seed after
+  seed, into a small reused buffer, and the products without the BLAS call where its bytes allow
+  (``privacct.algorithms.small_gemv``: one gemv each before). Until issue 23 the products were H ``np.matmul`` calls batched over
   seeds from Python, whose call overhead (about 28 us at one seed) was most of that floor; it is still measured
   and printed as ``floor_numpy_products_us_per_episode``.
 * ucb-po JDP on RiverSwim (issue 23): ucb-vi's floor above, plus H uniforms per seed for the agent's actions (the
@@ -235,18 +238,42 @@ def mixture_floor(name: str, privacy: str, seeds: int, episodes: int, env_name: 
 def _compiled_products():
     import numba
 
+    from privacct.algorithms.small_gemv import gemv_small
+
     @numba.njit(cache=False)
-    def products(P, V, out):
-        """H gemv P~_h V per seed (numba's np.dot with an ``out``: the learner's call)."""
+    def products(P, V, out, fast):
+        """H products P~_h V per seed as the learner makes them: numba's np.dot with an ``out`` (the BLAS gemv), or
+        with ``fast`` the same bytes without the call (``small_gemv.gemv_small``, where its start-up check holds)."""
         B, H = P.shape[0], P.shape[1]
         S = V.shape[1]
         for b in range(B):
             for h in range(H - 1, -1, -1):
-                np.dot(P[b, h], V[b], out[b])
+                if fast:
+                    gemv_small(P[b, h], V[b], out[b])
+                else:
+                    np.dot(P[b, h], V[b], out[b])
                 for s in range(S):
                     V[b, s] = out[b, s]
 
     return products
+
+
+@functools.lru_cache(maxsize=1)
+def _compiled_draws():
+    import numba
+
+    @numba.njit(cache=False)
+    def draws(gens, noise, n):
+        """n episodes' tree nodes per seed, drawn as the learner draws them since its noise moved into the compiled
+        loop: numba's Generator (numpy's ziggurat, the same values), from a typed List of the Generators."""
+        f = noise.reshape(noise.shape[0], -1)
+        for b in range(f.shape[0]):
+            g = gens[b]
+            for _ in range(n):
+                for i in range(f.shape[1]):
+                    f[b, i] = g.standard_exponential()
+
+    return draws
 
 
 @functools.lru_cache(maxsize=1)
@@ -282,7 +309,14 @@ def tabular_floor(seeds: int, episodes: int, horizon: int | None, numpy_products
     noise = np.empty((seeds, 2, dim))
     products = _compiled_products()
     V2, out = np.zeros((seeds, S)), np.empty((seeds, S * A))
-    products(P, V2, out)   # compile before timing
+    from numba.typed import List
+
+    from privacct.algorithms.small_gemv import gemv_small_exact
+
+    fast = gemv_small_exact(S * A, S) and not numpy_products
+    products(P, V2, out, fast)   # compile before timing
+    draws, glist = _compiled_draws(), List(gens)
+    draws(glist, noise, 0)
     agents = [np.random.default_rng(s) for s in spawn_sequences(2, seeds)] if po else []
     po_products = _compiled_po_products()
     P2 = np.ascontiguousarray(mdp.P.reshape(H, S * A, S))
@@ -301,13 +335,13 @@ def tabular_floor(seeds: int, episodes: int, horizon: int | None, numpy_products
             po_products(P2, Vall, tpo)
             np.exp(logits, out=pi)
             np.log(lse, out=lse_out)
-        for b, g in enumerate(gens):
-            g.standard_exponential(out=noise[b])
+        if k % 128 == 0:
+            draws(glist, noise, n)   # the chunk's nodes, seed after seed (the learner's order)
         if numpy_products:
             for h in range(H - 1, -1, -1):
                 V = np.matmul(P[:, h], V)[:, :S]
         else:
-            products(P, V2, out)
+            products(P, V2, out, fast)
     return time.process_time() - t
 
 

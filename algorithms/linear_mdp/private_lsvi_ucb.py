@@ -89,8 +89,8 @@ lower): the streaming strategy (:func:`privacct.counters.compare.candidates_for`
 shift, with the Gram share (1/2) ||col||^2 V / L^2 (the budget that keeps that shift) and the rest on the y releases;
 the tree is kept, with the reason, when the proxy cannot rank (no y release). The choice is recorded as
 ``tight_choice`` (:class:`.common.TightChoice`) in the log's parameters. A named counter keeps the printed split
-rho/2 + rho/2; ``paper`` keeps the tree. Audited runs without an explicit counter keep the tree (the audit observes the
-tree's nodes [1, 2^j]).
+rho/2 + rho/2; ``paper`` keeps the tree. An audited run runs the counter the unaudited run of the same configuration
+runs (tight's choice included) and its audit observes that counter (docs/auditing.md#factorized-counters).
 
 Options: ``p`` (default 0.05), ``C`` (update rate > 1, default 2), ``beta``, ``eig_floor``
 (default True), ``counter``, ``update_cap`` (default: the paper's ceil(N_max) - 1). Audit hook: the contract's
@@ -568,12 +568,8 @@ def build_log(config: RunConfig) -> MechanismLog:
 
 
 def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=None) -> RunResult:
-    if audit is not None and dict(config.options).get("counter") is None:
-        from dataclasses import replace
-
-        # an audited run without the option keeps the printed tree; a named counter runs and is observed as asked
-        # (docs/auditing.md#factorized-counters)
-        config = replace(config, options=tuple(config.options) + (("counter", "tree"),))
+    # an audited run runs (and its audit observes) the counter the unaudited run of the same config runs: tight's own
+    # choice without the option, the named one with it (docs/auditing.md#factorized-counters)
     log, c = plan(config)
     env, K, opts = c["env"], c["K"], c["opts"]
     seeds = C.check_seeds(seeds)

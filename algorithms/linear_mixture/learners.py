@@ -18,8 +18,9 @@ Options (``RunConfig.options``), all optional:
   FactorizedCounter with the same noise scale and mechanism, and the shifts and radii take the counter's prefix
   error in place of the tree's (:class:`.design.CounterChoice`). Default (and ``tree``): the printed tree, under
   ``paper`` and ``tight`` alike (benchmarks/linear_mixture.md#counters-pp-ucrl-vtr-jdp-tight measures the
-  strategies). Audited runs keep the tree: an explicit non-tree counter is refused there, since the audit observes
-  the tree's nodes [1, 2^j] and a factorized counter's draws over user 1 are unobserved (privacct.tap).
+  strategies). Audited runs run the counter the unaudited run of the same configuration runs, and the audit observes
+  it (docs/auditing.md#factorized-counters); only a one-run audit of a Toeplitz counter with Laplace noise is refused,
+  in one line (:func:`refuse_audited_counter`).
 
 The audit hook is the contract's :class:`privacct.algorithms.contract.AuditHook` (canaries: :mod:`.canary`;
 valid pair and distances: :func:`.design.mixture_neighbours`).

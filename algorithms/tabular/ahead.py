@@ -1,4 +1,9 @@
-"""Laplace noise drawn ahead for the compiled episode loop (:mod:`.episode_jit`): same stream, same ledger.
+"""Laplace noise for the compiled episode loops (:mod:`.episode_jit`, :mod:`.po_jit`): same stream, same ledger.
+
+Since the loops draw each episode's exponentials themselves (per seed, from the privatizer's Generators), the
+counters here keep the state the loops add to and record the ledger draws per chunk (:meth:`TreeAhead.reserve`,
+:meth:`HonakerAhead.reserve`, :func:`local_records`); :meth:`TreeAhead.draw_ahead` and :func:`local_ahead` still
+draw ahead (tests compare them with :func:`privacct.mechanisms.laplace`).
 
 :func:`privacct.mechanisms.laplace` draws one node (or one local report) as ``standard_exponential`` of shape
 (2, *shape) per seed -- the E1 block, then the E2 block -- and records one ledger draw. A Generator's
@@ -16,6 +21,7 @@ import numpy as np
 
 from privacct.errors import PrivacctError
 from privacct.ledger import Ledger
+from privacct.counters.counter import FactorizedCounter
 from privacct.mechanisms import TreeCounter
 from privacct.tap import current as current_tap
 
@@ -28,12 +34,21 @@ def _no_tap(what: str) -> None:
 def exponentials(rngs, n: int, dim: int, buffer: np.ndarray | None = None) -> np.ndarray:
     """(B, n, 2, dim) standard exponentials, one generator call per seed: draw j's (2, dim) block is what the j-th of
     n calls of :func:`privacct.mechanisms.laplace` would have drawn. ``buffer`` (flat, at least B n 2 dim floats):
-    reused storage (a fresh multi-megabyte array costs its page faults at every call); the result is a view of it."""
+    reused storage (a fresh multi-megabyte array costs its page faults at every call); the result is a view of it.
+    Drawn by numba's Generator (:func:`.episode_jit.draw_exponentials`: numpy's ziggurat on the same bit generator,
+    the same values, about 1.5x faster per value than numpy's call; tested)."""
+    from .episode_jit import draw_exponentials   # numba loads here, not on import
+
     size = len(rngs) * n * 2 * dim
     out = (np.empty(size) if buffer is None else buffer[:size]).reshape(len(rngs), n, 2, dim)
     for b, r in enumerate(rngs):
-        r.standard_exponential(out=out[b])
+        draw_exponentials(r, out[b])
     return out
+
+
+def node_count(t: int) -> int:
+    """Draws of tree-honaker's step ``t``: the leaf and the nodes [t - 2^i + 1, t], i = 1..nu(t) (nu: trailing zeros)."""
+    return (t & -t).bit_length()
 
 
 class TreeAhead(TreeCounter):
@@ -55,19 +70,23 @@ class TreeAhead(TreeCounter):
     def draw_ahead(self, n: int, buffer: np.ndarray | None = None) -> np.ndarray:
         """(B, n, 2, *shape) exponentials of the nodes completing at steps ``drawn + 1 .. drawn + n`` (in ``buffer``,
         see :func:`exponentials`)."""
+        self.reserve(n)
+        return exponentials(self.rngs, n, int(np.prod(self.shape)), buffer).reshape((self.batch, n, 2) + self.shape)
+
+    def reserve(self, n: int) -> None:
+        """Record the ledger draws of the nodes completing at steps ``drawn + 1 .. drawn + n`` without drawing them:
+        the compiled loop draws them from :attr:`rngs` itself, in step order (:func:`.episode_jit.run_seed_episodes`)."""
         _no_tap("TreeAhead.draw_ahead")
         if self.drawn != self.steps:
             raise PrivacctError(f"draw_ahead: {self.drawn} nodes drawn but {self.steps} added (advance first)")
         if self.steps + n > self.leaves:
             raise PrivacctError(f"tree counter is full: it was built for leaves={self.leaves} additions")
-        out = exponentials(self.rngs, n, int(np.prod(self.shape)), buffer).reshape((self.batch, n, 2) + self.shape)
         if self.ledger is not None:
             for t in range(self.steps + 1, self.steps + n + 1):
                 i = (t & -t).bit_length() - 1
                 self.ledger.record(group=self.group, users=self.node_users(t - (1 << i) + 1, t), mechanism="laplace",
                                    scale=self.scale, shape=self.shape, batch=self.batch)
         self.drawn += n
-        return out
 
     def advance(self, n: int) -> None:
         """``n`` additions made by the compiled loop with the nodes drawn ahead."""
@@ -83,10 +102,70 @@ def local_ahead(rngs, n: int, dim: int, *, scale: float, first_user: int, ledger
                 group: str, buffer: np.ndarray | None = None) -> np.ndarray:
     """(B, n, 2, dim) exponentials of the local reports of users ``first_user .. first_user + n - 1`` (each
     :func:`privacct.mechanisms.add_noise` with ``users = (k, k)``), their ledger draws recorded in order."""
+    local_records(len(rngs), n, dim, scale=scale, first_user=first_user, ledger=ledger, group=group)
+    return exponentials(rngs, n, dim, buffer)
+
+
+def local_records(batch: int, n: int, dim: int, *, scale: float, first_user: int, ledger: Ledger | None,
+                  group: str) -> None:
+    """The ledger draws of :func:`local_ahead` alone, for a compiled loop that draws the reports from the privatizer's
+    Generators itself (:func:`.episode_jit.run_seed_episodes`)."""
     _no_tap("local_ahead")
-    out = exponentials(rngs, n, dim, buffer)
     if ledger is not None:
         for k in range(first_user, first_user + n):
             ledger.record(group=group, users=(k, k), mechanism="laplace", scale=float(scale), shape=(dim,),
-                          batch=len(rngs))
-    return out
+                          batch=batch)
+
+
+class HonakerAhead(FactorizedCounter):
+    """A Laplace ``tree-honaker`` :class:`~privacct.counters.counter.FactorizedCounter` whose draws the compiled loop
+    makes (mode 4 of :func:`.episode_jit.release`): the same draws from the same Generators in the same order (step
+    t: the leaf [t, t], then the nodes [t - 2^i + 1, t], i = 1..nu(t)), the same arithmetic on this counter's own
+    state (``_est``, ``_noise``, ``_exact``; ``_release`` the running ``_exact + _noise``) and the same ledger records
+    (:meth:`reserve`, in step order). Not for audited runs, and not to be mixed with :meth:`add`."""
+
+    def __init__(self, shape, *, leaves: int, scale: float, rngs, ledger: Ledger | None = None,
+                 group: str | None = None) -> None:
+        _no_tap("HonakerAhead")
+        super().__init__(shape, strategy="tree-honaker", leaves=leaves, mechanism="laplace", scale=scale, rngs=rngs,
+                         ledger=ledger, group=group)
+        self._release = np.zeros((self.batch,) + self.shape)
+        self.drawn = 0   # steps whose draws are recorded (steps 1..drawn)
+        from privacct.counters.tree_honaker import _honaker_weight
+
+        #: v_i of each level, the weight of a node on its subtree's estimate (as the strategy's step computes it)
+        self.weights = np.array([_honaker_weight(i) for i in range(self._est.shape[0])])
+
+    def draws(self, n: int) -> int:
+        """Draws of the next ``n`` steps."""
+        return sum(node_count(t) for t in range(self.steps + 1, self.steps + n + 1))
+
+    def reserve(self, n: int) -> None:
+        """Record the ledger draws of steps ``drawn + 1 .. drawn + n`` (the fields ``FactorizedCounter._draw``
+        records) without drawing them."""
+        _no_tap("HonakerAhead.reserve")
+        if self.drawn != self.steps:
+            raise PrivacctError(f"reserve: {self.drawn} steps drawn but {self.steps} added (advance first)")
+        if self.steps + n > self.leaves:
+            raise PrivacctError(f"counter is full: it was built for leaves={self.leaves} additions")
+        if self.ledger is not None:
+            for t in range(self.steps + 1, self.steps + n + 1):
+                for i in range(node_count(t)):
+                    self.ledger.record(group=self.group, users=(t - (1 << i) + 1, t), mechanism=self.mechanism,
+                                       scale=self.scale, shape=self.shape, batch=self.batch, weights=None)
+        self.drawn += n
+
+    def draw_ahead(self, n: int, buffer: np.ndarray | None = None) -> np.ndarray:
+        """(B, draws, 2, *shape) exponentials of the next ``n`` steps' draws, in order (:meth:`draws` of them)."""
+        d = self.draws(n)
+        self.reserve(n)
+        return exponentials(self.rngs, d, int(np.prod(self.shape)), buffer).reshape((self.batch, d, 2) + self.shape)
+
+    def advance(self, n: int) -> None:
+        """``n`` additions made by the compiled loop with the draws reserved."""
+        if self.steps + n > self.drawn:
+            raise PrivacctError(f"advance: {self.steps + n} additions but only {self.drawn} steps drawn")
+        self.steps += n
+
+    def add(self, x) -> np.ndarray:
+        raise PrivacctError("HonakerAhead adds in the compiled loop (advance); use FactorizedCounter for add")

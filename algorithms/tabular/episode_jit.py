@@ -23,7 +23,11 @@ episode, operation for operation as numpy does it (docs/performance.md#same-byte
    caller releases it (any other counter; then ``m`` = 1).
 
 Steps 1, 5 and 6 are :func:`optimistic_model`, :func:`episode_statistic` and :func:`release`, shared with UCB-PO's
-compiled episode (:mod:`.po_jit`). The exponentials come from :mod:`.ahead` (drawn ahead per seed, same stream). ``cache=True`` keeps the
+compiled episode (:mod:`.po_jit`). The noise's standard exponentials are drawn here, per seed just before each
+release, from the privatizer's own Generators (numba's Generator: numpy's ziggurat on the same bit generator, the same
+values and order as :func:`privacct.mechanisms.laplace`'s calls; the ledger records come from :mod:`.ahead`, per
+chunk). Release mode 4 is tree-honaker (:func:`_honaker_add`). With ``fast`` the small products skip the BLAS call
+with its bytes (:mod:`..small_gemv`). ``cache=True`` keeps the
 compilation out of later processes.
 """
 
@@ -32,7 +36,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..policy_value_jit import greedy_policy_value
+from ..policy_value_jit import greedy_policy_value_gemv
+from ..small_gemv import gemv_small
 
 from .planning_jit import greedy_state, stage_value
 
@@ -124,9 +129,80 @@ def episode_statistic(states, acts, cost, pooled, S, A, x):
 
 
 @numba.njit(cache=True)
-def release(mode, k, K, b, x, released, exact, exps, node, scale, alpha, noise, texact, x_out, sum_a, sum_n):
-    """Step 6 of the module docstring for seed ``b`` at episode ``k``: ``exps[b, node]`` is the episode's node (mode
-    1) or report (mode 2); ``sum_a``, ``sum_n`` (dim,) work arrays."""
+def draw_exponentials(g, out):
+    """Fill the contiguous ``out`` with ``g``'s standard exponentials in C order: the values (and the stream position
+    after) of ``g.standard_exponential(out=out)`` (numba's Generator runs numpy's ziggurat on the same bit generator;
+    tested)."""
+    f = out.reshape(-1)
+    for i in range(f.size):
+        f[i] = g.standard_exponential()
+
+
+@numba.njit(cache=True)
+def _honaker_add(t, ex, node, scale, hw, est, hnoise, rel, texact, b, x, cur):
+    """:meth:`privacct.counters.counter.FactorizedCounter.add` of ``x`` at step ``t`` for seed ``b`` under
+    ``tree-honaker`` (privacct/counters/tree_honaker.py ``step``), its draws ``ex[node ..]`` (the leaf [t, t] first,
+    then the nodes [t - 2^i + 1, t], i = 1..nu(t)), each ``(E1 - E2) scale`` as :func:`privacct.mechanisms.laplace`;
+    ``hw[i]`` the weight v_i (``_honaker_weight``); ``est`` (levels, B, dim) the levels' estimates ``_est``,
+    ``hnoise`` (B, dim) the release noise ``_noise``, ``texact`` (B, dim) ``_exact``; ``rel`` the release
+    ``_exact + _noise`` of seed b. Element by element numpy's operations in numpy's order."""
+    dim = x.size
+    nu = 0
+    while ((t >> nu) & 1) == 0:
+        nu += 1
+    e1 = ex[node, 0]
+    e2 = ex[node, 1]
+    for e in range(dim):
+        z = e1[e] - e2[e]
+        z *= scale
+        cur[e] = z
+    for i in range(1, nu + 1):
+        w = hw[i]
+        om = 1.0 - w
+        e1 = ex[node + i, 0]
+        e2 = ex[node + i, 1]
+        lo = est[i - 1, b]
+        for e in range(dim):
+            y = e1[e] - e2[e]
+            y *= scale
+            cur[e] = w * y + om * (lo[e] + cur[e])
+    tx = texact[b]
+    hn = hnoise[b]
+    for e in range(dim):
+        tx[e] += x[e]
+    for i in range(nu):
+        li = est[i, b]
+        for e in range(dim):
+            hn[e] -= li[e]
+    ln = est[nu, b]
+    for e in range(dim):
+        ln[e] = cur[e]
+        hn[e] += cur[e]
+        rel[e] = tx[e] + hn[e]
+
+
+@numba.njit(cache=True)
+def step_draws(mode, k, K):
+    """How many (2, dim) blocks of standard exponentials episode ``k``'s release draws: 1 per tree node (mode 1, k <=
+    K - 1) or local report (mode 2), nu(k) + 1 for tree-honaker (mode 4, k <= K - 1), else 0."""
+    if mode == 2:
+        return 1
+    if (mode == 1 or mode == 4) and k <= K - 1:
+        if mode == 1:
+            return 1
+        nu = 0
+        while ((k >> nu) & 1) == 0:
+            nu += 1
+        return nu + 1
+    return 0
+
+
+@numba.njit(cache=True)
+def release(mode, k, K, b, x, released, exact, ex, node, scale, alpha, noise, texact, hw, x_out, sum_a, sum_n):
+    """Step 6 of the module docstring for seed ``b`` at episode ``k``: ``ex[node ..]`` (draws, 2, dim) are the
+    episode's draws (:func:`step_draws` of them: its tree node, its local report or its tree-honaker nodes);
+    ``sum_a``, ``sum_n`` (dim,) work arrays. Mode 4 (tree-honaker): ``alpha`` the levels' estimates, ``noise[0]`` the
+    release noise (:func:`_honaker_add`)."""
     dim = x.size
     if mode == 0:
         for e in range(dim):
@@ -134,84 +210,107 @@ def release(mode, k, K, b, x, released, exact, exps, node, scale, alpha, noise, 
             exact[b, e] = released[b, e]
     elif mode == 1:
         if k <= K - 1:
-            _tree_add(k, exps[b, node], scale, alpha, noise, released[b], texact[b], b, x, sum_a, sum_n)
+            _tree_add(k, ex[node], scale, alpha, noise, released[b], texact[b], b, x, sum_a, sum_n)
     elif mode == 2:
         for e in range(dim):
-            z = exps[b, node, 0, e] - exps[b, node, 1, e]
+            z = ex[node, 0, e] - ex[node, 1, e]
             z *= scale
             released[b, e] = released[b, e] + (x[e] + z)
             exact[b, e] = exact[b, e] + x[e]
+    elif mode == 4:
+        if k <= K - 1:
+            _honaker_add(k, ex, node, scale, hw, alpha, noise[0], released[b], texact, b, x, sum_a)
     else:
         for e in range(dim):
             x_out[b, e] = x[e]
 
 
 @numba.njit(cache=True)
+def _episode(b, k, j, K, pooled, mode, E1, c_root, c_inv, bonus, R, Rsa, P, cost, s1, v_star, released, exact, env_u,
+             ex, node, scale, alpha, noise, texact, hw, fast, regret, x_out, base, Pm, pol, V, Ppi, rpi, pv, pe, states,
+             acts, x, sum_a, sum_n):
+    """Episode ``k`` of seed ``b`` (steps 1-6 of the module docstring): its uniforms at row ``j`` of ``env_u``, its
+    draws at ``ex[node ..]``; ``fast``: the products by :func:`..small_gemv.gemv_small` (the BLAS call's bytes); the
+    remaining arguments after ``x_out`` are work arrays."""
+    H, S, A = R.shape
+    SA = S * A
+    # 1. optimistic model
+    optimistic_model(released[b], pooled, E1, c_root, c_inv, bonus, H, S, A, base, Pm)
+    # 2. optimistic value iteration (planning_jit.plan_vi_compiled)
+    for s in range(S):
+        V[s] = 0.0
+    for h in range(H - 1, -1, -1):
+        cap = float(H - h)
+        hh = 0 if pooled else h
+        if fast:
+            gemv_small(Pm[hh], V, pv)
+        else:
+            np.dot(Pm[hh], V, pv)   # numba's np.dot(a, b) is this BLAS call with a fresh ``out``
+        for s in range(S):
+            best, mn = greedy_state(base, hh * SA + s * A, pv, s * A, A)
+            pol[h, s] = best
+            V[s] = stage_value(mn, cap)
+    # 3. exact value of the greedy policy (TabularMDP.evaluate_kernel)
+    greedy_policy_value_gemv(pol, Rsa, P, Ppi, rpi, pe, V, fast)
+    regret[b, k - 1] = v_star - V[s1]
+    # 4. roll-out: inverse-CDF sampling of s' ~ P_h(.|s, pi_h(s))
+    states[0] = s1
+    for h in range(H):
+        s = states[h]
+        a = pol[h, s]
+        acts[h] = a
+        u = env_u[b, j, h]
+        acc = 0.0
+        nxt = 0
+        for sp in range(S):
+            acc = P[h, s, a, 0] if sp == 0 else acc + P[h, s, a, sp]
+            if u < (1.0 if sp == S - 1 else acc):
+                nxt = sp
+                break
+        states[h + 1] = nxt
+    # 5. the statistic (stats.episode_stats) and 6. the release
+    episode_statistic(states, acts, cost, pooled, S, A, x)
+    release(mode, k, K, b, x, released, exact, ex, node, scale, alpha, noise, texact, hw, x_out, sum_a, sum_n)
+
+
+@numba.njit(cache=True)
+def _work(R, pooled, dim):
+    """The per-call work arrays of :func:`_episode` (base, Pm, pol, V, Ppi, rpi, pv, pe, states, acts, x, sum_a,
+    sum_n) and ``Rsa``."""
+    H, S, A = R.shape
+    SA = S * A
+    Hm = 1 if pooled else H
+    Rsa = np.ascontiguousarray(R).reshape(H, SA)
+    return (Rsa, np.empty(Hm * SA), np.empty((Hm, SA, S)), np.empty((H, S), dtype=np.int64), np.empty(S),
+            np.empty((S, S)), np.empty(S), np.empty(SA), np.empty(S), np.empty(H + 1, dtype=np.int64),
+            np.empty(H, dtype=np.int64), np.empty(dim), np.empty(dim), np.empty(dim))
+
+
+@numba.njit(cache=True)
 def run_episodes(k0, m, K, pooled, mode, E1, c_root, c_inv, bonus, R, P, cost, s1, v_star,
-                 released, exact, env_u, j0, exps, scale, alpha, noise, texact, regret, x_out):
-    """Episodes k0 .. k0 + m - 1 (1-based) of every seed; see the module docstring.
+                 released, exact, env_u, j0, gens, scale, alpha, noise, texact, hw, fast, regret, x_out):
+    """Episodes k0 .. k0 + m - 1 (1-based) of every seed, seed after seed; see the module docstring.
 
     ``R`` (H, S, A), ``P`` (H, S, A, S), ``cost`` (H, S, A): the environment; ``released`` (B, dim): the sums the
     next episode plans from (updated; mode 1: the tree's running release ``_release``); ``exact`` (B, dim): the
     privatizer's noiseless sums (updated in modes 0 and 2; mode 0: a copy of ``released``); ``env_u`` (B, n, H):
-    the roll-out uniforms, episode k at row ``j0 + k - k0``; ``exps`` (B, nodes, 2, dim): standard exponentials,
-    episode k's node (or report) at ``k - k0``; ``alpha``, ``noise`` (levels, B, dim), ``texact`` (B, dim): the
-    tree's ``_alpha``, ``_noise``, ``_exact`` (mode 1); ``regret`` (B, K) written at column k - 1; ``x_out`` (B, dim):
-    the statistics (mode 3).
+    the roll-out uniforms, episode k at row ``j0 + k - k0``; ``gens`` (a numba typed List of the B noise Generators):
+    each episode's draws (:func:`step_draws` blocks of (2, dim) standard exponentials) are drawn from seed b's
+    Generator just before its release (:func:`draw_exponentials`: the values and order of numpy's draws, no buffer
+    travelling through memory); ``alpha``, ``noise`` (levels, B, dim), ``texact`` (B, dim): the tree's ``_alpha``,
+    ``_noise``, ``_exact`` (mode 1; mode 4: :func:`release`); ``hw`` tree-honaker's level weights; ``fast``: the
+    products without the BLAS call (:func:`..small_gemv.gemv_small`); ``regret`` (B, K) written at column k - 1;
+    ``x_out`` (B, dim): the statistics (mode 3).
     """
-    H, S, A = R.shape
     B, dim = released.shape
-    SA = S * A
-    Rsa = np.ascontiguousarray(R).reshape(H, SA)
-    Hm = 1 if pooled else H
-    base = np.empty(Hm * SA)
-    Pm = np.empty((Hm, SA, S))
-    pol = np.empty((H, S), dtype=np.int64)
-    V = np.empty(S)
-    Ppi = np.empty((S, S))
-    rpi = np.empty(S)
-    pv = np.empty(SA)
-    pe = np.empty(S)
-    states = np.empty(H + 1, dtype=np.int64)
-    acts = np.empty(H, dtype=np.int64)
-    x = np.empty(dim)
-    sum_a = np.empty(dim)
-    sum_n = np.empty(dim)
+    Rsa, base, Pm, pol, V, Ppi, rpi, pv, pe, states, acts, x, sum_a, sum_n = _work(R, pooled, dim)
+    ex = np.empty((alpha.shape[0] if mode == 4 else 1, 2, dim))
     for b in range(B):
         for kk in range(m):
             k = k0 + kk
-            # 1. optimistic model
-            optimistic_model(released[b], pooled, E1, c_root, c_inv, bonus, H, S, A, base, Pm)
-            # 2. optimistic value iteration (planning_jit.plan_vi_compiled)
-            for s in range(S):
-                V[s] = 0.0
-            for h in range(H - 1, -1, -1):
-                cap = float(H - h)
-                hh = 0 if pooled else h
-                np.dot(Pm[hh], V, pv)   # numba's np.dot(a, b) is this call with a fresh ``out``
-                for s in range(S):
-                    best, mn = greedy_state(base, hh * SA + s * A, pv, s * A, A)
-                    pol[h, s] = best
-                    V[s] = stage_value(mn, cap)
-            # 3. exact value of the greedy policy (TabularMDP.evaluate_kernel)
-            greedy_policy_value(pol, Rsa, P, Ppi, rpi, pe, V)
-            regret[b, k - 1] = v_star - V[s1]
-            # 4. roll-out: inverse-CDF sampling of s' ~ P_h(.|s, pi_h(s))
-            states[0] = s1
-            j = j0 + kk
-            for h in range(H):
-                s = states[h]
-                a = pol[h, s]
-                acts[h] = a
-                u = env_u[b, j, h]
-                acc = 0.0
-                nxt = 0
-                for sp in range(S):
-                    acc = P[h, s, a, 0] if sp == 0 else acc + P[h, s, a, sp]
-                    if u < (1.0 if sp == S - 1 else acc):
-                        nxt = sp
-                        break
-                states[h + 1] = nxt
-            # 5. the statistic (stats.episode_stats) and 6. the release
-            episode_statistic(states, acts, cost, pooled, S, A, x)
-            release(mode, k, K, b, x, released, exact, exps, k - k0, scale, alpha, noise, texact, x_out, sum_a, sum_n)
+            n = step_draws(mode, k, K)
+            if n:
+                draw_exponentials(gens[b], ex[:n])
+            _episode(b, k, j0 + kk, K, pooled, mode, E1, c_root, c_inv, bonus, R, Rsa, P, cost, s1, v_star, released,
+                     exact, env_u, ex, 0, scale, alpha, noise, texact, hw, fast, regret, x_out, base, Pm, pol, V, Ppi,
+                     rpi, pv, pe, states, acts, x, sum_a, sum_n)

@@ -73,8 +73,7 @@ _CHUNK = 256  # episodes of uniforms pre-drawn per seed at a time (independent o
 #: exp / log calls (:mod:`.po_jit`; where its self-check passes); the same bytes as the numpy loop below, which stays
 #: the reference and the path of audited runs. Tests switch it off to compare.
 COMPILED = True
-_AHEAD_BYTES = 32 << 20  # exponentials drawn ahead per call of the compiled loop, all seeds together (at most)
-_AHEAD_EPISODES = 32   # and at most this many episodes per call
+_AHEAD_EPISODES = _CHUNK   # at most this many episodes per call of the compiled loop (tests make it small)
 
 
 def validate(config: RunConfig, algorithm: str) -> dict[str, Any]:
@@ -128,13 +127,13 @@ def log_parameters(config: RunConfig, opts: dict[str, Any], mdp: TabularMDP, alg
     return p
 
 
-def build_log(config: RunConfig, algorithm: str, *, audited: bool = False):
-    """Declared MechanismLog of ``config`` (None for privacy ``none``). An audited run without an explicit
-    ``counter`` keeps the tree (its noise scale at ``tight`` is the same as tree-honaker's, the same column of R);
-    a named counter runs and is observed as asked (docs/auditing.md#factorized-counters)."""
+def build_log(config: RunConfig, algorithm: str):
+    """Declared MechanismLog of ``config`` (None for privacy ``none``). Audited and unaudited runs of one config
+    run the same counter: tight's own choice without an explicit ``counter``, the named one with it, and the audit
+    observes that counter (docs/auditing.md#factorized-counters)."""
     opts = validate(config, algorithm)
     mdp = make_mdp(config)
-    counter = opts["counter"] if not (audited and opts["counter"] is None and config.privacy == "jdp") else "tree"
+    counter = opts["counter"]
     log = build_tabular_log(algorithm=algorithm, privacy=config.privacy, calibration=config.calibration,
                             epsilon=config.epsilon, delta=config.delta, H=mdp.horizon, S=mdp.n_states,
                             A=mdp.n_actions, K=config.episodes, parameters=log_parameters(config, opts, mdp, algorithm),
@@ -163,12 +162,11 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
     mdp = make_mdp(config)
     H, S, A, K = mdp.horizon, mdp.n_states, mdp.n_actions, int(config.episodes)
     B = len(seeds)
-    if audit is None:   # the spec's log of this record, built once per record (algorithms/contract.py)
-        from ..registry import get_learner
+    from ..registry import get_learner
 
-        log = get_learner(algorithm).declared_log(config)
-    else:
-        log = build_log(config, algorithm, audited=True)
+    # the spec's log of this record, built once per record (algorithms/contract.py): an audited run runs (and its
+    # audit observes) the counter the unaudited run of the same config runs
+    log = get_learner(algorithm).declared_log(config)
     ledger = Ledger() if log is not None else None
     env_rngs = _stream_rngs(seeds, 0, audit, fixed=audit is not None and audit.fixed_users)
     noise_rngs = noise_generators(seeds, 1, audit)
@@ -282,29 +280,37 @@ def _uniforms(rngs, n: int, H: int, B: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class _Release:
-    """How the compiled loop releases (:func:`_drive`): ``mode`` 0 none, 1 the tree drawn ahead (:class:`.ahead.TreeAhead`),
-    2 the local randomizer drawn ahead, 3 any other counter (each episode's statistic through :meth:`Privatizer.release`);
-    ``scale`` the Laplace b (0 without privacy); the tree's state arrays (``alpha``, ``noise``, ``texact``; empty
-    unless mode 1) and the exact sums at the start (``exact``)."""
+    """How the compiled loop releases (:func:`_drive`): ``mode`` 0 none, 1 the tree (:class:`.ahead.TreeAhead`),
+    2 the local randomizer, 3 any other counter (each episode's statistic through :meth:`Privatizer.release`),
+    4 tree-honaker (:class:`.ahead.HonakerAhead`); ``scale`` the Laplace b (0 without privacy); ``gens`` the
+    privatizer's Generators as a numba typed List (modes 1, 2, 4 draw from them in the compiled loop); the counter's
+    state arrays (``alpha``, ``noise``, ``texact``: the tree's ``_alpha``, ``_noise``, ``_exact``; tree-honaker's
+    ``_est``, ``_noise[None]``, ``_exact``; empty otherwise), tree-honaker's level weights ``hw`` and the exact sums
+    at the start (``exact``)."""
 
     mode: int
     scale: float
+    gens: Any
     alpha: np.ndarray
     noise: np.ndarray
     texact: np.ndarray
+    hw: np.ndarray
     exact: np.ndarray
 
 
 def _drive(mdp: TabularMDP, priv: Privatizer, env_rngs, agent_rngs, *, K: int, progress, every: int,
            episodes: Callable[..., None]) -> None:
-    """The chunk / noise-ahead loop shared by UCB-VI's and UCB-PO's compiled episodes (:func:`_run_vi_compiled`,
+    """The chunk loop shared by UCB-VI's and UCB-PO's compiled episodes (:func:`_run_vi_compiled`,
     :func:`_run_po_compiled`): the same draws in the same order as :func:`run`'s numpy loop -- the roll-out's (and,
-    with ``agent_rngs``, the agent's) uniforms in the same 256-episode chunks, the privacy noise drawn ahead per seed
-    (:mod:`.ahead`) at most ``_AHEAD_EPISODES`` episodes and ``_AHEAD_BYTES`` at a time -- and the same ledger.
-    ``episodes(k, m, j, env_u, agent_u, exps, rel, released, x_out)`` runs episodes k .. k + m - 1 (their uniforms at
-    rows j.. of the chunk, their noise in ``exps``); in mode 3 (m = 1) it leaves the statistic in ``x_out`` and this
-    loop releases it. Sets the privatizer's sums (and, for the tree, its exact sums) at the end."""
-    from .ahead import TreeAhead, local_ahead
+    with ``agent_rngs``, the agent's) uniforms in the same 256-episode chunks, the privacy noise drawn per seed from the
+    privatizer's Generators by the compiled loop, episode by episode, in the numpy loop's order -- and the same ledger
+    (recorded here per chunk, :mod:`.ahead`). ``episodes(k, m, j, env_u, agent_u, rel, released, x_out)`` runs
+    episodes k .. k + m - 1 of every seed (their uniforms at rows j.. of the chunk); in mode 3 (m = 1) it leaves the
+    statistic in ``x_out`` and this loop releases it. Sets the privatizer's sums (and, for a counter of the compiled
+    loop, its exact sums) at the end."""
+    from numba.typed import List
+
+    from .ahead import HonakerAhead, TreeAhead, local_records
 
     H = mdp.horizon
     B, dim = priv.sums.shape
@@ -313,18 +319,20 @@ def _drive(mdp: TabularMDP, priv: Privatizer, env_rngs, agent_rngs, *, K: int, p
         mode = 0
     elif isinstance(tree, TreeAhead):
         mode = 1
+    elif isinstance(tree, HonakerAhead):
+        mode = 4
     elif priv.kind == "local":
         mode = 2
     else:
         mode = 3
     scale = 0.0 if priv.log is None else float(priv.log.group(GROUP).noise_scale)
-    per = max(1, min(_AHEAD_EPISODES, _AHEAD_BYTES // (16 * dim * B))) if mode in (1, 2) else (1 if mode == 3 else _CHUNK)
-    none4, none3, none2 = np.empty((B, 0, 2, dim)), np.empty((0, B, dim)), np.empty((0, dim))
-    rel = _Release(mode, scale, *((tree._alpha, tree._noise, tree._exact) if mode == 1 else (none3, none3, none2)),
-                   exact=priv.exact)
-    # the sums planned from: the tree's running release itself (TreeCounter.add returns a copy of it)
-    released = tree._release if mode == 1 else priv.sums
-    buffer = np.empty(B * per * 2 * dim) if mode in (1, 2) else None
+    gens = List(priv.rngs)   # numba's view of the same Generators: draws in the compiled loop advance them
+    none3, none2 = np.empty((0, B, dim)), np.empty((0, dim))
+    state = {1: lambda: (tree._alpha, tree._noise, tree._exact, np.empty(0)),
+             4: lambda: (tree._est, tree._noise[None], tree._exact, tree.weights)}
+    rel = _Release(mode, scale, gens, *state.get(mode, lambda: (none3, none3, none2, np.empty(0)))(), exact=priv.exact)
+    # the sums planned from: the counter's running release itself (modes 1 and 4)
+    released = tree._release if mode in (1, 4) else priv.sums
     agent_u = None
     k = 1
     while k <= K:
@@ -334,17 +342,17 @@ def _drive(mdp: TabularMDP, priv: Privatizer, env_rngs, agent_rngs, *, K: int, p
             env_u = np.stack([r.random((n, H)) for r in env_rngs])
             if agent_rngs is not None:
                 agent_u = np.stack([r.random((n, H)) for r in agent_rngs])
-        m = min(per, K - k + 1, _CHUNK - j)
-        exps, x_out, nodes = none4, none2, 0
-        if mode == 1:
+        m = 1 if mode == 3 else min(_AHEAD_EPISODES, K - k + 1, _CHUNK - j)
+        x_out, nodes = none2, 0
+        if mode in (1, 4):
             nodes = max(0, min(k + m - 1, K - 1) - k + 1)
-            exps = tree.draw_ahead(nodes, buffer) if nodes else none4
+            if nodes:
+                tree.reserve(nodes)
         elif mode == 2:
-            exps = local_ahead(priv.rngs, m, dim, scale=scale, first_user=k, ledger=priv.ledger, group=GROUP,
-                               buffer=buffer)
+            local_records(B, m, dim, scale=scale, first_user=k, ledger=priv.ledger, group=GROUP)
         elif mode == 3:
             x_out = np.empty((B, dim))   # fresh each episode: a counter may keep the array it is given
-        episodes(k, m, j, env_u, agent_u, exps, rel, released, x_out)
+        episodes(k, m, j, env_u, agent_u, rel, released, x_out)
         if nodes:
             tree.advance(nodes)
         elif mode == 3:
@@ -356,6 +364,8 @@ def _drive(mdp: TabularMDP, priv: Privatizer, env_rngs, agent_rngs, *, K: int, p
         k += m
     if mode == 1:   # Privatizer.release's sums and exact: copies of the tree's (the same additions, in the same order)
         released, priv.exact = tree.noisy_sum(), tree.exact_sum()
+    elif mode == 4:
+        released, priv.exact = released.copy(), tree.exact_sum()
     priv.sums = released
 
 
@@ -364,19 +374,29 @@ def _run_vi_compiled(mdp: TabularMDP, priv: Privatizer, regret: np.ndarray, env_
                      progress, every: int) -> None:
     """The episode loop of :func:`run` for UCB-VI outside audits, compiled (:func:`.episode_jit.run_episodes`, one
     call per chunk of episodes; the loop around it is :func:`_drive`): the same arithmetic, the same bytes. A binary
-    tree (:class:`.ahead.TreeAhead`), the local randomizer and no privacy are released inside the compiled loop; any
-    other counter gets each episode's statistics through :meth:`Privatizer.release`. Fills ``regret`` and the
-    privatizer's sums."""
+    tree (:class:`.ahead.TreeAhead`), tree-honaker (:class:`.ahead.HonakerAhead`), the local randomizer and no privacy
+    are released inside the compiled loop, which draws their noise; any other counter gets each episode's statistics
+    through :meth:`Privatizer.release`. Fills ``regret`` and the privatizer's sums."""
     from .episode_jit import run_episodes   # numba loads here, not on import (CLI start-up)
 
     R, P = mdp.R, mdp.P
+    fast = _gemv_fast(mdp)
 
-    def episodes(k, m, j, env_u, agent_u, exps, rel, released, x_out):
+    def episodes(k, m, j, env_u, agent_u, rel, released, x_out):
         run_episodes(k, m, K, pooled, rel.mode, E1, coefs[0], coefs[1], bonus_scale, R, P, cost_table,
-                     mdp.initial_state, v_star, released, rel.exact, env_u, j, exps, rel.scale, rel.alpha, rel.noise,
-                     rel.texact, regret, x_out)
+                     mdp.initial_state, v_star, released, rel.exact, env_u, j, rel.gens, rel.scale, rel.alpha,
+                     rel.noise, rel.texact, rel.hw, fast, regret, x_out)
 
     _drive(mdp, priv, env_rngs, None, K=K, progress=progress, every=every, episodes=episodes)
+
+
+def _gemv_fast(mdp: TabularMDP) -> bool:
+    """Whether the compiled loops' small products P~_h V (S A x S) and P_pi V (S x S) can skip the BLAS call with its
+    bytes (:func:`..small_gemv.gemv_small_exact`, checked on this build)."""
+    from ..small_gemv import gemv_small_exact
+
+    S, A = mdp.n_states, mdp.n_actions
+    return gemv_small_exact(S * A, S) and gemv_small_exact(S, S)
 
 
 def _po_compiles(B: int, H: int, S: int, A: int) -> bool:
@@ -397,17 +417,18 @@ def _run_po_compiled(mdp: TabularMDP, priv: Privatizer, regret: np.ndarray, env_
     from .po_jit import po_episode, row_sums
 
     R = mdp.R
+    fast = _gemv_fast(mdp)
     P2 = np.ascontiguousarray(mdp.P.reshape(mdp.horizon, -1, mdp.n_states))
     cdf = mdp._cdf
     pi, z, ez, Q = (np.empty_like(log_pi) for _ in range(4))
     lse = np.empty(log_pi.shape[:-1] + (1,))
 
-    def episodes(k, m, j, env_u, agent_u, exps, rel, released, x_out):
+    def episodes(k, m, j, env_u, agent_u, rel, released, x_out):
         for i in range(m):
             np.exp(log_pi, out=pi)
             po_episode(k + i, K, pooled, rel.mode, E1, coefs[0], coefs[1], bonus_scale, eta, R, P2, cdf, cost_table,
-                       mdp.initial_state, v_star, released, rel.exact, env_u, agent_u, j + i, exps, i, rel.scale,
-                       rel.alpha, rel.noise, rel.texact, regret, x_out, pi, log_pi, z, Q)
+                       mdp.initial_state, v_star, released, rel.exact, env_u, agent_u, j + i, rel.gens, rel.scale,
+                       rel.alpha, rel.noise, rel.texact, rel.hw, fast, regret, x_out, pi, log_pi, z, Q)
             # planning.mirror_step from its exponent z: z - log(sum(exp(z)))
             np.exp(z, out=ez)
             row_sums(ez, lse)   # ez.sum(axis=-1, keepdims=True), compiled (elementwise order: numpy's)

@@ -33,7 +33,8 @@ import numba
 import numpy as np
 
 from ..pairwise_sum import pairwise_sum  # numpy's row-sum order, one shared copy
-from .episode_jit import episode_statistic, optimistic_model, release
+from ..small_gemv import gemv_small
+from .episode_jit import draw_exponentials, episode_statistic, optimistic_model, release, step_draws
 
 
 @numba.njit(cache=True)
@@ -66,9 +67,9 @@ def einsum_at(p, o, q, n):
 
 
 @numba.njit(cache=True)
-def evaluate(base, Pm, pi, Q, pooled, V, pv, qrow):
+def evaluate(base, Pm, pi, Q, pooled, V, pv, qrow, fast=False):
     """:func:`.planning.evaluate_po` for one seed: ``base`` (Hm S A,), ``Pm`` (Hm, SA, S), ``pi`` (H, S, A); fills
-    ``Q`` (H, S, A)."""
+    ``Q`` (H, S, A); ``fast``: the products by :func:`..small_gemv.gemv_small` (the BLAS call's bytes)."""
     H, S, A = Q.shape
     SA = S * A
     pf = pi.reshape(-1)
@@ -77,7 +78,10 @@ def evaluate(base, Pm, pi, Q, pooled, V, pv, qrow):
     for h in range(H - 1, -1, -1):
         cap = float(H - h)
         hh = 0 if pooled else h
-        np.dot(Pm[hh], V, pv)
+        if fast:
+            gemv_small(Pm[hh], V, pv)
+        else:
+            np.dot(Pm[hh], V, pv)
         for s in range(S):
             for a in range(A):
                 x = base[hh * SA + s * A + a] + pv[s * A + a]
@@ -115,13 +119,15 @@ def policy_values(R, P2, pi, s1, Vall, t, prod):
 
 @numba.njit(cache=True)
 def po_episode(k, K, pooled, mode, E1, c_root, c_inv, bonus, eta, R, P2, cdf, cost, s1, v_star,
-               released, exact, env_u, agent_u, j, exps, node, scale, alpha, noise, texact, regret, x_out,
+               released, exact, env_u, agent_u, j, gens, scale, alpha, noise, texact, hw, fast, regret, x_out,
                pi, log_pi, z, Q):
     """Episode ``k`` (1-based) of every seed, up to the mirror step's exponential (module docstring).
 
     ``pi`` (B, H, S, A) = ``np.exp(log_pi)``, made by the caller; ``z`` (B, H, S, A) receives the mirror step's
     shifted exponent; ``Q`` (B, H, S, A) the optimistic Q~ (work). ``env_u``, ``agent_u`` (B, n, H): the chunk's
-    uniforms, this episode at row ``j``; ``exps`` (B, nodes, 2, dim): this episode's node (or report) at ``node``.
+    uniforms, this episode at row ``j``; ``gens`` (typed List of the B noise Generators): seed b's draws of this episode
+    (its tree node, local report or tree-honaker nodes, :func:`.episode_jit.step_draws`) are drawn from ``gens[b]``
+    just before its release, as :func:`.episode_jit.run_episodes` draws them.
     The other arguments as :func:`.episode_jit.run_episodes`'s.
     """
     H, S, A = R.shape
@@ -138,10 +144,11 @@ def po_episode(k, K, pooled, mode, E1, c_root, c_inv, bonus, eta, R, P2, cdf, co
     x = np.empty(dim)
     sum_a = np.empty(dim)
     sum_n = np.empty(dim)
+    ex = np.empty((alpha.shape[0] if mode == 4 else 1, 2, dim))
     for b in range(B):
         # 1-2. optimistic model and evaluation of pi_k
         optimistic_model(released[b], pooled, E1, c_root, c_inv, bonus, H, S, A, base, Pm)
-        evaluate(base, Pm, pi[b], Q[b], pooled, V, pv, qrow)
+        evaluate(base, Pm, pi[b], Q[b], pooled, V, pv, qrow, fast)
     # 3. the exact value of pi_k, all seeds together (a gemm over seeds, as numpy's matmul)
     vals = policy_values(R, P2, pi, s1, np.empty((B, S)), np.empty((B, SA)), np.empty(A))
     for b in range(B):
@@ -168,7 +175,10 @@ def po_episode(k, K, pooled, mode, E1, c_root, c_inv, bonus, eta, R, P2, cdf, co
             states[h + 1] = nxt
         # 5. the statistic and the release
         episode_statistic(states, acts, cost, pooled, S, A, x)
-        release(mode, k, K, b, x, released, exact, exps, node, scale, alpha, noise, texact, x_out, sum_a, sum_n)
+        n = step_draws(mode, k, K)
+        if n:
+            draw_exponentials(gens[b], ex[:n])
+        release(mode, k, K, b, x, released, exact, ex, 0, scale, alpha, noise, texact, hw, x_out, sum_a, sum_n)
         # 6. the mirror step's exponent: z = log_pi - eta Q~, minus its maximum over actions
         for h in range(H):
             for s in range(S):
@@ -214,6 +224,7 @@ _CHECKED: dict = {}
 
 def _check(B: int, H: int, S: int, A: int) -> bool:
     from ..envs.tabular import TabularMDP
+    from ..small_gemv import gemv_small_exact
     from .planning import evaluate_po
 
     rng = np.random.default_rng(B * 1000003 + H * 1009 + S * 31 + A)
@@ -230,7 +241,7 @@ def _check(B: int, H: int, S: int, A: int) -> bool:
         got_q = np.empty_like(want_q)
         V, pv, qrow = np.empty(S), np.empty(S * A), np.empty(A)
         for b in range(B):
-            evaluate(base[b].ravel(), Pt[b], pi[b], got_q[b], False, V, pv, qrow)
+            evaluate(base[b].ravel(), Pt[b], pi[b], got_q[b], False, V, pv, qrow, gemv_small_exact(S * A, S))
         want_v = mdp.policy_values(pi)
         got_v = policy_values(mdp.R, np.ascontiguousarray(mdp.P.reshape(H, S * A, S)), pi, mdp.initial_state,
                               np.empty((B, S)), np.empty((B, S * A)), np.empty(A))

@@ -276,7 +276,8 @@ class Privatizer:
     prefix sum of what was released (for the audit observation; never released).
 
     ``ahead`` (the compiled loop of :mod:`.episode_jit`, outside audits): a binary tree is a
-    :class:`.ahead.TreeAhead`, whose nodes the compiled loop adds (:meth:`release` is not called then).
+    :class:`.ahead.TreeAhead` and a tree-honaker counter a :class:`.ahead.HonakerAhead`, whose nodes the compiled
+    loop draws and adds (:meth:`release` is not called then).
     """
 
     def __init__(self, log: MechanismLog | None, dim: int, K: int, rngs: list[np.random.Generator],
@@ -298,6 +299,11 @@ class Privatizer:
             elif structure.kind == "tree":
                 self.tree = TreeCounter((dim,), leaves=K - 1, mechanism="laplace", scale=log.group(GROUP).noise_scale,
                                         rngs=rngs, ledger=ledger, group=GROUP)
+            elif structure.strategy == "tree-honaker" and ahead:   # drawn by the compiled loop (.ahead, the same bytes)
+                from .ahead import HonakerAhead
+
+                self.tree = HonakerAhead((dim,), leaves=K - 1, scale=log.group(GROUP).noise_scale, rngs=rngs,
+                                         ledger=ledger, group=GROUP)
             else:
                 from privacct.counters.counter import FactorizedCounter
 

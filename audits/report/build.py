@@ -282,10 +282,22 @@ def regret_table(row) -> Table:
                          f"updates per seed as the learner's runs report them (n_updates); non-private: {c.nonprivate_note}")
 
 
+def counter_audited(row) -> str:
+    """``, counter audited: NAME`` (the counter the audited run ran and the audit observed, the one the unaudited run
+    of the same configuration runs; docs/auditing.md#factorized-counters), with the row's printed run's counter where
+    it differs; empty for a row without a counter (LDP) or an audit recorded before the key existed."""
+    counter = row.audit.get("counter")
+    if counter is None:
+        return ""
+    printed = getattr(row, "paper_counter", None)
+    return f", counter audited: {counter}" + ("" if printed in (None, counter) else f" (the printed run's: {printed})")
+
+
 def audit_text(row) -> tuple:
     a = row.audit
     parts = [f"Audit at its audit configuration (K = {a['episodes']}, H = {a['horizon']}, {a['trials']} trials per side, "
-             f"other users fixed, every release of user 1 observed; it tests {a.get('tests', 'the released statistics')}): "
+             f"other users fixed, every release of user 1 observed{counter_audited(row)}; it tests "
+             f"{a.get('tests', 'the released statistics')}): "
              f"measured lower bound {a['epsilon_lower_bound']:.3g} <= accounted {a['accounted_epsilon']:.3g} of the same "
              f"configuration ({a['accountant']}); audit verdict ", ("bold", a["verdict"]),
              "" if a["has_power"] else " (no power to certify a violation at this size)", "."]

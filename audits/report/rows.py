@@ -386,7 +386,9 @@ def _audit(cfg, scale: ReportScale, seed: int, say: Callable[[str], None]) -> tu
 
     # what an option of the audit configuration changes in the paper's algorithm, and why (AuditSetting.departures)
     departures = get_learner(cfg.algorithm).audit_configuration().departures
-    d = {"departures": departures,"epsilon_lower_bound": float(res.epsilon_lower_bound), "accounted_epsilon": float(res.accounted_epsilon),
+    # the counter the audited run ran and the audit observed: the one the unaudited run of the same config runs
+    counter = counter_of(get_learner(cfg.algorithm).declared_log(audit_cfg.config))
+    d = {"departures": departures, "counter": counter,"epsilon_lower_bound": float(res.epsilon_lower_bound), "accounted_epsilon": float(res.accounted_epsilon),
          "accountant": res.accountant, "verdict": res.verdict, "episodes": audit_cfg.episodes, "horizon": audit_cfg.horizon,
          "env": audit_cfg.env, "bonus_scale": audit_cfg.bonus_scale, "options": [list(o) for o in audit_cfg.options],
          "trials": trials, "observe": audit_cfg.observe, "fixed_users": audit_cfg.fixed_users,

@@ -178,8 +178,9 @@ def test_ucb_po_with_its_coins_is_silent_when_faithful():
 def test_private_lsvi_ucb_replays_stop_at_the_responses_they_cannot_pin():
     """Private LSVI-UCB at eps = 50 (its switching test fires within K): the faithful learner gets no guess; a window
     holding a policy update stops comparing at the update's responses (aggregates noised without the canary's share);
-    the planted switch-on-exact-gram leak moves an update time, seen as a different release schedule or actions."""
-    kw = dict(epsilon=50.0, delta=1e-5, episodes=1000, options=(("beta", 5.0),))
+    the planted switch-on-exact-gram leak moves an update time, seen as a different release schedule or actions. The
+    tree is named: tight's own choice here is BLT, which an action audit refuses (below)."""
+    kw = dict(epsilon=50.0, delta=1e-5, episodes=1000, options=(("beta", 5.0), ("counter", "tree")))
     ok = OA.one_run_action_audit("private-lsvi-ucb", canaries=64, **kw)
     assert ok.guesses == 0 and ok.errors == 0 and ok.cut >= 1
     leak = OA.one_run_action_audit("private-lsvi-ucb", canaries=64, mutant="switch-on-exact-gram", **kw)
@@ -242,3 +243,19 @@ def test_cli_one_run_action_audit_json_and_refusals(capsys):
         rc = main(["audit", "ucb-vi", "--episodes", "33", "--horizon", "2"] + argv)
         err = capsys.readouterr().err
         assert rc == 2 and err.count("\n") == 1 and ("--window" in err or "--privacy" in err or "--observe" in err), err
+
+
+@pytest.mark.parametrize("options", [(("beta", 5.0),), (("beta", 5.0), ("counter", "sqrt-toeplitz"))],
+                         ids=["tights-blt", "named-sqrt-toeplitz"])
+def test_a_toeplitz_counter_is_refused_in_one_line(options):
+    """A replay cannot pin a Toeplitz counter's releases (a draw enters every later release through L), so the audit
+    is refused -- for tight's own BLT as for a named one -- never run on a swapped counter (issue 20 item 4)."""
+    from privacct.algorithms.registry import get_learner
+    from privacct.algorithms.contract import RunConfig
+
+    cfg = RunConfig("private-lsvi-ucb", "jdp", epsilon=50.0, delta=1e-5, calibration="tight", episodes=1000,
+                    options=options)
+    assert get_learner(cfg.algorithm).declared_log(cfg).release_groups[0].structure.strategy in ("blt", "sqrt-toeplitz")
+    with pytest.raises(PrivacctError, match="cannot pin the releases of a (blt|sqrt-toeplitz) counter") as e:
+        OA.one_run_action_audit(cfg, canaries=8)
+    assert "\n" not in str(e.value)

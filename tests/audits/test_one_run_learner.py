@@ -22,14 +22,23 @@ def test_plan_spaces_canaries_by_a_power_of_two_within_the_tree_leaves():
         plan_users(10, 10)
 
 
-def test_a_tree_release_is_used_only_when_it_holds_exactly_one_canary():
+@pytest.mark.parametrize("counter", ["tree", None])
+def test_a_tree_release_is_used_only_when_it_holds_exactly_one_canary(counter):
+    """The printed tree (named), and tight's own choice tree-honaker (no option: the audited run runs it, as the
+    unaudited run does; docs/auditing.md#factorized-counters), which also noises the dyadic nodes the tree skips."""
     users = (1, 9, 17)
-    cfg = RunConfig("ucb-vi", "jdp", epsilon=1.0, episodes=32, horizon=2, calibration="tight")
+    cfg = RunConfig("ucb-vi", "jdp", epsilon=1.0, episodes=32, horizon=2, calibration="tight",
+                    options=() if counter is None else (("counter", counter),))
     r = get_learner("ucb-vi").run(cfg, spawn_sequences(0, 1), audit=AuditHook("A", plan=CanaryPlan(users, ("A", "B", "A"))))
     by_user = {u: [rec.name for rec in r.tap.canary_records if rec.user == u] for u in users}
-    # user 9 sits in [9, 9], [9, 10], [9, 12], [1, 16] (with canary 1: unused), [1, 32] (three canaries: unused)
-    assert by_user[9] == ["counts node [9, 9] of user 9", "counts node [9, 10] of user 9", "counts node [9, 12] of user 9"]
-    assert by_user[1] == [f"counts node [1, {t}] of user 1" for t in (1, 2, 4, 8)]
+    if counter == "tree":
+        # user 9 sits in [9, 9], [9, 10], [9, 12], [1, 16] (with canary 1: unused), [1, 32] (three canaries: unused)
+        assert by_user[9] == ["counts node [9, 9] of user 9", "counts node [9, 10] of user 9", "counts node [9, 12] of user 9"]
+        assert by_user[1] == [f"counts node [1, {t}] of user 1" for t in (1, 2, 4, 8)]
+    else:
+        # tree-honaker noises every dyadic node: [9, 16] too (holds canary 9 alone); [1, 16], [1, 32] hold two or three
+        assert by_user[9] == [f"counts tree-honaker node over users 9..{t} of user 9" for t in (9, 10, 12, 16)]
+        assert by_user[1] == [f"counts tree-honaker node over users 1..{t} of user 1" for t in (1, 2, 4, 8)]
     for rec in r.tap.canary_records:   # the release minus the non-canary users = her contribution + noise
         bit = {1: "A", 9: "B", 17: "A"}[rec.user]
         own = rec.mean_a if bit == "A" else rec.mean_b

@@ -237,6 +237,8 @@ def test_tight_column_says_in_plain_words_when_a_counter_was_swapped_in(tiny_rep
         assert ("swapped for" in plain(cells[5])) == swapped
     (lsvi,) = _rows(data, "private-lsvi-ucb")
     assert lsvi["paper_counter"] == "tree" and lsvi["tight_counter"] not in (None, "tree")
+    for r in data["rows"]:   # the audit (printed constants) names the counter it audited: the printed run's
+        assert r["audit"]["counter"] == r["paper_counter"], (r["algorithm"], r["audit"].get("counter"))
 
 
 def test_tight_column_says_what_tight_chose_and_why(tiny_report):

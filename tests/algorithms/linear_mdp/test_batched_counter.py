@@ -113,7 +113,7 @@ def test_audited_runs_observe_a_non_tree_counter(hook):
         with pytest.raises(PrivacctError, match="cannot be audited by a one-run audit with Laplace noise") as e:
             LEARNERS[LAP].run(lap, spawn_sequences(1, 1), audit=hook)
         assert "\n" not in str(e.value)
-    # without the option (and with counter=tree) the audited run keeps the tree
+    # without the option the audited run runs what the unaudited one runs (the tree: batched LSVI-UCB's tight keeps it)
     for counter in (None, "tree"):
         r = LEARNERS[GAUSS].run(cfg(counter=counter, calibration="paper", batches=20, episodes=20),
                                 spawn_sequences(1, 1), audit=hook)
