@@ -16,20 +16,9 @@ from .small_gemv import gemv_small
 @numba.njit(cache=True, inline="always")
 def greedy_policy_value(pol, Rsa, P, Ppi, rpi, pe, V):
     """Fill ``V`` (S,) with V_1 of the deterministic policy ``pol`` (H, S) (module docstring). ``Rsa`` (H, S A): the
-    rewards, row s A + a; ``P`` (H, S, A, S); ``Ppi`` (S, S), ``rpi`` and ``pe`` (S,): work arrays."""
-    H, S = pol.shape
-    A = Rsa.shape[1] // S
-    for s in range(S):
-        V[s] = 0.0
-    for h in range(H - 1, -1, -1):
-        for s in range(S):
-            a = pol[h, s]
-            rpi[s] = Rsa[h, s * A + a]
-            for sp in range(S):
-                Ppi[s, sp] = P[h, s, a, sp]
-        np.dot(Ppi, V, pe)
-        for s in range(S):
-            V[s] = rpi[s] + pe[s]
+    rewards, row s A + a; ``P`` (H, S, A, S); ``Ppi`` (S, S), ``rpi`` and ``pe`` (S,): work arrays. The products are
+    numba's ``np.dot`` (the BLAS call): :func:`greedy_policy_value_gemv` without its fast path."""
+    greedy_policy_value_gemv(pol, Rsa, P, Ppi, rpi, pe, V, False)
 
 
 @numba.njit(cache=True, inline="always")

@@ -31,17 +31,12 @@ from privacct.audits.suite import check_learner, paper_failures, planted_noise_b
 
 
 def audited_counter(a) -> str | None:
-    """The counter the audit of ``a`` runs and observes: the declared log's counter parameter or its first counter
-    group's strategy (None: no continual counter, e.g. LDP)."""
+    """The counter the audit of ``a`` runs and observes: its declared log's (the report's rule,
+    :func:`privacct.audits.report.rows.counter_of`; None: no continual counter, e.g. LDP)."""
     from privacct.algorithms.registry import get_learner
+    from privacct.audits.report.rows import counter_of
 
-    log = get_learner(a.algorithm).declared_log(a.config)
-    for g in log.release_groups:
-        if g.structure.kind == "tree":
-            return "tree"
-        if g.structure.kind == "factorized":
-            return g.structure.strategy
-    return None
+    return counter_of(get_learner(a.algorithm).declared_log(a.config))
 
 
 def tight_rows(quick: bool, only, privacy=None, counter: str | None = None) -> list[dict]:

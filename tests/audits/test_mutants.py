@@ -133,9 +133,9 @@ def _mutants_cli(argv):
 
 @pytest.fixture(scope="module")
 def policy_leak_run():
-    """``privacct mutants --only <the two policy leaks> --trials 200`` once (the many-trial audits at 200 trials per
+    """``privacct mutants --only <the two policy leaks> --trials 20`` once (the many-trial audits at 20 trials per
     side: they must not catch the leaks anyway; the billboard check and the one-run audit keep their own sizes)."""
-    return _mutants_cli(["--only", *POLICY_LEAKS, "--trials", "200"])
+    return _mutants_cli(["--only", *POLICY_LEAKS, "--trials", "20"])
 
 
 @pytest.mark.slow
@@ -169,7 +169,7 @@ def test_policy_leaks_without_the_action_checks_exit_1(monkeypatch):
 
     for name in POLICY_LEAKS:
         monkeypatch.setitem(reg.MUTANTS, name, replace(reg.MUTANTS[name], checks=CHECKS))
-    rc, reports = _mutants_cli(["--only", *POLICY_LEAKS, "--trials", "100"])
+    rc, reports = _mutants_cli(["--only", *POLICY_LEAKS, "--trials", "20"])
     assert rc == 1 and all(reports[n]["caught_by"] == [] for n in POLICY_LEAKS)
 
 
