@@ -150,6 +150,12 @@ def _bisect_rejected(rejected: Callable[[float], bool], hi: float, tol: float = 
         if hi >= EPS_CAP:
             return EPS_CAP
         hi = min(2.0 * hi, EPS_CAP)
+    return _refine_rejected(rejected, lo, hi, tol)
+
+
+def _refine_rejected(rejected: Callable[[float], bool], lo: float, hi: float, tol: float = 1e-10) -> float:
+    """Bisection of [lo, hi] (``lo`` rejected, ``hi`` not) down to ``tol`` relative width, keeping a rejected lower
+    end: the largest eps found rejected, never above the supremum of the rejected set."""
     while hi - lo > tol * max(1.0, hi):
         mid = 0.5 * (lo + hi)
         if rejected(mid):
@@ -240,14 +246,7 @@ def predictable_epsilon_lower_bound(*, canaries: int, prefix: int, delta: float,
         return 0.0
     if lo >= EPS_CAP:
         return EPS_CAP
-    hi = float(grid[np.searchsorted(grid, lo, side="right")])
-    while hi - lo > 1e-10 * max(1.0, hi):
-        mid = 0.5 * (lo + hi)
-        if rejected(mid):
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return _refine_rejected(rejected, lo, float(grid[np.searchsorted(grid, lo, side="right")]))
 
 
 # --------------------------------------------------------------------------------------------------
