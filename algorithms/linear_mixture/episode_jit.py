@@ -64,6 +64,7 @@ from .messages_jit import messages
 from .numpy_loops import ccall as _ccall
 from .numpy_loops import unary_into
 from ..policy_value_jit import greedy_policy_value
+from ..row_max_jit import subtract_row_max
 from .planning_jit import _clip, _pairwise
 
 #: status codes of :func:`run_chunk`
@@ -368,17 +369,10 @@ def md_exponent(Q, cumQ, eta, z):
     for b in range(B):
         for h in range(H):
             for s in range(S):
-                m = 0.0
                 for a in range(A):
                     cumQ[b, h, s, a] = cumQ[b, h, s, a] + Q[b, h, s, a]
-                    v = eta * cumQ[b, h, s, a]
-                    z[b, h, s, a] = v
-                    if a == 0:
-                        m = v
-                    else:
-                        m = m if (m >= v or m != m) else v   # np.maximum
-                for a in range(A):
-                    z[b, h, s, a] = z[b, h, s, a] - m
+                    z[b, h, s, a] = eta * cumQ[b, h, s, a]
+                subtract_row_max(z[b, h, s])
 
 
 @numba.njit(cache=True)

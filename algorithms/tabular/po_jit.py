@@ -33,6 +33,7 @@ import numba
 import numpy as np
 
 from ..pairwise_sum import pairwise_sum  # numpy's row-sum order, one shared copy
+from ..row_max_jit import subtract_row_max  # numpy's maximum order, one shared copy
 from ..small_gemv import gemv_small
 from .episode_jit import draw_exponentials, episode_statistic, optimistic_model, release, step_draws
 
@@ -182,16 +183,9 @@ def po_episode(k, K, pooled, mode, E1, c_root, c_inv, bonus, eta, R, P2, cdf, co
         # 6. the mirror step's exponent: z = log_pi - eta Q~, minus its maximum over actions
         for h in range(H):
             for s in range(S):
-                m = 0.0
                 for a in range(A):
-                    v = log_pi[b, h, s, a] - eta * Q[b, h, s, a]
-                    z[b, h, s, a] = v
-                    if a == 0:
-                        m = v
-                    else:
-                        m = m if (m >= v or m != m) else v   # np.maximum
-                for a in range(A):
-                    z[b, h, s, a] = z[b, h, s, a] - m
+                    z[b, h, s, a] = log_pi[b, h, s, a] - eta * Q[b, h, s, a]
+                subtract_row_max(z[b, h, s])
 
 
 @numba.njit(cache=True)
