@@ -249,6 +249,79 @@ class Ledger:
                 self._rn[k].append(on)
             self._olo[k], self._ohi[k], self._on[k] = lo, hi, 1
 
+    def record_groups(self, groups, *, users: tuple[int, int], mechanism: str, scale: float,
+                      shape: tuple[int, ...], batch: int = 1, weights) -> None:
+        """One weighted draw per group of ``groups``, in that order, each over ``users`` with its weights
+        (``weights[i]`` for ``groups[i]``): the same ledger as the ``len(groups)`` calls of :meth:`record` it stands
+        for (a stacked counter's H draws of one step, privacct/counters/stacked.py). Weight arrays that are the same
+        memory (one counter's executed row shared by H counters) are checked, squared and made absolute once; the
+        per-user sums get the same values in the same order. Everything is checked before anything is recorded."""
+        groups = list(groups)
+        if len(weights) != len(groups):
+            raise PrivacctError(f"weights must be one array per group ({len(groups)}), got {len(weights)}")
+        lo, hi = int(users[0]), int(users[1])
+        if lo < 1 or hi < lo or hi > MAX_COUNT:
+            raise PrivacctError(f"users must be an interval (first, last) with 1 <= first <= last <= {MAX_COUNT}, "
+                                f"got {users!r}")
+        done: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+        by_id: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        parts = []
+        for w in weights:
+            got = by_id.get(id(w))       # the same object (``weights`` holds it alive: ids are not reused)
+            if got is None:
+                a = np.asarray(w, dtype=float)
+                where = (a.__array_interface__["data"][0], a.shape, a.strides)   # the same memory
+                got = done.get(where)
+                if got is None:
+                    if a.shape != (hi - lo + 1,) or not np.all(np.isfinite(a)):
+                        raise PrivacctError(f"weights must be {hi - lo + 1} finite numbers (one per user of "
+                                            f"{users!r}), got shape {a.shape}")
+                    got = done[where] = (a * a, np.abs(a))
+                by_id[id(w)] = got
+            parts.append(got)
+        keys = []
+        for g in groups:
+            try:   # the arguments as given (record's fast path), else normalised
+                k = self._index.get((g, mechanism, scale, shape, batch, True))
+            except TypeError:
+                k = None
+            keys.append(self._intern(g, mechanism, scale, shape, batch, True) if k is None else k)
+        fscale = float(scale)
+        wkeys = [(g, mechanism, fscale) for g in groups]
+        shared = len(done) == 1 and len(set(wkeys)) == len(wkeys) > 1
+        if shared:   # one row for distinct groups whose sums are one array (or none yet): add once, keep them one
+            accs = [self._weighted.get(wk) for wk in wkeys]
+            shared = all(a is accs[0] for a in accs)
+        if shared:
+            sq, ab = parts[0]
+            acc = self._grown_weights(accs[0], hi)
+            if acc is accs[0] and self._shared_with_others(acc, wkeys):
+                acc = [acc[0].copy(), acc[1].copy()]   # also another group's sums: copy on write
+            for wk in wkeys:
+                self._weighted[wk] = acc
+            acc[0][lo - 1:hi] += sq
+            acc[1][lo - 1:hi] += ab
+        for wk, k, (sq, ab) in zip(wkeys, keys, parts, strict=True):
+            if not shared:
+                self._add_weights(wk, lo, sq, ab)
+            self._append_draw(k, lo, hi)
+
+    def _append_draw(self, k: int, lo: int, hi: int) -> None:
+        """One draw of key ``k`` over users lo..hi: its order entry and its run (:meth:`record`'s tail)."""
+        pending = self._pending
+        pending.append(k)
+        if len(pending) >= _FLUSH:
+            self._flush()
+        on = self._on[k]
+        if on and lo == self._olo[k] + on and hi == self._ohi[k] + on:
+            self._on[k] = on + 1
+        else:
+            if on:
+                self._rlo[k].append(self._olo[k])
+                self._rhi[k].append(self._ohi[k])
+                self._rn[k].append(on)
+            self._olo[k], self._ohi[k], self._on[k] = lo, hi, 1
+
     def _flush(self) -> None:
         """Move the staged order entries into the numpy column."""
         p = self._pending
@@ -349,15 +422,33 @@ class Ledger:
                        np.array([n], dtype=np.int64))
         self._append_order(k, n)
 
+    @staticmethod
+    def _grown_weights(acc: list[np.ndarray] | None, hi: int) -> list[np.ndarray]:
+        """``acc`` (the per-user [sum w^2, sum |w|] of a key, or None) holding at least ``hi`` users: itself, or a
+        new pair (doubled, the values copied)."""
+        if acc is not None and acc[0].size >= hi:
+            return acc
+        n = max(hi, 2 * (acc[0].size if acc is not None else 0))
+        grown = [np.zeros(n), np.zeros(n)]
+        if acc is not None:
+            grown[0][:acc[0].size] = acc[0]
+            grown[1][:acc[1].size] = acc[1]
+        return grown
+
+    def _shared_with_others(self, acc, keys) -> bool:
+        """Whether a key other than ``keys`` holds the very sums ``acc`` (record_groups shares them)."""
+        for k, v in self._weighted.items():
+            if v is acc and k not in keys:
+                return True
+        return False
+
     def _add_weights(self, key: tuple[str, str, float], lo: int, sq: np.ndarray, ab: np.ndarray) -> None:
         acc = self._weighted.get(key)
         hi = lo + sq.size - 1
-        if acc is None or acc[0].size < hi:
-            n = max(hi, 2 * (acc[0].size if acc is not None else 0))
-            grown = [np.zeros(n), np.zeros(n)]
-            if acc is not None:
-                grown[0][:acc[0].size] = acc[0]
-                grown[1][:acc[1].size] = acc[1]
+        grown = self._grown_weights(acc, hi)
+        if grown is acc and len(self._weighted) > 1 and self._shared_with_others(acc, (key,)):
+            grown = [acc[0].copy(), acc[1].copy()]   # sums shared with other groups (record_groups): copy on write
+        if grown is not acc:
             acc = self._weighted[key] = grown
         acc[0][lo - 1:hi] += sq
         acc[1][lo - 1:hi] += ab
@@ -545,8 +636,9 @@ class LedgerChain(Ledger):
     seeds share one tree ledger and own a small y ledger each).
 
     It holds references to its parts, so a part must not record after the view is made: a view whose parts
-    have grown refuses to be read. Per key the view keeps the total draw count and, for weighted keys, the summed
-    per-user arrays (O(users), as a copy would); the runs and the order column are read from the parts when asked.
+    have grown refuses to be read. Per key the view keeps the total draw count and, for weighted keys, the per-user
+    sums: the part's own arrays when one part holds the key (referenced, never written), else their sums (O(users),
+    as a copy would); the runs and the order column are read from the parts when asked.
     Recording into the view is refused. Build it with :meth:`Ledger.chain`."""
 
     def __init__(self, *parts: Ledger) -> None:   # noqa: D107  (the parts, in order)
@@ -564,8 +656,21 @@ class LedgerChain(Ledger):
             for k_part in range(len(p._keys)):
                 if p._on[k_part]:
                     self._on[int(mapping[k_part])] += p._draws_of(k_part)
-        for p in parts:   # the same additions, in the same order, as Ledger.extend makes
+        # the weighted sums: a key held by one part is that part's arrays, referenced (a fresh ledger extending the
+        # parts would hold 0 + x = x, of the same size; a chain records nothing and is refused once a part records
+        # again, so nothing writes them); a key in several parts is summed into a copy, the additions in the order
+        # Ledger.extend makes them (B chains over one shared tree ledger: no copy of its sums per chain)
+        borrowed: set = set()
+        for p in parts:
             for key, (sq, ab) in p._weighted.items():
+                acc = self._weighted.get(key)
+                if acc is None:
+                    self._weighted[key] = p._weighted[key]
+                    borrowed.add(key)
+                    continue
+                if key in borrowed:
+                    self._weighted[key] = [acc[0].copy(), acc[1].copy()]
+                    borrowed.discard(key)
                 self._add_weights(key, 1, sq, ab)
 
     def _fresh(self) -> None:

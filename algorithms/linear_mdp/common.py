@@ -150,7 +150,7 @@ class History:
     """Sufficient statistics of all episodes played so far, per seed (exact; never released).
 
     ``N``: (B, H, S, A, S) visit counts; ``Rphi``: (B, H, d) = sum_i phi_h^i r_h^i;
-    ``gram``: (B, H, d, d) = sum_i phi_h^i phi_h^i^T.
+    ``gram``: (B, H, d, d) = sum_i phi_h^i phi_h^i^T; ``outer``: the last episode's phi_h phi_h^T (after :meth:`add`).
     """
 
     def __init__(self, env: LinearMDP, B: int) -> None:
@@ -167,11 +167,13 @@ class History:
         b = np.arange(B)
         phi = env.phi[states[:, :H], actions]                          # (B, H, d)
         r = env.tabular.R[np.arange(H)[None, :], states[:, :H], actions]  # (B, H)
-        for h in range(H):
-            np.add.at(self.N, (b, h, states[:, h], actions[:, h], states[:, h + 1]), 1.0)
+        # every (seed, step) visit at once: the counts are whole numbers, exact in any order of the additions
+        np.add.at(self.N, (b[:, None], np.arange(H)[None, :], states[:, :H], actions, states[:, 1:H + 1]), 1.0)
         self.Rphi += phi * r[..., None]
         outer = phi[..., :, None] * phi[..., None, :]
         self.gram += outer
+        #: this episode's phi phi^T (B, H, d, d): what the Gram counters add (computed once; read nowhere else)
+        self.outer = outer
         return phi
 
 

@@ -236,11 +236,12 @@ class Blt(ToeplitzStrategy):
 
     def mix_noise(self, counter: Any, st: Any, t: int, z: np.ndarray) -> None:
         u = z.copy()
+        tmp = np.empty_like(u)                                    # each product rounded, then added: no fused op
         d = len(counter._P)
         for k in range(1, d + 1):                                 # in order k = 1..d: same bytes per seed
             slot = (t - k) % d
-            u += counter._P[k - 1] * st._zhist[slot]
-            u -= counter._Q[k - 1] * st._uhist[slot]
+            u += np.multiply(counter._P[k - 1], st._zhist[slot], out=tmp)
+            u -= np.multiply(counter._Q[k - 1], st._uhist[slot], out=tmp)
         slot = t % d
         st._zhist[slot], st._uhist[slot] = z, u
         st._noise += u

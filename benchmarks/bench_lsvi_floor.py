@@ -1,0 +1,117 @@
+"""Benchmark: Private LSVI-UCB episodes per CPU-second against its floor (issue 23; not a timed test).
+
+    python benchmarks/bench_lsvi_floor.py --seeds 1 100 --episodes 10000 --repeat 2 --floor
+    python benchmarks/bench_lsvi_floor.py --seeds 100 --episodes 10000 --memory
+
+``--memory``: one run at the largest seed count, nothing else in the process (after a one-seed warm-up of K = 20):
+its CPU seconds, the peak RSS of the process (``resource.getrusage``, the interpreter and imports included) and the
+RSS before the run.
+
+Setting: bench_linear_mdp.py's (``linear-d10-h10``: d = 10, H = 10, S = 10, A = 20; tight at (5, 1e-5), option
+beta = 10; tight chooses BLT at the tree's shift). CPU time is ``time.process_time`` of one ``LearnerSpec.run``
+(this process only; OMP_NUM_THREADS=1 set before numpy loads), after an untimed warm-up run and the (cached)
+calibration; seed counts interleaved ``--repeat`` times, the best repeat reported (the machine is shared).
+
+The floor (``--floor``, per episode at the same seed count) is what the learner's bytes cannot do without, measured
+alone as numpy calls from a Python loop over the episodes: its random draws, per seed H uniforms of the episode
+(``Generator.random(H)``) and the H Gram counters' node noise, H d(d+1)/2 normals in one ``standard_normal`` call per
+seed (as the stacked counter draws them, privacct/counters/stacked.py), and the LAPACK factorisations whose bits the
+switching rule reads: the two batched Cholesky calls of the (B, H, d, d) released matrices per episode
+(``common.floored_logdet``'s fast path). Not counted: the noise mixing and every elementwise operation, the policy's
+rollout and the history's sums, the ledger (its per-user weighted sums are O(t) per draw: O(K^2 H) a run), the rare
+policy updates, any Python.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from privacct.algorithms.contract import RunConfig  # noqa: E402
+from privacct.algorithms.registry import get_learner  # noqa: E402
+from privacct.rng import spawn_generators, spawn_sequences  # noqa: E402
+
+NAME = "private-lsvi-ucb"
+
+
+def config(episodes: int) -> RunConfig:
+    return RunConfig(NAME, "jdp", epsilon=5.0, delta=1e-5, calibration="tight", episodes=episodes,
+                     env="linear-d10-h10", options=(("beta", 10.0),))
+
+
+def run_once(seeds: int, episodes: int) -> float:
+    """CPU seconds of one run (the plan built and cached first, untimed)."""
+    spec = get_learner(NAME)
+    cfg = config(episodes)
+    spec.build_log(cfg)
+    t = time.process_time()
+    spec.run(cfg, spawn_sequences(0, seeds))
+    return time.process_time() - t
+
+
+def floor(seeds: int, episodes: int, H: int = 10, d: int = 10, lam: float = 1.0) -> float:
+    """CPU seconds of the floor's calls over ``episodes`` episodes at ``seeds`` seeds (module docstring)."""
+    env_rngs, noise_rngs = spawn_generators(1, seeds), spawn_generators(2, seeds)
+    A = np.random.default_rng(3).normal(size=(seeds, H, d, d))
+    M = A @ np.swapaxes(A, -1, -2) + 4.0 * lam * np.eye(d)
+    eye = np.eye(d)
+    upper = np.empty((seeds, H * d * (d + 1) // 2))
+    t = time.process_time()
+    for _ in range(episodes):
+        np.stack([r.random(H) for r in env_rngs])
+        for b, r in enumerate(noise_rngs):
+            r.standard_normal(out=upper[b])
+        np.linalg.cholesky(M - lam * eye)
+        np.linalg.cholesky(M)
+    return time.process_time() - t
+
+
+def main(argv=None) -> list[dict]:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", type=int, nargs="+", default=[1, 100])
+    ap.add_argument("--episodes", type=int, default=10_000)
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--floor", action="store_true")
+    ap.add_argument("--memory", action="store_true", help="one run at the largest seed count: CPU and peak RSS")
+    a = ap.parse_args(argv)
+    run_once(1, 20)   # warm-up: imports, compilation
+    if a.memory:
+        import resource
+
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        cpu = run_once(max(a.seeds), a.episodes)
+        row = {"learner": NAME, "env": "linear-d10-h10", "episodes": a.episodes, "seeds": max(a.seeds),
+               "cpu_s": round(cpu, 1), "peak_rss_MB": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+               "rss_before_run_MB": round(before, 1)}
+        print(json.dumps(row))
+        return [row]
+    best: dict[int, float] = {}
+    fl: dict[int, float] = {}
+    for _ in range(a.repeat):
+        for b in a.seeds:
+            best[b] = min(best.get(b, np.inf), run_once(b, a.episodes) / a.episodes)
+            if a.floor:
+                fl[b] = min(fl.get(b, np.inf), floor(b, a.episodes) / a.episodes)
+    rows = []
+    for b in a.seeds:
+        row = {"learner": NAME, "env": "linear-d10-h10", "episodes": a.episodes, "seeds": b,
+               "us_per_episode": round(1e6 * best[b], 1), "seed_episodes_per_cpu_second": round(b / best[b], 1),
+               "python": platform.python_version(), "numpy": np.__version__}
+        if a.floor:
+            row["floor_us_per_episode"] = round(1e6 * fl[b], 1)
+            row["x_floor"] = round(best[b] / fl[b], 2)
+        rows.append(row)
+        print(json.dumps(row))
+    return rows
+
+
+if __name__ == "__main__":
+    main()

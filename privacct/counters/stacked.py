@@ -1,0 +1,195 @@
+"""The stacked counter: H Toeplitz counters of one configuration stepped as one (docs/performance.md#design-one-stacked-counter-item-3).
+
+A learner with H per-step statistics (private-lsvi-ucb's H Gram counters) keeps H
+:class:`~privacct.counters.counter.FactorizedCounter`; each addition of each counter makes its own generator call per
+seed, its own ledger record and its own noise-mixing step on (B, *shape) arrays. :class:`StackedCounters` steps them
+together: per addition, per seed ONE generator call of H x m values, the H ledger records (group order, each with its
+counter's own executed weights), and ONE mixing step on (H, B, *shape) arrays.
+
+Same bytes: per seed the H counters' draws are consecutive calls on the seed's generator (nothing else draws from it
+between them), and numpy's ``standard_normal`` / ``standard_exponential`` fill an ``out`` array value after value, so
+one call of H x m values consumes the stream in the same order and gives the same values (laid out (counter, values),
+(counter, 2, values) for Laplace); the mixing steps and the release are elementwise, so each element sees the same
+floating-point operations in the same order whatever the stack (tests/privacct/counters/test_stacked.py checks both
+against H separate counters, draws, releases and ledgers).
+
+The counters stay the state's owners: their arrays become views into the stacked ones, so ``noisy_sum()``, the
+ledger's executed weights (each counter's own :meth:`FactorizedCounter._row_weights`: the probe, the refusal of a
+recursion changed after the first draw) and a fall-back addition through ``counter.add`` read and write the same
+state. Stacked only what is known to be elementwise and faithful to one recursion: counters of exactly
+:class:`FactorizedCounter` running the registry's ``blt`` or ``sqrt-toeplitz`` object with their own (unpatched)
+noise-path functions, one batch of generators, one ledger, one shape, mechanism, scale and K, no batched leaves, and
+the same recursion (:func:`privacct.counters.executed_cache.recursion_key`: a counter whose coefficients differ, the
+counter-noise-path mutant on some counters only, is not stacked); checked at the first addition, when any noise
+recursion a mutant alters is already in place. Every other case, and every addition made while an audit's tap or an
+action pin is active (:mod:`privacct.tap`: they observe each draw), goes through the H counters one by one.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from ..errors import PrivacctError
+from ..mechanisms import _triangle
+from ..tap import current as current_tap
+from ..tap import current_pin
+from .blt import BLT, Blt
+from .counter import FactorizedCounter
+from .executed_cache import recursion_key
+from .sqrt_toeplitz import SQRT_TOEPLITZ, SqrtToeplitz
+
+#: the noise-path functions a stacked step runs, as imported: a patched class is not stacked
+_FUNCS = {name: getattr(FactorizedCounter, name) for name in ("_mix_noise", "_init_mixing_state", "add", "_draw")}
+_ELEMENTWISE = {BLT: (Blt, Blt.mix_noise, Blt.init_mixing_state), SQRT_TOEPLITZ:
+                (SqrtToeplitz, SqrtToeplitz.mix_noise, SqrtToeplitz.init_mixing_state)}
+
+
+def stacked_noise(mechanism: str, rngs, count: int, shape: tuple[int, ...], scale: float) -> np.ndarray:
+    """``count`` consecutive draws of :func:`privacct.mechanisms.draw` (``mechanism``, ``shape``, ``scale``) per seed,
+    as one generator call per seed: shape (count, B, *shape), the same values as ``count`` separate draws made one
+    after the other (module docstring). Records nothing and calls no audit hook: the caller records."""
+    B = len(rngs)
+    if mechanism == "symmetric-gaussian-matrix":
+        d = shape[0]
+        rows, cols = _triangle(d)
+        upper = np.empty((B, count, rows.size))
+        for b, r in enumerate(rngs):
+            r.standard_normal(out=upper[b])
+        upper *= scale
+        upper = upper.swapaxes(0, 1)
+        out = np.empty((count, B, d, d))      # laid out (counter, seed) at once: no copy after
+        out[..., rows, cols] = upper
+        out[..., cols, rows] = upper
+        return out
+    elif mechanism == "gaussian":
+        out = np.empty((B, count) + shape)
+        for b, r in enumerate(rngs):
+            r.standard_normal(out=out[b])
+        out *= scale
+    elif mechanism == "laplace":
+        buf = np.empty((B, count, 2) + shape)
+        for b, r in enumerate(rngs):
+            r.standard_exponential(out=buf[b])
+        out = np.subtract(buf[:, :, 0], buf[:, :, 1])
+        out *= scale
+    else:
+        raise PrivacctError(f"mechanism {mechanism!r} cannot be stacked")
+    return np.ascontiguousarray(out.swapaxes(0, 1))
+
+
+class StackedCounters:
+    """H :class:`FactorizedCounter` (``counters``, in their ledger order) added to together: :meth:`add` takes
+    ``x`` of shape (B, H, *shape) and returns the H releases as (B, H, *shape), the same bytes, draws and ledger
+    records as ``counters[h].add(x[:, h])`` for h = 0..H-1 (module docstring)."""
+
+    def __init__(self, counters) -> None:
+        self.counters = list(counters)
+        if not self.counters:
+            raise PrivacctError("StackedCounters needs at least one counter")
+        self._stacked: bool | None = None        # decided at the first addition
+        self._views: list[dict[str, np.ndarray]] = []
+        self._state = SimpleNamespace()
+
+    @property
+    def stacked(self) -> bool:
+        """Whether the additions run stacked (False before the first addition)."""
+        return bool(self._stacked)
+
+    def _stackable(self) -> bool:
+        cs = self.counters
+        c0 = cs[0]
+        if len(cs) < 2 or any(type(c) is not FactorizedCounter for c in cs):
+            return False
+        if any(getattr(FactorizedCounter, n) is not f for n, f in _FUNCS.items()):
+            return False
+        impl = c0.implementation
+        want = _ELEMENTWISE.get(impl)
+        if want is None or type(impl) is not want[0] or (type(impl).mix_noise, type(impl).init_mixing_state) != want[1:]:
+            return False
+        first = (c0.shape, c0.mechanism, c0.scale, c0.leaves, c0.first_user, c0.steps, c0.structure)
+        for c in cs:
+            if c.implementation is not impl or c.leaf_users is not None or c._observer is not None:
+                return False
+            if (c.shape, c.mechanism, c.scale, c.leaves, c.first_user, c.steps, c.structure) != first:
+                return False
+            if c.ledger is not c0.ledger or len(c.rngs) != len(c0.rngs) or \
+                    any(a is not b for a, b in zip(c.rngs, c0.rngs, strict=True)):
+                return False
+        key = recursion_key(c0)
+        return key is not None and all(recursion_key(c) == key for c in cs[1:])
+
+    def _stack_state(self) -> None:
+        """Move the counters' state into stacked arrays (H next to the batch axis) and make theirs views of them."""
+        c0 = self.counters[0]
+        probe = SimpleNamespace()
+        c0._init_mixing_state(probe, c0.batch, c0.shape)
+        names = sorted(vars(probe)) + ["_exact"]
+        self._views = [{} for _ in self.counters]
+        for name in names:
+            arrs = [getattr(c, name) for c in self.counters]
+            pos = arrs[0].ndim - 1 - len(c0.shape)        # the batch axis
+            full = np.stack(arrs, axis=pos)
+            setattr(self._state, name, full)
+            for h, c in enumerate(self.counters):
+                view = full[(slice(None),) * pos + (h,)]
+                setattr(c, name, view)
+                self._views[h][name] = view
+
+    def _sync_stack(self) -> None:
+        """After a stacked step that rebound a state array (sqrt-toeplitz's release noise), copy it into the stacked
+        array (the counters' views read it)."""
+        st = self._st
+        for name, full in vars(self._state).items():
+            cur = getattr(st, name)
+            if cur is not full:
+                full[...] = cur
+                setattr(st, name, full)
+
+    def _sync(self) -> None:
+        """After the counters stepped one by one: a counter's rebound state array copied into its view."""
+        for h, c in enumerate(self.counters):
+            for name, view in self._views[h].items():
+                cur = getattr(c, name)
+                if cur is not view:
+                    view[...] = cur
+                    setattr(c, name, view)
+
+    def add(self, x) -> np.ndarray:
+        cs = self.counters
+        x = np.asarray(x, dtype=float)
+        H, c0 = len(cs), cs[0]
+        if x.shape != (c0.batch, H) + c0.shape:
+            raise PrivacctError(f"x must have shape {(c0.batch, H) + c0.shape}, got {x.shape}")
+        if self._stacked is None:
+            self._stacked = self._stackable()
+            if self._stacked:
+                self._stack_state()
+                self._st = SimpleNamespace(**vars(self._state))
+        if not self._stacked or current_tap() is not None or current_pin() is not None:
+            out = np.stack([c.add(x[:, h]) for h, c in enumerate(cs)], axis=1)
+            if self._stacked:
+                self._sync()
+            return out
+        if any(c.steps >= c.leaves for c in cs):
+            raise PrivacctError(f"counter is full: it was built for leaves={c0.leaves} additions")
+        t = c0.steps + 1
+        weights = [c.implementation.ledger_weights(c, t) for c in cs]   # may refuse: before any state moves
+        if all(c._executed is c0._executed for c in cs):   # one cached R_exec (executed_cache): one row object
+            weights = [weights[0]] * H
+        for c in cs:
+            c.steps = t
+        self._state._exact += x.swapaxes(0, 1)
+        u0 = c0.first_user - 1
+        users = (u0 + 1, u0 + t)
+        z = stacked_noise(c0.mechanism, c0.rngs, H, c0.shape, c0.scale)
+        if c0.ledger is not None:   # H weighted records in counter order, the shared row squared once
+            c0.ledger.record_groups([c.group for c in cs], users=users, mechanism=c0.mechanism, scale=c0.scale,
+                                    shape=c0.shape, batch=c0.batch, weights=weights)
+        c0._mix_noise(self._st, t, z)
+        self._sync_stack()
+        return (self._state._exact + self._state._noise).swapaxes(0, 1)
+
+
+__all__ = ["StackedCounters", "stacked_noise"]
