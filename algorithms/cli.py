@@ -214,6 +214,13 @@ def register_reproduce(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--full", action="store_true", help="the paper's full scale (slow)")
     p.add_argument("--seeds", type=integer_arg("--seeds"), default=None, help="override the number of seeds (>= 1)")
     p.add_argument("--episodes", type=integer_arg("--episodes"), default=None, help="override K (>= 1)")
+    p.add_argument("--track", action="append", default=None, metavar="NAME",
+                   help="draw only this figure track, for a reproduction that draws several (tabular: paper, tight, "
+                        "tuned-noise); repeat for several, each at most once; without --track every track is drawn")
+    p.add_argument("--workers", type=integer_arg("--workers"), default=None, metavar="N",
+                   help="processes for the independent runs, for a reproduction that runs them in parallel (tabular), "
+                        "an integer in [1, 64]; without --workers the machine's CPUs, at most 8 (each run is whole in "
+                        "one process: the same files whatever N)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="Dask scheduler address (e.g. tcp://10.0.0.5:8786): run each setting's seed chunks on that "
                         "cluster, with the same bytes as locally (needs pip install 'privacct[dask]')")
@@ -242,6 +249,35 @@ def check_reproduce_memory(family: str, seeds: int | None, episodes: int | None)
     check_memory(worst, args=named, what="the largest run of the reproduction", lower=" or ".join(flag for flag, v in (("--episodes", episodes), ("--seeds", seeds)) if v is not None))
 
 
+def reproduce_options(reproduce: Callable, args) -> dict[str, Any]:
+    """``--track`` / ``--workers`` as the keywords ``tracks`` / ``workers`` of a family reproduction whose function takes
+    them (the tabular one), checked before anything is written: a track among the function's default ``tracks``, each
+    at most once; workers in [1, ``reproduce.max_workers``], not with ``--scheduler`` (the cluster runs the seeds).
+    Either flag given to a reproduction that does not take it is refused (one line)."""
+    import inspect
+
+    params = inspect.signature(reproduce).parameters
+    kw: dict[str, Any] = {}
+    track = getattr(args, "track", None)
+    if track is not None:
+        if "tracks" not in params:
+            raise PrivacctError(f"--track applies to a reproduction that draws several figure tracks (tabular), "
+                                f"not to {args.family}")
+        names = tuple(params["tracks"].default)
+        if any(t not in names for t in track) or len(set(track)) != len(track):
+            raise PrivacctError(f"--track must be one of {', '.join(names)}, each at most once, got {', '.join(track)}")
+        kw["tracks"] = tuple(track)
+    workers = getattr(args, "workers", None)
+    if workers is not None:
+        if "workers" not in params:
+            raise PrivacctError(f"--workers applies to a reproduction that runs in parallel (tabular), not to {args.family}")
+        if args.scheduler is not None:
+            raise PrivacctError("--workers does not apply with --scheduler (the cluster runs each run's seed chunks): "
+                                "give one of them")
+        kw["workers"] = check_count("--workers", workers, maximum=getattr(reproduce, "max_workers", 1))
+    return kw
+
+
 def cmd_reproduce(args) -> int:
     from privacct.outputs import OutputSet, check_out, wrote_line
     from privacct.progress import heartbeat
@@ -253,6 +289,7 @@ def cmd_reproduce(args) -> int:
     if args.episodes is not None:
         check_count("--episodes", args.episodes)
     reproduce = family_reproduce_function(args.family)
+    own_options = reproduce_options(reproduce, args)
     if args.scheduler is not None:
         check_scheduler(args.scheduler)
     check_out(args.out, REPRODUCE_OUTPUTS)
@@ -264,7 +301,8 @@ def cmd_reproduce(args) -> int:
     beat = contextlib.nullcontext() if own else heartbeat(f"reproduce {args.family}", quiet=args.quiet)
     with connect(args.scheduler), OutputSet(args.out, REPRODUCE_OUTPUTS) as o:
         with beat:
-            reproduce(o.staging, full=args.full, seeds=args.seeds, episodes=args.episodes, progress=not args.quiet)
+            reproduce(o.staging, full=args.full, seeds=args.seeds, episodes=args.episodes, progress=not args.quiet,
+                      **own_options)
         files = o.commit()
     emit(wrote_line(o.final, files))
     return 0

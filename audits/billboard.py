@@ -19,11 +19,17 @@ prescribes users 2..K the same actions in both runs, in every trial; a learner w
 some other way prescribes different actions whenever that reading changes a decision.
 
 Verdicts: ``fails`` when some trial prescribes different actions (or the replay could not follow canary A's
-run: its control flow read user 1 outside the releases); ``passes`` when none of the ``trials`` does, with
-the Clopper-Pearson upper bound ``p_upper`` on the probability that a trial would (a leak that changes an
-action in a fraction ``p_upper`` of the runs or more is seen with probability >= the confidence);
-``inconclusive`` when a release over user 1 could not be coupled (noise drawn over her without her share:
-privacct cannot make that release equal under both canaries, so a difference would prove nothing).
+run: its control flow read user 1 outside the releases): one difference is a proof, at any number of trials.
+``passes`` when none of the ``trials`` does AND the check had power: the Clopper-Pearson upper bound ``p_upper``
+on the probability that a trial would is at most :data:`REFERENCE_LEAK_RATE` (0.1), i.e. a leak that changes an
+action in 1 run in 10, the rate measured for the planted ``bonus-on-exact-counts`` at the paper's K
+(benchmarks/learner_audits.md#billboard-checks), would have been seen with probability >= the confidence
+(0.9^N <= 1 - confidence: 29 trials at 95%, 44 at 99%). Each coupled trial is exact, but whether a leak
+changes an action depends on the seed, so "no difference in N trials" is a statement about the runs sampled,
+not a proof. ``inconclusive`` when a release over user 1 could not be coupled (noise drawn over her without
+her share: privacct cannot make that release equal under both canaries, so a difference would prove
+nothing), or when no trial differed but ``p_upper`` > 0.1 (too few trials: ``trials_needed`` says how many
+would give the power; docs/auditing.md#the-billboard-check).
 A release coupled by moving its noise by her reported share (a release of several users) equals canary A's
 up to rounding, not to the bit; the result lists them.
 """
@@ -42,6 +48,24 @@ from .bounds import cp_upper
 from .learner_audit import resolve_audit_config
 
 BATCH = 16   # trials run together in one batched learner call (each one seed)
+#: The reference leak of the power rule: a "passes" needs P[a trial differs] <= this at the confidence, so that a leak
+#: changing an action in this fraction of runs would have been seen (bonus-on-exact-counts at the paper's K with the
+#: printed bonus: 3 of 32 runs; benchmarks/learner_audits.md#billboard-checks, docs/auditing.md#the-billboard-check)
+REFERENCE_LEAK_RATE = 0.1
+
+
+def trials_for_power(confidence: float, rate: float = REFERENCE_LEAK_RATE) -> int:
+    """The fewest coupled trials N >= 1 whose zero differences meet the power rule (module docstring): the
+    Clopper-Pearson upper bound 1 - (1 - confidence)^(1/N) <= ``rate``, i.e. (1 - rate)^N <= 1 - confidence (a leak
+    that changes an action in a fraction ``rate`` in (0, 1) of the runs goes unseen with probability at most
+    1 - confidence). ``confidence`` in (0, 1). 29 at 0.95, 44 at 0.99."""
+    alpha = 1.0 - confidence
+    n = max(1, int(np.ceil(np.log(alpha) / np.log1p(-rate))))
+    while n > 1 and float(cp_upper(0, n - 1, alpha)) <= rate:   # the float formula's rounding, either way
+        n -= 1
+    while float(cp_upper(0, n, alpha)) > rate:
+        n += 1
+    return n
 
 
 @dataclass(frozen=True)
@@ -71,6 +95,8 @@ class BillboardResult(ConfigFields):
     uncoupled: tuple[str, ...] = ()
     shifted: tuple[str, ...] = ()
     first_difference: ActionDifference | None = None
+    #: the coupled trials the power rule needs at this confidence (:func:`trials_for_power`); "passes" needs as many
+    trials_needed: int = 0
 
     #: what the check tests (the report prints it beside every audit)
     tests: str = "JDP's billboard step: the actions to users 2..K are a function of the releases"
@@ -81,7 +107,8 @@ class BillboardResult(ConfigFields):
         d = {k: getattr(self, k) for k in ("algorithm", "privacy", "calibration", "episodes", "horizon", "env", "mutant",
                                            "trials", "differing", "confidence", "p_upper", "verdict", "tests")}
         d.update({"check": self.check, "diverged": list(self.diverged), "uncoupled": list(self.uncoupled),
-                  "shifted": list(self.shifted),
+                  "shifted": list(self.shifted), "trials_needed": self.trials_needed,
+                  "reference_leak_rate": REFERENCE_LEAK_RATE,
                   "first_difference": None if self.first_difference is None else {
                       "trial": self.first_difference.trial, "user": self.first_difference.user,
                       "actions_a": list(self.first_difference.actions_a),
@@ -92,9 +119,15 @@ class BillboardResult(ConfigFields):
         head = (f"billboard check {self.verdict.upper()} ({self.algorithm} {self.privacy} {self.calibration}, "
                 f"K={self.episodes}, H={self.horizon}" + ("" if self.mutant is None else f", mutant {self.mutant}")
                 + f"): {self.trials} coupled trials, every release equal to canary A's, ")
-        if self.verdict == "inconclusive":
+        if self.verdict == "inconclusive" and self.uncoupled:
             return head + ("not checkable: releases over user 1 that privacct cannot couple (" + "; ".join(self.uncoupled)
                            + "); a difference in actions would prove nothing")
+        if self.verdict == "inconclusive":
+            return head + (f"no trial prescribed users 2..K different actions, but {self.trials} trials have no power: "
+                           f"P[a trial would] <= {self.p_upper:.3g} > {REFERENCE_LEAK_RATE:g} (Clopper-Pearson, confidence "
+                           f"{self.confidence:g}), so a leak changing an action in a fraction {REFERENCE_LEAK_RATE:g} of the runs "
+                           "could go unseen; "
+                           f"{self.trials_needed} trials would give the check that power")
         if self.verdict == "fails":
             what = (f"{self.differing} of {self.trials} prescribed users 2..K different actions under canary B"
                     if self.differing else "the replay could not follow canary A's run")
@@ -109,10 +142,10 @@ class BillboardResult(ConfigFields):
                 "DP is what the released-statistics audit tests")
 
 
-def _verdict(differing: int, diverged, uncoupled) -> str:
+def _verdict(differing: int, diverged, uncoupled, p_upper: float) -> str:
     if differing or diverged:
         return "fails"
-    if uncoupled:
+    if uncoupled or p_upper > REFERENCE_LEAK_RATE:   # not checkable, or no power (module docstring)
         return "inconclusive"
     return "passes"
 
@@ -170,10 +203,10 @@ def billboard_check(config: RunConfig | str, *, trials: int = 32, confidence: fl
             first = ActionDifference(start + int(t), int(u) + 2, tuple(a[t, u].tolist()), tuple(b[t, u].tolist()))
         if progress is not None:
             progress(min(trials, start + batch))
-    verdict = _verdict(differing, diverged, uncoupled)
     p_upper = float(cp_upper(differing, trials, 1.0 - confidence))
+    verdict = _verdict(differing, diverged, uncoupled, p_upper)
     return BillboardResult(cfg, mutant, int(trials), differing, float(confidence), p_upper, verdict, tuple(diverged),
-                           tuple(uncoupled), tuple(shifted), first)
+                           tuple(uncoupled), tuple(shifted), first, trials_for_power(confidence))
 
 
-__all__ = ["ActionDifference", "BillboardResult", "billboard_check"]
+__all__ = ["REFERENCE_LEAK_RATE", "ActionDifference", "BillboardResult", "billboard_check", "trials_for_power"]

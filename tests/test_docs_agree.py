@@ -67,7 +67,7 @@ VALUE_FOR_FLAG = {
     "--trials": "100", "--canaries": "4", "--window": "2", "--confidence": "0.9", "--out": "out", "--scheduler": "tcp://127.0.0.1:8786",
     "--only": "ucb-vi", "--accountant": "rdp", "--strategy": "tree", "--counter": "tree", "--env": "riverswim",
     "--option": "beta=5", "--privacy": "jdp", "--calibration": "paper", "--observe": "released", "--bonus-scale": "1",
-    "--constants": "tuned", "--mechanism": "laplace", "--example": "laplace-repeated",
+    "--constants": "tuned", "--mechanism": "laplace", "--example": "laplace-repeated", "--workers": "2", "--track": "paper",
 }
 _PLACEHOLDER = re.compile(r"[A-Z][A-Z0-9_.=]*|[a-z]")
 _ELLIPSIS = ("...", "\u2026")

@@ -46,12 +46,41 @@ def exponentials(rngs, n: int, dim: int, buffer: np.ndarray | None = None) -> np
     return out
 
 
+class _AddedInTheLoop:
+    """What :class:`TreeAhead` and :class:`HonakerAhead` share: the compiled loop makes the additions on the counter's
+    own state with the draws this side recorded ahead (``drawn`` steps); :meth:`advance` counts them, :meth:`add` is
+    refused. ``_unit``: what one recorded step is called in messages; ``_plain``: the counter class that adds itself."""
+
+    _unit = "steps"
+    _plain = "a counter"
+    drawn: int
+    steps: int
+    leaves: int
+
+    def _check_reserve(self, n: int, caller: str) -> None:
+        """Refuse recording ``n`` more steps before the recorded ones were added, or past ``leaves``."""
+        _no_tap(caller)
+        if self.drawn != self.steps:
+            raise PrivacctError(f"{caller}: {self.drawn} {self._unit} drawn but {self.steps} added (advance first)")
+        if self.steps + n > self.leaves:
+            raise PrivacctError(f"counter is full: it was built for leaves={self.leaves} additions")
+
+    def advance(self, n: int) -> None:
+        """``n`` additions made by the compiled loop with the draws recorded ahead."""
+        if self.steps + n > self.drawn:
+            raise PrivacctError(f"advance: {self.steps + n} additions but only {self.drawn} {self._unit} drawn")
+        self.steps += n
+
+    def add(self, x) -> np.ndarray:
+        raise PrivacctError(f"{type(self).__name__} adds in the compiled loop (advance); use {self._plain} for add")
+
+
 def node_count(t: int) -> int:
     """Draws of tree-honaker's step ``t``: the leaf and the nodes [t - 2^i + 1, t], i = 1..nu(t) (nu: trailing zeros)."""
     return (t & -t).bit_length()
 
 
-class TreeAhead(TreeCounter):
+class TreeAhead(_AddedInTheLoop, TreeCounter):
     """A Laplace :class:`~privacct.mechanisms.TreeCounter` whose node noise is drawn ahead, n nodes at a time.
 
     :meth:`draw_ahead` draws the exponentials of the nodes completing at the next n steps and records their
@@ -61,6 +90,9 @@ class TreeAhead(TreeCounter):
     :meth:`advance` moves ``steps``. :meth:`noisy_sum`, :meth:`node_sum` and :meth:`exact_sum` read that state as
     usual. Not for audited runs, and not to be mixed with :meth:`add` (which draws its own node noise).
     """
+
+    _unit = "nodes"
+    _plain = "TreeCounter"
 
     def __init__(self, shape, *, leaves: int, scale: float, rngs, ledger: Ledger | None = None,
                  group: str | None = None) -> None:
@@ -76,26 +108,13 @@ class TreeAhead(TreeCounter):
     def reserve(self, n: int) -> None:
         """Record the ledger draws of the nodes completing at steps ``drawn + 1 .. drawn + n`` without drawing them:
         the compiled loop draws them from :attr:`rngs` itself, in step order (:func:`.episode_jit.run_seed_episodes`)."""
-        _no_tap("TreeAhead.draw_ahead")
-        if self.drawn != self.steps:
-            raise PrivacctError(f"draw_ahead: {self.drawn} nodes drawn but {self.steps} added (advance first)")
-        if self.steps + n > self.leaves:
-            raise PrivacctError(f"tree counter is full: it was built for leaves={self.leaves} additions")
+        self._check_reserve(n, "TreeAhead.draw_ahead")
         if self.ledger is not None:
             for t in range(self.steps + 1, self.steps + n + 1):
                 i = (t & -t).bit_length() - 1
                 self.ledger.record(group=self.group, users=self.node_users(t - (1 << i) + 1, t), mechanism="laplace",
                                    scale=self.scale, shape=self.shape, batch=self.batch)
         self.drawn += n
-
-    def advance(self, n: int) -> None:
-        """``n`` additions made by the compiled loop with the nodes drawn ahead."""
-        if self.steps + n > self.drawn:
-            raise PrivacctError(f"advance: {self.steps + n} additions but only {self.drawn} nodes drawn")
-        self.steps += n
-
-    def add(self, x) -> np.ndarray:
-        raise PrivacctError("TreeAhead adds in the compiled loop (advance); use TreeCounter for add")
 
 
 def local_ahead(rngs, n: int, dim: int, *, scale: float, first_user: int, ledger: Ledger | None,
@@ -117,12 +136,14 @@ def local_records(batch: int, n: int, dim: int, *, scale: float, first_user: int
                           batch=batch)
 
 
-class HonakerAhead(FactorizedCounter):
+class HonakerAhead(_AddedInTheLoop, FactorizedCounter):
     """A Laplace ``tree-honaker`` :class:`~privacct.counters.counter.FactorizedCounter` whose draws the compiled loop
     makes (mode 4 of :func:`.episode_jit.release`): the same draws from the same Generators in the same order (step
     t: the leaf [t, t], then the nodes [t - 2^i + 1, t], i = 1..nu(t)), the same arithmetic on this counter's own
     state (``_est``, ``_noise``, ``_exact``; ``_release`` the running ``_exact + _noise``) and the same ledger records
     (:meth:`reserve`, in step order). Not for audited runs, and not to be mixed with :meth:`add`."""
+
+    _plain = "FactorizedCounter"
 
     def __init__(self, shape, *, leaves: int, scale: float, rngs, ledger: Ledger | None = None,
                  group: str | None = None) -> None:
@@ -143,11 +164,7 @@ class HonakerAhead(FactorizedCounter):
     def reserve(self, n: int) -> None:
         """Record the ledger draws of steps ``drawn + 1 .. drawn + n`` (the fields ``FactorizedCounter._draw``
         records) without drawing them."""
-        _no_tap("HonakerAhead.reserve")
-        if self.drawn != self.steps:
-            raise PrivacctError(f"reserve: {self.drawn} steps drawn but {self.steps} added (advance first)")
-        if self.steps + n > self.leaves:
-            raise PrivacctError(f"counter is full: it was built for leaves={self.leaves} additions")
+        self._check_reserve(n, "HonakerAhead.reserve")
         if self.ledger is not None:
             for t in range(self.steps + 1, self.steps + n + 1):
                 for i in range(node_count(t)):
@@ -160,12 +177,3 @@ class HonakerAhead(FactorizedCounter):
         d = self.draws(n)
         self.reserve(n)
         return exponentials(self.rngs, d, int(np.prod(self.shape)), buffer).reshape((self.batch, d, 2) + self.shape)
-
-    def advance(self, n: int) -> None:
-        """``n`` additions made by the compiled loop with the draws reserved."""
-        if self.steps + n > self.drawn:
-            raise PrivacctError(f"advance: {self.steps + n} additions but only {self.drawn} steps drawn")
-        self.steps += n
-
-    def add(self, x) -> np.ndarray:
-        raise PrivacctError("HonakerAhead adds in the compiled loop (advance); use FactorizedCounter for add")

@@ -50,6 +50,9 @@ PANELS = (("ucb-po", "Private-UCB-PO"), ("ucb-vi", "Private-UCB-VI"))
 #: curves flatten and LDP stays above them, the shape of the paper's Figure 2.
 NOISE_DIVISOR = 1e4
 TRACKS = ("paper", "tight", "tuned-noise")
+#: The most processes ``workers`` may ask for: a reproduction has at most 3 tracks x 2 panels x 5 settings + the sweep's
+#: 2 x 2 x 5 runs (50), each whole in one process (privacct.executors.map_tasks starts at most one per run)
+MAX_WORKERS = 64
 
 
 def _config(alg: str, privacy: str, eps: float | None, calibration: str, K: int) -> RunConfig:
@@ -122,12 +125,13 @@ def reproduce(out_dir, *, full: bool = False, seeds: int | None = None, episodes
               progress: bool = False, tracks: tuple[str, ...] = TRACKS, sweep: bool = True,
               workers: int | None = None) -> dict[str, Any]:
     """Run ``tracks`` (default all three: paper, tight, tuned-noise) x both panels x five settings, and the eps sweep
-    (``sweep``); write figures, curves, results, README. ``workers``: processes for the independent runs (default
-    :func:`default_workers`; each run is whole in one process, so the figures do not depend on it)."""
+    (``sweep``); write figures, curves, results, README. ``workers``: processes for the independent runs, in
+    [1, :data:`MAX_WORKERS`] (default :func:`default_workers`; each run is whole in one process, so the figures do not
+    depend on it). ``privacct reproduce tabular --track NAME ... --workers N`` passes them."""
     scale = FULL if full else REDUCED
     K = check_count("episodes", episodes) if episodes is not None else scale["episodes"]
     N = check_count("seeds", seeds) if seeds is not None else scale["seeds"]
-    workers = default_workers() if workers is None else check_count("workers", workers)
+    workers = default_workers() if workers is None else check_count("workers", workers, maximum=MAX_WORKERS)
     tracks = tuple(tracks)
     if not tracks or any(t not in TRACKS for t in tracks) or len(set(tracks)) != len(tracks):
         raise PrivacctError(f"tracks must be distinct names among {', '.join(TRACKS)}, got {', '.join(map(str, tracks))}")
@@ -193,6 +197,8 @@ def reproduce(out_dir, *, full: bool = False, seeds: int | None = None, episodes
 
 #: ``privacct reproduce tabular`` shows this reproduction's own progress bar per run (no heartbeat around it).
 reproduce.draws_progress = True
+#: ``privacct reproduce --workers`` refuses more than this (one line, exit 2, nothing written)
+reproduce.max_workers = MAX_WORKERS
 
 
 def _eps_sweep(K: int, n: int, cache: dict, seq, progress: bool, workers: int) -> list[dict[str, Any]]:

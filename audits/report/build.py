@@ -309,7 +309,10 @@ def audit_text(row) -> tuple:
                   "prescribe users 2..K the same actions; docs/auditing.md#the-billboard-check): ", ("bold", bb["verdict"]),
                   f" ({bb['differing']} of {bb['trials']} coupled trials differ"
                   + (f"; P[a trial would] <= {bb['p_upper']:.2g}" if bb["verdict"] == "passes" else "")
-                  + ("; not checkable: " + "; ".join(bb["uncoupled"]) if bb["verdict"] == "inconclusive" else "") + ")."]
+                  + ("; not checkable: " + "; ".join(bb["uncoupled"]) if bb["verdict"] == "inconclusive" and bb["uncoupled"]
+                     else "")
+                  + (f"; no power: P[a trial would] <= {bb['p_upper']:.2g} > 0.1, {bb.get('trials_needed')} trials needed"
+                     if bb["verdict"] == "inconclusive" and not bb["uncoupled"] else "") + ")."]
     one = a.get("one_run")
     if one:
         if one.get("verdict") == "not run":

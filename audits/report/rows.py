@@ -410,7 +410,7 @@ def _billboard(audit_cfg, scale: ReportScale, seed: int, say: Callable[[str], No
     r = billboard_check(audit_cfg.config, trials=scale.billboard_trials, seed=seed)
     d = r.to_dict()
     return {k: d[k] for k in ("verdict", "trials", "differing", "p_upper", "confidence", "tests", "uncoupled",
-                              "diverged")} | {"shifted": len(r.shifted)}
+                              "diverged", "trials_needed")} | {"shifted": len(r.shifted)}
 
 
 def _one_run(cfg, scale: ReportScale, seed: int, say: Callable[[str], None]) -> dict[str, Any] | None:

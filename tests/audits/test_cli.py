@@ -97,6 +97,32 @@ def test_audit_flags_override_the_setting_and_options_merge_on_top(monkeypatch, 
     assert (seen["episodes"], seen["horizon"], seen["trials"]) == (9, 1, 100_000)
 
 
+@pytest.mark.parametrize("algorithm, privacy, calibration, counter", [
+    ("ucb-vi", "jdp", "tight", "tree-honaker"), ("ucb-vi", "jdp", "paper", "tree"),
+    ("private-lsvi-ucb", "jdp", "tight", "blt"), ("pp-ucrl-vtr", "ldp", "paper", None)])
+def test_audit_summary_names_the_counter_audited(algorithm, privacy, calibration, counter, monkeypatch, capsys):
+    """Issue 23: the one-line summary names the continual counter the audited run ran (the report's rule,
+    audits/report/rows.py counter_of; docs/auditing.md#factorized-counters); a learner without one (LDP) names none.
+    --json carries it as "counter"."""
+    _capture_audit(monkeypatch)
+    argv = ["audit", algorithm, "--privacy", privacy, "--calibration", calibration]
+    assert main(argv) == 0
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("privacy audit passes")
+    if counter is None:
+        assert "counter audited" not in line
+    else:
+        assert line.endswith(f"; counter audited: {counter}")
+    assert main(argv + ["--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["counter"] == counter
+
+
+def test_billboard_summary_names_the_counter_audited(capsys):
+    assert main(["audit", "ucb-vi", "--privacy", "jdp", "--calibration", "tight", "--billboard", "--episodes", "4",
+                 "--horizon", "2", "--trials", "10", "--quiet"]) == 3
+    assert capsys.readouterr().out.strip().endswith("; counter audited: tree-honaker")
+
+
 def test_audit_option_is_checked_by_the_learner(capsys):
     assert main(["audit", "ucb-vi", "--privacy", "jdp", "--option", "nope=1", "--trials", "10"]) == 2
     assert "unknown option(s) nope" in capsys.readouterr().err

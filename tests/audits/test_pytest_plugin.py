@@ -310,11 +310,11 @@ def test_plugin_billboard_check_passes_faithful_and_fails_a_policy_leak(pytester
     pytester.makepyfile('''
         import pytest
 
-        LEAKY = dict(episodes=4, horizon=2, bonus_scale=1e6, options=(("e_scale", 1e-9),), trials=12)
+        LEAKY = dict(episodes=4, horizon=2, bonus_scale=1e6, options=(("e_scale", 1e-9),), trials=32)
 
         def test_faithful(privacy_audit):
             r = privacy_audit.billboard("ucb-vi", **LEAKY)
-            assert r.verdict == "passes" and r.trials == 12
+            assert r.verdict == "passes" and r.trials == 32
 
         def test_policy_leak(privacy_audit):
             privacy_audit.billboard("ucb-vi", mutant="bonus-on-exact-counts", **LEAKY)
@@ -322,8 +322,8 @@ def test_plugin_billboard_check_passes_faithful_and_fails_a_policy_leak(pytester
     result = pytester.runpytest("-p", "no:hypothesispytest")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*privacy audit FAILED (billboard check)*billboard step of the proof fails*",
-                                 "*privacy audits*", "*passes*billboard check: 0 of 12*",
-                                 "*FAILS*billboard check: * of 12*"])
+                                 "*privacy audits*", "*passes*billboard check: 0 of 32*",
+                                 "*FAILS*billboard check: * of 32*"])
 
 
 def test_plugin_one_run_audit_fails_a_leaky_learner_and_reports_it(pytester):

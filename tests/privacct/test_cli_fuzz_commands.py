@@ -31,7 +31,7 @@ BAD = {
             ["--bonus-scale", "inf"], ["--out", "/proc/x"], ["--seed", "-5"], ["--episodes", "100000000000"],
             ["--env", "mountaincar"], ["--option", "nonsense=1"], ["--out", " "]],
     "reproduce": [["--seeds", "0"], ["--episodes", "-2"], ["--out", "/sys/x"], ["--episodes", "100000000000"],
-                  ["--scheduler", "no address"]],
+                  ["--scheduler", "no address"], ["--workers", "0"], ["--workers", "65"], ["--track", "x"]],
     "audit": [["--trials", "9"], ["--confidence", "1"], ["--epsilon", "0"], ["--delta", "-0.1"], ["--seed", "-1"],
               ["--trials", "10000000000000"], ["--episodes", "0"], ["--scheduler", "x"]],
     "mutants": [["--trials", "3"], ["--seed", "-1"], ["--only", "no-such-mutant"], ["--trials", "10000000000000"]],

@@ -37,6 +37,15 @@ def test_tracks_are_checked(tmp_path, tracks):
         reproduce(tmp_path, seeds=1, episodes=4, tracks=tracks)
 
 
+@pytest.mark.parametrize("workers", [0, 65, 2.5, True])
+def test_workers_are_checked_before_anything_is_written(tmp_path, workers):
+    """workers in [1, MAX_WORKERS] (64; `privacct reproduce --workers` states the same range): a bad value is refused
+    before the output folder is made."""
+    with pytest.raises(PrivacctError, match=r"workers must be an integer in \[1, 64\]"):
+        reproduce(tmp_path / "out", seeds=1, episodes=4, workers=workers)
+    assert not (tmp_path / "out").exists()
+
+
 def test_workers_shrink_to_the_runs_that_fit_in_memory(monkeypatch):
     import privacct.resources as R
     from privacct.algorithms.tabular import reproduce as RP
