@@ -22,6 +22,15 @@ CHECKS = ("accountant", "ledger", "audit")
 #: action audit, each at the configuration that suits it (:attr:`MutantReport.configurations`; docs/auditing.md#planted-bugs).
 LEARNER_CHECKS = CHECKS + ("action audit", "billboard", "one-run audit")
 
+#: The one-run RELEASED-statistics audit (:func:`privacct.audits.one_run_learner.one_run_audit_learner`; a Toeplitz
+#: counter's canaries seen through differences of releases, docs/auditing.md#factorized-counters), run by
+#: :func:`privacct.audits.mutants.check_mutant` for a learner mutant at its own configuration.
+ONE_RUN_RELEASED = "one-run released audit"
+
+#: The checks a planted NOISE-PATH bug of a learner's counter meets (``counter-noise-path-private-lsvi-ucb``):
+#: the accountant, the ledger (its executed encoder) and the one-run released-statistics audit, each at the paper's K.
+COUNTER_PATH_CHECKS = ("accountant", "ledger", ONE_RUN_RELEASED)
+
 #: The name a check has in ``caught_by`` where it differs from the name that selects it.
 CAUGHT_AS = {"billboard": "billboard check"}
 
@@ -149,4 +158,5 @@ def run_checks(name: str, description: str, log, *, epsilon: float, delta: float
                         notes, time.perf_counter() - t0, audit_dict, configurations, verdicts)
 
 
-__all__ = ["CAUGHT_AS", "CHECKS", "LEARNER_CHECKS", "MutantReport", "describe_config", "run_checks"]
+__all__ = ["CAUGHT_AS", "CHECKS", "COUNTER_PATH_CHECKS", "LEARNER_CHECKS", "MutantReport", "ONE_RUN_RELEASED", "describe_config",
+           "run_checks"]

@@ -15,7 +15,9 @@ that contains user 1 (white-box, with its exact likelihood ratio); other users a
 (:data:`EXIT_CODES`): 0 ``passes`` (eps lower bound <= claim and the audit had the power to see a
 violation), 1 ``fails`` (eps lower bound > claim), 3 ``inconclusive`` (eps lower bound <= claim but
 the audit could not have seen a violation; the output says how many trials it would need), 2 bad
-input (``privacct.cli.main`` prints the PrivacctError as one line).
+input (``privacct.cli.main`` prints the PrivacctError as one line). Every audit's one-line summary ends with
+``; counter audited: NAME`` for a learner with a continual counter (``"counter"`` in ``--json``, null without one):
+the counter the audited run ran, the unaudited run's (:func:`counter_audited`; docs/auditing.md#factorized-counters).
 
 ``privacct mutants [--json] [--trials N] [--seed S] [--only NAME ...] [--controls]``: run every
 planted bug (:mod:`privacct.audits.mutants`) through the accountant, ledger and audit checks (a planted policy
@@ -42,7 +44,8 @@ from privacct.cli import add_quiet, emit, emit_json, exit_help, integer_arg, num
 from privacct.errors import PrivacctError, check_count, check_positive
 
 EXIT_CODES = {"passes": 0, "fails": 1, "inconclusive": 3}
-BILLBOARD_TRIALS = 32   # coupled pairs of runs of ``privacct audit --billboard`` (P[a leak unseen] <= 0.09 at 95%)
+BILLBOARD_TRIALS = 32   # coupled pairs of runs of ``privacct audit --billboard`` (P[a trial differs] <= 0.089 at 95%:
+#                         power by the billboard check's rule, <= 0.1 from 29 trials; docs/auditing.md#the-billboard-check)
 #: One-run audits: canary users when --canaries is not given (at most K - 1).
 DEFAULT_CANARIES = 1000
 
@@ -89,8 +92,9 @@ def register_audit(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--billboard", action="store_true",
                    help="the BILLBOARD CHECK of a JDP learner (docs/auditing.md#the-billboard-check): TRIALS coupled pairs "
                         "of runs on the same seeds, every release of canary B's run made equal to canary A's; passes when "
-                        "the actions prescribed to users 2..K never differ (a policy that reads user 1 outside its "
-                        "releases fails). Default 32 trials")
+                        "the actions prescribed to users 2..K never differ and TRIALS give the power to see a leak changing "
+                        "an action in 1 run in 10 (at least 29 at 95%%; fewer: inconclusive, exit 3); a policy that reads "
+                        "user 1 outside its releases fails. Default 32 trials")
     p.add_argument("--window", type=integer_arg("--window"), default=None,
                    help="a one-run action audit (--one-run --observe actions) compares at most this many users after each "
                         "canary, an integer >= 1 (default: every user up to the next canary; never further, which the "
@@ -252,10 +256,11 @@ def _cmd_one_run_actions(args, cfg) -> int:
     with Progress(args.canaries, f"one-run action audit {args.algorithm}", unit="replays", quiet=args.quiet) as bar:
         r = one_run_action_audit(cfg, canaries=args.canaries, confidence=args.confidence, seed=args.seed,
                                  window=args.window, progress=bar.update)
+    counter = counter_audited(cfg)
     if args.json:
-        emit_json(r.to_dict())
+        emit_json({**r.to_dict(), "counter": counter})
     else:
-        emit(r.summary())
+        emit(_naming_the_counter(r.summary(), counter))
     return EXIT_CODES[r.verdict] if r.sandwich_ok else EXIT_CODES["fails"]
 
 
@@ -277,10 +282,11 @@ def _cmd_one_run(args, cfg) -> int:
                  what=f"{est.main_terms()}, the canaries' releases", lower="--canaries or --episodes")
     with heartbeat(f"one-run audit {args.algorithm}/{args.privacy}", quiet=args.quiet):
         r = one_run_audit_learner(cfg, canaries=args.canaries, confidence=args.confidence, seed=args.seed)
+    counter = counter_audited(cfg)
     if args.json:
-        emit_json(r.to_dict())
+        emit_json({**r.to_dict(), "counter": counter})
     else:
-        emit(r.summary())
+        emit(_naming_the_counter(r.summary(), counter))
     return EXIT_CODES[r.verdict] if r.sandwich_ok else EXIT_CODES["fails"]
 
 
@@ -298,11 +304,29 @@ def _cmd_billboard(args, cfg) -> int:
                  lower="--episodes")
     with Progress(args.trials, f"billboard check {args.algorithm}", unit="trials", quiet=args.quiet) as bar:
         r = billboard_check(cfg, trials=args.trials, confidence=args.confidence, seed=args.seed, progress=bar.update)
+    counter = counter_audited(cfg)
     if args.json:
-        emit_json(r.to_dict())
+        emit_json({**r.to_dict(), "counter": counter})
     else:
-        emit(r.summary())
+        emit(_naming_the_counter(r.summary(), counter))
     return EXIT_CODES[r.verdict]
+
+
+def counter_audited(cfg: RunConfig) -> str | None:
+    """The continual counter an audit of ``cfg`` runs and observes: the one the unaudited run of the same configuration
+    runs (docs/auditing.md#factorized-counters), named by the report's rule (:func:`privacct.audits.report.rows.counter_of`
+    on the learner's declared log): ``tree``, a factorized strategy's name (``tree-honaker``, ``blt``, ...), or None for
+    a learner without one (e.g. under LDP)."""
+    from privacct.algorithms.registry import get_learner
+
+    from .report.rows import counter_of
+
+    return counter_of(get_learner(cfg.algorithm).declared_log(cfg))
+
+
+def _naming_the_counter(summary: str, counter: str | None) -> str:
+    """The one-line summary of an audit, with ``; counter audited: NAME`` for a learner with a counter."""
+    return summary if counter is None else f"{summary}; counter audited: {counter}"
 
 
 def check_audit_memory(cfg, args) -> None:
@@ -350,13 +374,14 @@ def cmd_audit(args) -> int:
     with heartbeat(f"audit {args.algorithm}/{args.privacy}", quiet=args.quiet):
         r = audit_learner(cfg, observe=args.observe, fixed_users=not args.fresh_users, trials=args.trials,
                           confidence=args.confidence, seed=args.seed, scheduler=args.scheduler, on_violation="report")
+    counter = counter_audited(cfg)   # the report names it too (audits/report/build.py counter_audited)
     if args.json:
         # the result, then the record audited (its claim's epsilon is the result's claimed_epsilon; options as pairs)
         record = {k: v for k, v in cfg.to_dict().items() if k != "epsilon"}
         emit_json({**r.to_dict(), **record, "options": [list(o) for o in cfg.options], "observe": args.observe,
-                   "fixed_users": not args.fresh_users})
+                   "fixed_users": not args.fresh_users, "counter": counter})
     else:
-        emit(r.summary())
+        emit(_naming_the_counter(r.summary(), counter))
     # eps_lb above the accounted eps of the same configuration: the code leaks more than its own log declares
     # (a finding about the learner, said in the summary), whatever the claim: exit 1 as for a failing claim.
     return EXIT_CODES[r.verdict] if getattr(r, "sandwich_ok", True) else EXIT_CODES["fails"]
@@ -433,10 +458,14 @@ def cmd_mutants(args) -> int:
              "(claimed eps)")
         for r in reports + controls + printed:
             tag = " (control)" if r.name in CONTROLS else ""
-            fmt = lambda v: "refused" if v is None else f"{v:.3f}"  # noqa: E731
+            ran = r.verdicts or {}
+
+            def fmt(v, check, ran=ran):   # "-": the check did not run on this mutant; "refused": it ran and refused
+                return f"{v:.3f}" if v is not None else ("refused" if check in ran else "-")
             verdict = (r.audit or {}).get("verdict") or "-"
-            emit(f"{r.name + tag:<42} {','.join(r.caught_by) or '-':<44} {fmt(r.accountant_epsilon):>10} "
-                  f"{fmt(r.ledger_epsilon):>8} {fmt(r.audit_epsilon_lower_bound):>8} {verdict:<12}  ({r.claimed_epsilon:g})")
+            emit(f"{r.name + tag:<42} {','.join(r.caught_by) or '-':<44} {fmt(r.accountant_epsilon, 'accountant'):>10} "
+                  f"{fmt(r.ledger_epsilon, 'ledger'):>8} {fmt(r.audit_epsilon_lower_bound, 'audit'):>8} {verdict:<12}  "
+                  f"({r.claimed_epsilon:g})")
             for line in configuration_lines(r):
                 emit("    " + line)
         emit("every mutant caught" if ok else "SOME MUTANT WAS NOT CAUGHT (or a control was flagged)")

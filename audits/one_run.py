@@ -34,6 +34,11 @@ docs/auditing.md#one-run-audits states the protocol, the formulas and their limi
   ``gaussian`` (mu-GDP, B^-1(y) = Phi(Phi^-1(y) - mu); the largest rejected mu, and its eps(delta) by
   Dong, Roth, Su 2019 Cor. 2.13, a lower bound on eps(delta) ONLY if the mechanism is GDP-shaped) and
   ``approx-dp`` (f_{eps,delta}(a) = max(0, 1 - delta - e^eps a, e^-eps (1 - delta - a)): assumption-free).
+* **Predictable guesses** (one-run ACTION audits; docs/auditing.md#soundness-of-the-action-audit): canary i's guess
+  a function of the output and the EARLIER canaries' bits. The statistic is the number R of leading right guesses:
+  (eps, delta)-DP gives P[R >= r] <= q^r + m delta / (1 + e^eps) (:func:`predictable_epsilon_lower_bound`); mu-GDP
+  gives the infimum of that over eps at delta_mu(eps) (:func:`predictable_fdp_lower_bound`; not Phi(mu / 2)^r, which
+  a guesser that abstains where the output says little beats: docs/auditing.md#the-f-dp-bound-for-predictable-guesses).
 * **Guess counts.** The number of guesses is never chosen by looking at the bits: the audit evaluates
   a FIXED grid of guess counts (:func:`guess_grid`: m, m/2, m/4, ... down to 16, a function of m
   alone) and reports the largest bound, with the failure probability 1 - confidence split evenly
@@ -247,6 +252,57 @@ def predictable_epsilon_lower_bound(*, canaries: int, prefix: int, delta: float,
     if lo >= EPS_CAP:
         return EPS_CAP
     return _refine_rejected(rejected, lo, float(grid[np.searchsorted(grid, lo, side="right")]))
+
+
+_PREDICTABLE_EPS = np.linspace(0.0, EPS_CAP, 1025)  # the eps at which the GDP p-value below tries the (eps, delta) bound
+
+
+def _predictable_gdp_p(m: int, r: int, mu: float) -> float:
+    """min over eps of :func:`_predictable_p` at (eps, delta_mu(eps)), delta_mu of mu-GDP (``bounds.gdp_delta``, Dong,
+    Roth, Su 2019 Cor. 2.13): on ``_PREDICTABLE_EPS``, then a bounded scalar minimisation between the best point's
+    neighbours. Every eps tried gives a valid bound, so the minimum found is never below the exact infimum."""
+    if r <= 0:
+        return 1.0
+    p = lambda e: _predictable_p(m, r, float(e), bounds.gdp_delta(float(e), mu))  # noqa: E731
+    vals = [p(e) for e in _PREDICTABLE_EPS]
+    j = int(np.argmin(vals))
+    a, b = _PREDICTABLE_EPS[max(j - 1, 0)], _PREDICTABLE_EPS[min(j + 1, _PREDICTABLE_EPS.size - 1)]
+    res = optimize.minimize_scalar(p, bounds=(float(a), float(b)), method="bounded", options={"xatol": 1e-10})
+    return min(vals[j], p(res.x))
+
+
+def predictable_fdp_p_value(*, canaries: int, prefix: int, mu: float) -> float:
+    """P[the first ``prefix`` PREDICTABLE guesses are all correct] for a mechanism that is ``mu``-GDP in each of
+    ``canaries`` bits (the others fixed): inf over eps >= 0 of q^prefix + canaries * delta_mu(eps) / (1 + e^eps), q =
+    e^eps / (1 + e^eps), capped at 1 (docs/auditing.md#the-f-dp-bound-for-predictable-guesses: mu-GDP is (eps,
+    delta_mu(eps))-DP at every eps, and :func:`predictable_p_value` holds at each). Not Phi(mu / 2)^prefix: that
+    product fails for predictable guesses that abstain where the output says little (the same page)."""
+    m = check_count("canaries", canaries, minimum=1)
+    r = check_count("prefix", prefix, minimum=0, maximum=m)
+    if isinstance(mu, bool) or not isinstance(mu, (int, float, np.integer, np.floating)) or not (0 <= float(mu) < math.inf):
+        raise PrivacctError(f"mu must be a finite number >= 0, got {shown(mu)}")
+    return _predictable_gdp_p(m, r, float(mu))
+
+
+def predictable_fdp_lower_bound(*, canaries: int, prefix: int, delta: float, confidence: float) -> FdpBound:
+    """The f-DP (Gaussian family) bound for PREDICTABLE guesses (one-run action audits): the largest mu whose
+    :func:`predictable_fdp_p_value` at ``prefix`` leading correct guesses is <= 1 - ``confidence`` (relative margin
+    1e-9; 0.0 when none is) and its eps(``delta``) (Dong, Roth, Su 2019 Cor. 2.13, rounded down; None at delta = 0).
+
+    "Not mu-GDP" is assumption-free; the eps(delta) is a lower bound on the mechanism's eps(delta) ONLY if it is
+    GDP-shaped (as :func:`fdp_epsilon_lower_bound`'s gaussian family). The p-value is nondecreasing in mu (delta_mu(eps)
+    is, at every eps), so the rejected mu form an interval from 0 and bisection keeping a rejected lower end is sound.
+    docs/auditing.md#the-f-dp-bound-for-predictable-guesses."""
+    m = check_count("canaries", canaries, minimum=1)
+    r = check_count("prefix", prefix, minimum=0, maximum=m)
+    delta = check_delta("delta", delta, allow_zero=True)
+    beta = 1.0 - _check_confidence(confidence)
+    target = beta * (1.0 - REL_MARGIN)
+    rejected = lambda mu: _predictable_gdp_p(m, r, mu) <= target  # noqa: E731
+    if r <= 0 or not rejected(0.0):
+        return FdpBound("gaussian", 0.0, 0.0)
+    mu = _bisect_rejected(rejected, 1.0, tol=1e-9)
+    return FdpBound("gaussian", float(mu), _eps_from_mu(mu, delta))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -841,5 +897,5 @@ def one_run_audit(mechanism: Callable[[np.ndarray, np.random.Generator], Any], *
 
 __all__ = ["FAMILIES", "FdpBound", "GuessCount", "OneRunResult", "best_guesses", "draw_bits", "fdp_epsilon_lower_bound",
            "guess_grid", "one_run_audit", "one_run_audit_scores", "one_run_power", "one_run_seeds", "predictable_epsilon_lower_bound",
-           "predictable_p_value",
+           "predictable_fdp_lower_bound", "predictable_fdp_p_value", "predictable_p_value",
            "steinke_epsilon_lower_bound", "steinke_p_value"]

@@ -10,7 +10,8 @@ and the actions to a non-canary user are a function of the releases, her own dat
 
 Per canary i (user u_i), a REPLAY of the run from u_i on: the same seeds (the same noise, environment and coins), canary
 i playing the other bit, every release over her moved back to the run's (her reported contribution under the bit she
-played minus under the replayed one is added to its noise: :class:`privacct.tap.ActionPin`), the canaries before her
+played minus under the replayed one is added to its noise, through a Toeplitz counter's noise path weighted by its
+executed R: :class:`privacct.tap.ActionPin`, docs/auditing.md#pinning-a-toeplitz-noise-path), the canaries before her
 playing their own bits, and the window ending before the next canary u_{i+1} (or after ``window`` users). The replay
 of the bit she played IS the run (the same inputs), so it prescribes the run's actions; a correct learner's replay of
 the other bit does too (its actions read only the releases, which are the run's). The guess: when the replay of the
@@ -18,8 +19,9 @@ other bit prescribes some user in the window different actions than the run (or 
 before any release it cannot pin (a release over canary i whose share the learner did not report: Private LSVI-UCB's
 responses; nothing after it is compared), exactly one bit reproduces the observation, and the audit guesses it;
 otherwise it abstains. Every guess is right by construction; what a leak changes is how many canaries get one. A
-replay is refused (it abstains) unless the canary's own releases the primitives record in it before its first
-difference equal the run's (to rounding): the check that the pin held (:func:`_verify_pin`).
+replay is refused (it abstains) unless the canary's own releases the primitives record in it, and every counter release
+it makes, before its first difference equal the run's (to rounding), at least one over her: the check that the pin
+held (:func:`_verify_pin`).
 
 Soundness (docs/auditing.md#soundness-of-the-action-audit): canary i's guess is a function of Y (the pinned releases
 are Y's, the non-canary users' data and the coins are the auditor's) and of S_1..S_{i-1} only (the window ends before
@@ -48,7 +50,7 @@ import numpy as np
 from privacct.errors import PrivacctError, check_count
 
 from .learner_audit import accounted_epsilon
-from .one_run import draw_bits, predictable_epsilon_lower_bound
+from .one_run import FdpBound, draw_bits, predictable_epsilon_lower_bound, predictable_fdp_lower_bound
 from .one_run_learner import plan_users, resolve_one_run_config
 
 if TYPE_CHECKING:
@@ -122,6 +124,9 @@ class OneRunActionResult:
     replays: tuple[CanaryReplay, ...] = ()
     seed: int = 0
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: the f-DP bound of the same predictable guesses (docs/auditing.md#the-f-dp-bound-for-predictable-guesses): its
+    #: mu rejects mu-GDP whatever the mechanism; its eps(delta) is a lower bound only for a GDP-shaped one
+    fdp: FdpBound | None = None
 
     tests: str = TESTS
     check: str = "one-run-actions"
@@ -150,6 +155,10 @@ class OneRunActionResult:
                 "horizon": self.horizon, "env": self.env, "mutant": self.mutant, "canaries": self.canaries,
                 "spacing": self.spacing, "window": self.window, "guesses": self.guesses, "correct": self.correct,
                 "prefix": self.prefix, "epsilon_lower_bound": num(self.epsilon_lower_bound),
+                "mu_lower_bound": num(self.fdp.parameter) if self.fdp else None,
+                "epsilon_fdp": num(self.fdp.epsilon) if self.fdp else None,
+                "fdp_note": "mu_lower_bound rejects mu-GDP for these predictable guesses (assumption-free); "
+                            "epsilon_fdp is its eps(delta), a bound only if the mechanism is GDP-shaped",
                 "claimed_epsilon": num(self.claimed_epsilon), "delta": float(self.delta),
                 "confidence": float(self.confidence), "accountant": self.accountant,
                 "accounted_epsilon": num(self.accounted_epsilon), "sandwich_ok": self.sandwich_ok,
@@ -189,6 +198,8 @@ class _Payload:
     episodes: int
     error: str | None = None
     records: list = field(default_factory=list)
+    #: replay draw index -> fingerprint of the counter release made at that draw (:meth:`privacct.tap.ActionPin.note_release`)
+    releases: dict = field(default_factory=dict)
 
 
 def _records_of(pin, user: int, start: int = 0) -> list:
@@ -208,13 +219,33 @@ def _records_of(pin, user: int, start: int = 0) -> list:
     return out
 
 
-def _verify_pin(p: _Payload, run_records: dict, limit: int, before_user: int | None) -> str | None:
+def _verify_pin(p: _Payload, run_records: dict, limit: int, before_user: int | None,
+                run_releases: dict | None = None, user: int | None = None) -> str | None:
     """None when every release of the replayed canary recorded in the replay before its first difference from the run
     (made by a draw before draw ``limit``, over users before ``before_user``) equals the run's (to rounding), and
-    there is at least one; else why not. It catches a replay whose canary did not play the replayed bit (a learner
-    that reads the plan once, not per episode) or whose reported contribution is not what entered the release: its
-    pinned releases would then differ from the run's, and a difference in actions would prove nothing."""
+    every counter release made in that stretch does too (``run_releases``: run draw index -> fingerprint,
+    :func:`privacct.tap.release_fingerprint`; a Toeplitz counter's later releases are pinned through its whole noise
+    path, docs/auditing.md#pinning-a-toeplitz-noise-path), and at least one release over canary ``user`` was
+    compared; else why not. It catches a replay whose canary did not play the replayed bit (a learner that reads the
+    plan once, not per episode), whose reported contribution is not what entered the release, or whose pin did not
+    move a noise path's later releases back: its pinned releases would then differ from the run's, and a difference
+    in actions would prove nothing."""
+    from privacct.tap import same_release
+
     checked = 0
+    for j, fp in sorted(p.releases.items()):
+        if j >= limit:
+            break
+        users = p.draws[j][0][1]
+        if users is None or (before_user is not None and users[1] >= before_user):
+            continue   # a release over a user whose actions already differ may differ too
+        ref = None if run_releases is None else run_releases.get(p.base + j)
+        if ref is None:
+            continue
+        if not same_release(fp, ref):
+            return (f"the replay's {p.draws[j][0][0]} release over users {users[0]}..{users[1]} is not the run's: the "
+                    "pin does not hold for this learner")
+        checked += user is not None and users[0] <= user <= users[1]
     for name, values, d in p.records:
         if d < 0 or d >= limit:
             continue
@@ -234,11 +265,11 @@ def _verify_pin(p: _Payload, run_records: dict, limit: int, before_user: int | N
 
 
 def _compare(run_draws: list, run_actions: dict, p: _Payload, user: int, end: int,
-             run_records: dict | None = None) -> CanaryReplay:
+             run_records: dict | None = None, run_releases: dict | None = None) -> CanaryReplay:
     """The replay's outcome (module docstring): its first difference from the run in the window, if it comes before a
-    release it could not pin; not decisive (an error) when the pin of the canary's own releases made before that
-    difference does not hold (:func:`_verify_pin`, with the run's records of her releases ``run_records``: name ->
-    values; None: not checked)."""
+    release it could not pin; not decisive (an error) when the pin of the releases made before that difference does
+    not hold (:func:`_verify_pin`, with the run's records of her releases ``run_records``: name -> values, and the
+    fingerprints of the run's counter releases ``run_releases``; None: not checked)."""
     if p.error is not None:
         return CanaryReplay(user, end, False, episodes=p.episodes, error=p.error)
     unpinned = set(p.unpinned)
@@ -269,7 +300,7 @@ def _compare(run_draws: list, run_actions: dict, p: _Payload, user: int, end: in
             act = k
             break
     if run_records is not None:
-        why = _verify_pin(p, run_records, limit, act)
+        why = _verify_pin(p, run_records, limit, act, run_releases, user)
         if why is not None:
             return CanaryReplay(user, end, False, episodes=p.episodes, error=why)
     found = [(k, kind) for k, kind in ((act, "actions"), (sched, "schedule")) if k is not None and k <= end
@@ -349,7 +380,7 @@ def _child_exit(forker: _Forker, exc: BaseException | None) -> None:
     err = None if exc is None or isinstance(exc, ReplayWindowDone) else f"{type(exc).__name__}: {exc}"
     payload = _Payload(forker.child_base, pin.draws, pin.unpinned, pin.actions,
                        max(0, pin.last_user - forker.child_start), err,
-                       _records_of(pin, forker.child_user, forker.child_records))
+                       _records_of(pin, forker.child_user, forker.child_records), pin.releases)
     try:
         data = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
         view = memoryview(data)
@@ -379,7 +410,7 @@ def _rerun(spec, cfg, seeds, hook_args: dict, users, bits, i: int, end: int) -> 
         pass
     except Exception as exc:   # noqa: BLE001 - a replay that raised gives no evidence; said in the result
         error = f"{type(exc).__name__}: {exc}"
-    return _Payload(0, pin.draws, pin.unpinned, pin.actions, pin.last_user, error, _records_of(pin, u))
+    return _Payload(0, pin.draws, pin.unpinned, pin.actions, pin.last_user, error, _records_of(pin, u), pin.releases)
 
 
 def _window_ends(users: tuple[int, ...], K: int, window: int | None) -> list[int]:
@@ -428,6 +459,7 @@ def replay_canaries(spec, cfg, users: tuple[int, ...], bits: tuple[str, ...], en
             raise PrivacctError(f"learner {cfg.algorithm!r} reported no canary's contribution under both bits "
                                 "(privacct.tap.canary_contribution): no release over a canary can be pinned")
         run_draws = list(pin.draws)
+        run_releases = dict(pin.releases)
         run_actions = {k: np.asarray(v) for k, v in res.tap.actions.items()}
         payloads = {} if forker is None else dict(forker.payloads)
         for i in sorted(todo):
@@ -438,27 +470,9 @@ def replay_canaries(spec, cfg, users: tuple[int, ...], bits: tuple[str, ...], en
     run_records: dict[int, dict] = {}
     for rec in res.tap.canary_records:
         run_records.setdefault(rec.user, {})[rec.name] = np.asarray(rec.values)
-    replays = tuple(_compare(run_draws, run_actions, payloads[i], users[i], ends[i], run_records.get(users[i], {}))
-                    for i in sorted(todo))
+    replays = tuple(_compare(run_draws, run_actions, payloads[i], users[i], ends[i], run_records.get(users[i], {}),
+                             run_releases) for i in sorted(todo))
     return res, run_seconds, replays
-
-
-def refuse_toeplitz_counter(cfg, spec) -> None:
-    """One PrivacctError line when ``cfg`` runs a Toeplitz counter (``sqrt-toeplitz``, ``blt``; named or ``tight``'s own
-    choice): a replay pins a release by moving the noise of each draw over the flipped canary by her difference
-    (:class:`privacct.tap.ActionPin`), which holds for a tree node (one draw per release) but not through a Toeplitz
-    noise path, where the draw z_t enters every later release weighted by L; the pinned replay's releases would then
-    differ from the run's after her leaf, and a difference in actions would prove nothing (soundness,
-    docs/auditing.md#soundness-of-the-action-audit). The audit is refused, never run on a swapped counter."""
-    from privacct.counters.registry import get_strategy
-
-    log = spec.declared_log(cfg)
-    toeplitz = sorted({g.structure.strategy for g in ([] if log is None else log.release_groups)
-                       if g.structure.kind == "factorized" and get_strategy(g.structure.strategy).toeplitz})
-    if toeplitz:
-        raise PrivacctError(f"{cfg.algorithm}: a one-run action audit cannot pin the releases of a {toeplitz[0]} counter "
-                            f"(its noise draws enter every later release through L; {cfg.calibration} runs it here): "
-                            "audit the released statistics, or name --option counter=tree or tree-honaker")
 
 
 def one_run_action_audit(config: "RunConfig | str", *, canaries: int = 1000, confidence: float = 0.95, seed: int = 0,
@@ -495,7 +509,6 @@ def one_run_action_audit(config: "RunConfig | str", *, canaries: int = 1000, con
         raise PrivacctError(f"confidence must be in (0, 1), got {confidence!r}")
     seed = check_count("seed", seed, minimum=0)
     spec = get_learner(cfg.algorithm)
-    refuse_toeplitz_counter(cfg, spec)
     K = int(cfg.episodes)
     users = plan_users(K, canaries)
     m = len(users)
@@ -533,6 +546,7 @@ def one_run_action_audit(config: "RunConfig | str", *, canaries: int = 1000, con
         mutant=mutant, canaries=m, spacing=spacing, window=window, guesses=len(made), correct=int(correct),
         prefix=prefix, epsilon_lower_bound=float(bound), claimed_epsilon=float(cfg.epsilon), delta=float(cfg.delta),
         confidence=float(confidence), accountant=acc_name, accounted_epsilon=float(acc), engine=engine,
+        fdp=predictable_fdp_lower_bound(canaries=m, prefix=prefix, delta=cfg.delta, confidence=confidence),
         seconds=time.perf_counter() - t0, run_seconds=run_seconds,
         replay_episodes=int(sum(r.episodes for r in replays)), cut=cut, errors=len(errors), replays=replays, seed=seed,
         notes=tuple(notes))

@@ -181,6 +181,24 @@ class OneRunLearnerResult(ConfigFields):
                 f"{self.seconds:.1f} s")
 
 
+def refuse_laplace_toeplitz(cfg, spec) -> None:
+    """One PrivacctError line, before anything runs, when the declared log of ``cfg`` releases through a Toeplitz
+    counter (``sqrt-toeplitz``, ``blt``) with Laplace noise: a one-run release audit observes such a counter's canary
+    through the difference of two releases, whose noise is not Laplace (docs/auditing.md#factorized-counters), so it
+    has no exact likelihood ratio to score. Read from the log, so it holds for any learner, ours or a user's."""
+    from privacct.counters.registry import get_strategy
+
+    log = spec.declared_log(cfg)
+    bad = sorted({g.structure.strategy for g in ([] if log is None else log.release_groups)
+                  if g.mechanism == "laplace" and g.structure.kind == "factorized"
+                  and get_strategy(g.structure.strategy).toeplitz})
+    if bad:
+        raise PrivacctError(f"{cfg.algorithm}: a one-run audit cannot observe a {bad[0]} counter with Laplace noise (a "
+                            "canary is seen through the difference of two releases, whose noise is not Laplace; "
+                            "docs/auditing.md#factorized-counters): audit it classically, or name --option counter=tree "
+                            "or tree-honaker")
+
+
 def one_run_audit_learner(config: "RunConfig | str", *, canaries: int = 1000, confidence: float = 0.95, seed: int = 0,
                           coins_seed: int = 0, mutant: str | None = None, noise_multiplier: float = 1.0,
                           **fields: Any) -> OneRunLearnerResult:
@@ -202,6 +220,7 @@ def one_run_audit_learner(config: "RunConfig | str", *, canaries: int = 1000, co
 
     cfg = resolve_one_run_config(config, fields, caller="one_run_audit_learner")
     spec = get_learner(cfg.algorithm)
+    refuse_laplace_toeplitz(cfg, spec)
     users = plan_users(int(cfg.episodes), canaries)
     spacing = users[1] - users[0] if len(users) > 1 else 1
     signs = draw_bits(seed, len(users))                       # +1: bit A, -1: bit B (privacct.audits.one_run)

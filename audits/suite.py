@@ -206,16 +206,16 @@ def lsvi_one_run() -> OneRunSetting:
     shift lam~: a smaller shift, so one user's features weigh more in the log-determinant), 256 canaries. A
     DEPARTURE from the paper's setting: at (5, 10^-5), K = 10^4 the policy is updated about twice per run and a
     predictable audit gets at most one guess per update, while a claim of 5 needs 447 right guesses (at 95%). The
-    counter is named, the paper's tree: tight's own choice here is BLT, whose releases a one-run action audit cannot pin
-    (:func:`privacct.audits.one_run_actions.refuse_toeplitz_counter`)."""
+    counter is named, the paper's tree, the one this configuration was found with (tight's own choice here is BLT,
+    which a one-run action audit now pins through its noise path: docs/auditing.md#pinning-a-toeplitz-noise-path)."""
     from .learner_audit import learner_config
 
     cfg = learner_config("private-lsvi-ucb", privacy="jdp", epsilon=2.0, delta=1e-5, calibration="tight",
                          episodes=1025, horizon=2, options=(("beta", 5.0), ("C", 1.0005), ("update_cap", 1024),
                                                             ("p", 0.5), ("counter", "tree")))
     return OneRunSetting(cfg, canaries=256, why="departure: C 1.0005 and update_cap 1024 (many policy updates), p 0.5 "
-                                                "(a smaller shift), claim 2; counter tree named (the paper's; tight's BLT "
-                                                "cannot be pinned by a one-run action audit)")
+                                                "(a smaller shift), claim 2; counter tree named (the paper's; the "
+                                                "configuration was found with the tree)")
 
 
 def suggest_trials(audit: LearnerAudit, *, low: int, high: int, confidence: float = 0.95) -> int:

@@ -158,10 +158,14 @@ class ActionPin:
     (the bit she played in the recorded run, the bit she plays here)): every draw over a flipped canary has its noise
     moved, in place, by her reported contribution (:func:`canary_contribution`) under the recorded bit minus under the
     replayed bit, so the release equals the recorded run's (up to floating-point rounding) while everything the
-    learner computes outside its releases reads the replayed bit. A draw over a flipped canary whose contribution to
-    that group was not reported cannot be pinned: its index in ``draws`` goes to ``unpinned`` (nothing after it
-    is comparable). The actions of users after ``keep_from`` are kept in ``actions``; once user ``stop_after``'s
-    actions are prescribed the replay ends (:class:`ReplayWindowDone`).
+    learner computes outside its releases reads the replayed bit. A draw z_s of a Toeplitz noise path (a
+    :class:`privacct.counters.counter.FactorizedCounter` marks it, :func:`toeplitz_draw`) enters every later release
+    through L, so it is moved by that difference D (kept from her leaf t0's draw) times r_(s - t0), r the column of
+    L_exec^{-1} A of the path that runs (docs/auditing.md#pinning-a-toeplitz-noise-path). A draw over a flipped canary
+    whose contribution to that group was not reported cannot be pinned: its index in ``draws`` goes to ``unpinned``
+    (nothing after it is comparable). In both modes every counter release is fingerprinted (:meth:`note_release`) so
+    the audit can compare the replay's releases with the run's. The actions of users after ``keep_from`` are kept in
+    ``actions``; once user ``stop_after``'s actions are prescribed the replay ends (:class:`ReplayWindowDone`).
     """
 
     mode: str
@@ -183,6 +187,11 @@ class ActionPin:
     #: replay: per draw, the number of canary records the tap held when it was drawn (record j was made by the last
     #: draw whose count is <= j)
     records_at: list = field(default_factory=list)
+    #: index into ``draws`` of a counter step's last draw -> a fingerprint of the release that step made
+    #: (:meth:`note_release`, :func:`release_fingerprint`): the audit compares each pinned release with the run's
+    releases: dict = field(default_factory=dict)
+    #: replay: (Toeplitz counter, flipped user) -> her contribution difference D at her leaf (:meth:`note_draw`)
+    toeplitz_shifts: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.mode not in ("record", "replay"):
@@ -197,6 +206,7 @@ class ActionPin:
         self.keep_from = int(keep_from)
         self.on_user = None
         self.draws, self.unpinned, self.actions, self.records_at = [], [], {}, []
+        self.releases, self.toeplitz_shifts = {}, {}
 
     def note_draw(self, group: str | None, users: tuple[int, int] | None, mechanism: str, noise) -> None:
         shape = tuple(np.shape(noise)[1:])
@@ -216,10 +226,29 @@ class ActionPin:
                 diff = (pair[0] if played == "A" else pair[1]) - (pair[0] if replayed == "A" else pair[1])
                 if diff.size == np.size(noise):
                     shift = diff.reshape(np.shape(noise))
+            tz = _TOEPLITZ.get()
+            if tz is not None:   # z_s of a Toeplitz noise path: docs/auditing.md#pinning-a-toeplitz-noise-path
+                leaf = tz.leaf_of(int(user))
+                if leaf is None or tz.step < leaf:
+                    continue     # her data is in no addition of this counter yet: nothing to move back
+                key = (id(tz.counter), int(user))
+                if tz.step == leaf:
+                    if shift is not None:
+                        self.toeplitz_shifts[key] = shift.copy()
+                else:
+                    shift = self.toeplitz_shifts.get(key)
+                if shift is not None:
+                    shift = shift * tz.coefficients()[tz.step - leaf]   # D r_(s - t0), r of the executed path
             if shift is None:
                 self.unpinned.append(len(self.draws) - 1)
             else:
                 noise += shift
+
+    def note_release(self, values) -> None:
+        """A counter's release (B, ...) after the step whose last draw is the latest in ``draws`` (any mode): its
+        fingerprint is kept so that the audit can compare the replay's release with the run's."""
+        if self.draws:
+            self.releases[len(self.draws) - 1] = release_fingerprint(values)
 
     def user_done(self, user: int, actions) -> None:
         self.last_user = max(self.last_user, int(user))
@@ -231,6 +260,46 @@ class ActionPin:
             self.actions[int(user)] = np.array(actions, copy=True)
         if self.stop_after is not None and int(user) >= self.stop_after:
             raise ReplayWindowDone()
+
+
+#: fixed weights of a release fingerprint's two projections (not a privacy draw: no rng, the same in every process)
+_FINGERPRINT_STEP = (0.7548776662466927, 0.5698402909980532)
+_FINGERPRINT_WEIGHTS: dict[int, np.ndarray] = {}   # release size -> its (size, 2) weights
+
+
+def release_fingerprint(values) -> np.ndarray:
+    """(B, 3): per row, two fixed projections of a release (B, ...) and the scale they are compared at (the sum of the
+    absolute values), so a replay's release can be compared with the run's to rounding without keeping it whole
+    (:meth:`ActionPin.note_release`). Two releases that differ give different projections unless the difference is
+    orthogonal to both fixed irrational cosine weights."""
+    v = np.asarray(values, dtype=float)
+    v = v.reshape(v.shape[0], -1)
+    w = _FINGERPRINT_WEIGHTS.get(v.shape[1])
+    if w is None:
+        j = np.arange(1, v.shape[1] + 1, dtype=float)
+        w = _FINGERPRINT_WEIGHTS.setdefault(v.shape[1], np.stack([np.cos(a * j) for a in _FINGERPRINT_STEP], axis=1))
+    return np.concatenate([v @ w, np.abs(v).sum(axis=1, keepdims=True)], axis=1)
+
+
+def same_release(a: np.ndarray, b: np.ndarray, rtol: float = 1e-9) -> bool:
+    """Whether two :func:`release_fingerprint` values agree to rounding (relative ``rtol`` of the release's scale)."""
+    if a.shape != b.shape:
+        return False
+    scale = 1.0 + np.maximum(a[:, 2], b[:, 2])
+    return bool(np.all(np.abs(a[:, :2] - b[:, :2]) <= rtol * scale[:, None]))
+
+
+@dataclass(frozen=True, eq=False)
+class ToeplitzDraw:
+    """What an active :class:`ActionPin` needs of a draw z_s of a Toeplitz noise path (release noise (L z)_t,
+    :class:`privacct.counters.counter.FactorizedCounter`; docs/auditing.md#pinning-a-toeplitz-noise-path):
+    ``counter`` (identifies the path), ``step`` s (1-based), ``leaf_of(user)`` the 1-based leaf holding a user (None:
+    none) and ``coefficients()`` r_0..r_(K-1), column 1 of L_exec^{-1} A for the path that runs."""
+
+    counter: object
+    step: int
+    leaf_of: Callable[[int], "int | None"]
+    coefficients: Callable[[], np.ndarray]
 
 
 @dataclass
@@ -308,6 +377,8 @@ _CURRENT: contextvars.ContextVar[AuditTap | None] = contextvars.ContextVar("priv
 _INSIDE: contextvars.ContextVar[bool] = contextvars.ContextVar("privacct_audit_tap_inside", default=False)
 #: The active action pin of a one-run action audit (:class:`ActionPin`), or None.
 _PIN: contextvars.ContextVar[ActionPin | None] = contextvars.ContextVar("privacct_action_pin", default=None)
+#: Set by a Toeplitz counter around its draw while a pin is active (:func:`toeplitz_draw`).
+_TOEPLITZ: contextvars.ContextVar[ToeplitzDraw | None] = contextvars.ContextVar("privacct_toeplitz_draw", default=None)
 
 
 def current() -> AuditTap | None:
@@ -341,6 +412,17 @@ def pinning(pin: ActionPin) -> Iterator[ActionPin]:
         yield pin
     finally:
         _PIN.reset(token)
+
+
+@contextlib.contextmanager
+def toeplitz_draw(info: ToeplitzDraw) -> Iterator[None]:
+    """Mark the draw made inside the block as z_s of a Toeplitz noise path (:class:`ToeplitzDraw`): an active pin then
+    moves it by D r_(s - t0) instead of D (docs/auditing.md#pinning-a-toeplitz-noise-path)."""
+    token = _TOEPLITZ.set(info)
+    try:
+        yield
+    finally:
+        _TOEPLITZ.reset(token)
 
 
 @contextlib.contextmanager
@@ -489,5 +571,6 @@ def note_draw(group: str | None, users: tuple[int, int] | None, mechanism: str) 
                                       "(privacct cannot tell user 1's contribution apart)")
 
 
-__all__ = ["ActionPin", "AuditTap", "ReplayWindowDone", "current_pin", "pinning", "CanaryRecord", "Coupling", "OBSERVED_AS", "TapRecord", "Unobserved", "after_noise",
+__all__ = ["ActionPin", "AuditTap", "ReplayWindowDone", "ToeplitzDraw", "current_pin", "pinning", "release_fingerprint",
+           "same_release", "toeplitz_draw", "CanaryRecord", "Coupling", "OBSERVED_AS", "TapRecord", "Unobserved", "after_noise",
            "canary_contribution", "coupled_share", "coupled_value", "current", "note_uncoupled", "inside_primitive", "note_draw", "prescribed", "record_canary", "tapping", "user_contribution"]

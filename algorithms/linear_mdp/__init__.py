@@ -193,7 +193,10 @@ LEARNERS: dict[str, LearnerSpec] = {
         mutants=(("switch-on-exact-gram", "PLANTED: the switching test (Alg. 1 line 5) reads the log-determinant of the "
                   "EXACT Gram matrices (plus the shift), not of the released ones; the policy itself is still computed "
                   "from the releases. A policy leak no log, ledger or released statistic shows "
-                  "(docs/auditing.md#planted-bugs)"),),
+                  "(docs/auditing.md#planted-bugs)"),
+                 ("counter-noise-path", "PLANTED: every Gram counter's BLT noise recursion runs with its Q coefficients "
+                  "halved while drawing the declared noise; the log is the faithful learner's, the ledger records the "
+                  "executed encoder (docs/auditing.md#planted-bugs)")),
         **_COMMON,
     ),
 }

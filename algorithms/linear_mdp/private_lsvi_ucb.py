@@ -114,6 +114,7 @@ from privacct.ledger import Ledger
 from privacct.log import (FACTORIZED_STRATEGIES, Claim, MechanismLog, PaperStatement, ReleaseGroup, Sensitivity, Structure,
                           tree_depth)
 from privacct.log_readings import GroupOverride, Reading
+from privacct.counters.stacked import StackedCounters
 from privacct.mechanisms import TreeCounter, gaussian
 from privacct.tap import prescribed, user_contribution
 
@@ -563,6 +564,17 @@ def _counter_structure(counter: str | None, K: int) -> Structure | None:
 plan = C.cached_plan(_plan)
 
 
+def _plant_noise_path(counters, structure: Structure) -> None:
+    """The PLANTED mutant counter-noise-path (docs/auditing.md#planted-bugs): every Gram counter's BLT recursion
+    Q(B) u = P(B) z runs with its Q coefficients halved while drawing the declared noise, before its first draw (so the
+    ledger's probe records the executed encoder R_exec = L_exec^-1 A); the log is the faithful learner's. BLT only."""
+    if structure.kind != "factorized" or structure.strategy != "blt":
+        raise PrivacctError(f"audit.mutant counter-noise-path needs the BLT Gram counter (tight's own, or option "
+                            f"counter=blt), got {structure.strategy if structure.kind == 'factorized' else 'tree'}")
+    for c in counters:
+        c._Q = [0.5 * q for q in c._Q]   # BUG: the noise recursion runs with halved Q (as the privatizer mutant's)
+
+
 def build_log(config: RunConfig) -> MechanismLog:
     return plan(config)[0]
 
@@ -592,6 +604,11 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
         trees = [FactorizedCounter((d, d), strategy=gram_structure, leaves=K - 1, mechanism="symmetric-gaussian-matrix",
                                    scale=sig_node, rngs=noise_rngs, ledger=tree_ledger, group=f"gram_h{h + 1}")
                  for h in range(H)]
+    if audit is not None and audit.mutant == "counter-noise-path":
+        _plant_noise_path(trees, gram_structure)
+    # the H factorized counters stepped as one (privacct.counters.stacked: one generator call per seed per step for
+    # the H statistics, one mixing step; same bytes); the trees one by one
+    step_all = None if gram_structure.kind == "tree" else StackedCounters(trees).add
     hist = C.History(env, B)
     eye = np.eye(d)
     shift = 2.0 * lam * eye
@@ -644,12 +661,15 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
             cur_regret[idx] = env.regret(new_pol)
         regret[:, k - 1] = cur_regret
         states, actions = C.user_episode(k, audit, env, pol, env_rngs)
-        phi = hist.add(states, actions)
+        hist.add(states, actions)
         prescribed(k, actions)   # the actions sent to user k (an audit's JDP output M_-1; a no-op otherwise)
         if k <= K - 1:                                         # the prefix after episode K is never read
-            outer = phi[..., :, None] * phi[..., None, :]
-            for h in range(H):
-                cur[:, h] = trees[h].add(outer[:, h]) + shift       # Alg. 1 line 22
+            outer = hist.outer                                      # phi phi^T of this episode (B, H, d, d)
+            if step_all is not None:
+                cur[:] = step_all(outer) + shift                      # Alg. 1 line 22, the H counters stacked
+            else:
+                for h in range(H):
+                    cur[:, h] = trees[h].add(outer[:, h]) + shift       # Alg. 1 line 22
         if progress is not None:
             progress(k)
     if np.any(n_upd > cap):  # cannot happen: the cap is enforced above; kept as a guard

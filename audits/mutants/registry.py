@@ -35,6 +35,14 @@ learner's. They meet :data:`privacct.audits.checks.LEARNER_CHECKS`: the three ab
 statistics), the black-box action audit, the billboard check and the one-run action audit (``one-run audit``), each
 at the configuration the leak's :class:`privacct.audits.suite.LearnerAudit` gives it; the report records per check
 its verdict and configuration (docs/auditing.md#planted-bugs).
+
+NOISE PATH (:func:`counter_noise_path`, ``counter-noise-path-private-lsvi-ucb``): the learner-level ``counter-noise-path``
+(issue 20): private-lsvi-ucb JDP tight, whose Gram counters run tight's own BLT with the recursion's Q coefficients
+halved (``AuditHook.mutant``; the privatizer row's bug in a learner). It meets
+:data:`privacct.audits.checks.COUNTER_PATH_CHECKS` at the paper's setting (K = 10^4, H = 5, claim (1, 10^-5)): the
+accountant (blind: the log is the faithful one's), the ledger (the executed encoder) and the one-run released-statistics
+audit (``one-run released audit``, 1000 canaries), which sees each canary through one difference of releases, noisier
+under the bug than declared, so it cannot catch it (docs/auditing.md#planted-bugs).
 """
 
 from __future__ import annotations
@@ -47,7 +55,7 @@ import numpy as np
 from privacct.errors import PrivacctError
 from privacct.ledger import Ledger, shape_problems
 
-from ..checks import CHECKS, LEARNER_CHECKS, MutantReport, run_checks
+from ..checks import CHECKS, COUNTER_PATH_CHECKS, LEARNER_CHECKS, ONE_RUN_RELEASED, MutantReport, describe_config, run_checks
 from ..mechanism_audit import audit_mechanism
 from ..suite import check_learner, planted_noise_bugs, policy_leaks
 from .planted_privatizers import (FactorizedCounterPrivatizer, GramPrivatizer, LocalReportPrivatizer, SwitchingPrivatizer,
@@ -131,6 +139,9 @@ class LearnerMutant:
     #: the checks it meets by default (:func:`check_mutant`): the three for a planted noise bug, every learner check
     #: (:data:`privacct.audits.checks.LEARNER_CHECKS`) for a policy leak
     checks: tuple[str, ...] = CHECKS
+    #: where the one-run released-statistics audit (check ``one-run released audit``) runs: a
+    #: :class:`privacct.audits.suite.OneRunSetting` (None: ``audit.config`` with at most 1000 canaries, confidence 0.95)
+    one_run_released: Any = None
 
     @property
     def trials(self) -> int:
@@ -161,8 +172,48 @@ def _learner_spec(name: str):
     return get_learner(name)
 
 
+#: The learner-level counter-noise-path's name in :data:`MUTANTS` (the learner's mutant, ``AuditHook.mutant``, is
+#: ``counter-noise-path``; the privatizer row keeps that name)
+COUNTER_NOISE_PATH_LEARNER = "counter-noise-path-private-lsvi-ucb"
+
+
+def counter_noise_path(config=None, *, canaries: int = 1000) -> LearnerMutant:
+    """The learner-level ``counter-noise-path`` (module docstring) at ``config`` (a RunConfig of private-lsvi-ucb whose
+    Gram counter is BLT; None: the paper's setting, K = 10^4, H = 5, claim (1, 10^-5), tight), its one-run released
+    audit with ``canaries`` (at most K - 1) canaries at confidence 0.95."""
+    from ..one_run_learner import one_run_config
+    from ..suite import LearnerAudit, OneRunSetting
+
+    cfg = one_run_config("private-lsvi-ucb", epsilon=1.0, delta=1e-5, horizon=5) if config is None else config   # H named
+    m = min(canaries, cfg.episodes - 1)
+    return LearnerMutant(
+        COUNTER_NOISE_PATH_LEARNER,
+        f"{cfg.algorithm} ({cfg.privacy}): " + dict(_learner_spec(cfg.algorithm).mutants)["counter-noise-path"]
+        .removeprefix("PLANTED: "),
+        LearnerAudit(cfg, mutant="counter-noise-path", trials=400), checks=COUNTER_PATH_CHECKS,
+        one_run_released=OneRunSetting(cfg, canaries=m, why="" if config is None else "not the paper's setting"),
+        reference="learner-level counter-noise-path (issue 20 item 3): docs/auditing.md#planted-bugs; the privatizer "
+                  "row counter-noise-path; Dvijotham et al. 2024 (BLT recursion Q(B) u = P(B) z)")
+
+
+def _one_run_released(m: LearnerMutant, *, seed: int) -> dict[str, str]:
+    """The one-run released-statistics audit of ``m`` at ``m.one_run_released`` (:class:`MutantReport` ``add`` fields)."""
+    from ..one_run_learner import one_run_audit_learner
+    from ..suite import OneRunSetting
+
+    s = m.one_run_released or OneRunSetting(m.audit.config, canaries=min(1000, m.audit.episodes - 1))
+    conf = describe_config(s.config, canaries=s.canaries, confidence=s.confidence) + (f" ({s.why})" if s.why else "")
+    try:
+        r = one_run_audit_learner(s.config, canaries=s.canaries, confidence=s.confidence, seed=seed,
+                                  mutant=m.audit.mutant, noise_multiplier=m.audit.noise_multiplier)
+    except PrivacctError as e:   # an audit that did not run catches nothing
+        return {"verdict": "not run", "note": f"refused: {e}", "configuration": conf}
+    return {"verdict": r.verdict, "note": r.summary(), "configuration": conf}
+
+
 MUTANTS.update({m.name: m for m in _learner_mutants()})
 MUTANTS.update({m.name: m for m in _policy_leaks()})
+MUTANTS[COUNTER_NOISE_PATH_LEARNER] = counter_noise_path()
 
 CONTROLS: dict[str, Mutant] = {m.name: m for m in [
     Mutant("correct-tree-counter", "correct binary-tree counter", _tree(None)),
@@ -188,7 +239,8 @@ def check_mutant(m: Mutant, *, trials: int | None = None, seed: int = 0, checks=
                  confidence: float = AUDIT_CONFIDENCE, **audit_kwargs) -> MutantReport:
     """Run the requested checks on ``m`` (see module docstring); ``checks`` None: the mutant's own (:data:`CHECKS` for a
     planted privatizer, ``m.checks`` for a learner mutant: a policy leak meets the billboard check and the one-run
-    action audit too, each at its own configuration).
+    action audit too, each at its own configuration; the learner-level noise-path bug the one-run released audit,
+    ``one-run released audit``, at ``m.one_run_released``).
 
     The audit runs at ``confidence`` 0.99 by default: the correct controls are *tight* (pure
     Laplace composition attains its eps on the region where every coordinate saturates, and the
@@ -196,9 +248,11 @@ def check_mutant(m: Mutant, *, trials: int | None = None, seed: int = 0, checks=
     to 5% of seeds; at 0.99 in at most 1%.
     """
     if isinstance(m, LearnerMutant):
-        checks = m.checks if checks is None else checks
-        rep = check_learner(m.audit, trials=trials, seed=seed, checks=tuple(checks), confidence=confidence,
-                            **audit_kwargs)
+        checks = tuple(m.checks if checks is None else checks)
+        rep = check_learner(m.audit, trials=trials, seed=seed, checks=tuple(c for c in checks if c != ONE_RUN_RELEASED),
+                            confidence=confidence, **audit_kwargs)
+        if ONE_RUN_RELEASED in checks:
+            rep.add(ONE_RUN_RELEASED, **_one_run_released(m, seed=seed))
         rep.name, rep.description = m.name, m.description
         return rep
     checks = CHECKS if checks is None else checks

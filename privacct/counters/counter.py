@@ -58,11 +58,17 @@ from ..log import Structure
 from ..mechanisms import NOISE_KINDS, TreeCounter, _leaf_users, _shape, draw
 from ..rng import as_generators
 from .base import CounterStrategy, norm_for
+from ..tap import ToeplitzDraw, current_pin, inside_primitive, toeplitz_draw
 from ..tap import current as current_tap
-from ..tap import inside_primitive
 from .observed import CounterObserver
-from .strategies import Strategy, executed_encoder, noise_unit_variance, prefix_variances
+from .executed_cache import executed_coefficients as _cached_executed_coefficients
+from .executed_cache import recursion_key
+from .strategies import Strategy, noise_unit_variance, prefix_variances
 from .tree import TREE
+
+
+#: :meth:`FactorizedCounter.pin_coefficients` by what the recursion runs (privacct.counters.executed_cache.recursion_key)
+_PIN_COEFFICIENTS: dict[tuple, np.ndarray] = {}
 
 
 class FactorizedCounter:
@@ -113,7 +119,7 @@ class FactorizedCounter:
         self._noise = np.zeros((B,) + self.shape)   # noise of the current release
         self.steps = 0
         self._executed: np.ndarray | None = None     # Toeplitz: r_0..r_(K-1) of R_exec, probed at the first draw
-        self._probed: tuple = ()                      # the recursion's coefficients at that probe
+        self._probed: tuple = ()                      # the recursion's coefficients at that probe (dtype, shape, bytes)
         self.implementation.start(self)
         #: an audited run's bookkeeping of what the audit observes (privacct.counters.observed); None otherwise and for
         #: the tree, whose TreeCounter records its own nodes
@@ -152,16 +158,66 @@ class FactorizedCounter:
         # group and users reach the audit tap (privacct.tap): a draw over user 1 it cannot split is named there (and a
         # billboard check's coupling cannot equalise it); the ledger record below carries the weights
         obs = self._observer
-        if obs is None:
-            out = draw(self.mechanism, self.rngs, self.shape, self.scale, group=self.group, users=users)
-        else:   # an audited run: this counter records its own draws over user 1 (privacct.counters.observed)
-            with inside_primitive():
-                out = draw(self.mechanism, self.rngs, self.shape, self.scale, group=self.group, users=users)
+        if current_pin() is not None and self.implementation.toeplitz:   # a one-run action audit: z_t's step for the pin
+            self.pin_coefficients()   # computed in the recorded run, so that its forked replays inherit the cache
+            with toeplitz_draw(ToeplitzDraw(self, self.steps, self.leaf_of, self.pin_coefficients)):
+                out = self._draw_noise(users, obs)
+        else:
+            out = self._draw_noise(users, obs)
+        if obs is not None:
             obs.draw(users, weights, out)
         if self.ledger is not None:
             self.ledger.record(group=self.group, users=users, mechanism=self.mechanism, scale=self.scale,
                                shape=self.shape, batch=self.batch, weights=weights)
         return out
+
+    def _draw_noise(self, users: tuple[int, int], obs) -> np.ndarray:
+        if obs is None:
+            return draw(self.mechanism, self.rngs, self.shape, self.scale, group=self.group, users=users)
+        with inside_primitive():   # an audited run: this counter records its own draws over user 1 (.observed)
+            return draw(self.mechanism, self.rngs, self.shape, self.scale, group=self.group, users=users)
+
+    def leaf_of(self, user: int) -> int | None:
+        """The 1-based leaf (addition) holding ``user``'s data, None when none does."""
+        if self.leaf_users is None:
+            t = int(user) - self.first_user + 1
+            return t if 1 <= t <= self.leaves else None
+        i = int(user) - self.leaf_users[0][0]
+        if not 0 <= i < self._user_leaf.size:   # type: ignore[union-attr]
+            return None
+        s = int(self._user_leaf[i])   # type: ignore[index]
+        return None if s < 0 else s + 1
+
+    def pin_coefficients(self) -> np.ndarray:
+        """r_0..r_(K-1), column 1 of L_exec^{-1} A for the noise path that runs (its probed impulse response solved
+        as :func:`privacct.counters.strategies.executed_encoder` does, NOT raised for the ledger): a one-run action
+        audit's pin moves draw z_s by D r_(s - t0) (docs/auditing.md#pinning-a-toeplitz-noise-path). Cached per
+        recursion (its coefficients), so forked replays and later counters reuse it."""
+        params = tuple(np.asarray(p, dtype=float) for p in self._mixing_parameters())
+        mine = getattr(self, "_pin_r", None)
+        if mine is not None and all(a.shape == b.shape and np.array_equal(a, b)
+                                    for a, b in zip(params, mine[0], strict=True)):
+            return mine[1]
+        key = recursion_key(self)   # what the recursion runs (None: an overridden path, never shared)
+        r = None if key is None else _PIN_COEFFICIENTS.get(key)
+        if r is None:
+            from .strategies import _solve_encoder
+
+            l = self.impulse_response()
+            if l[0] == 0.0 or not np.all(np.isfinite(l)):
+                raise PrivacctError("the executed noise path has no inverse (l_0 = 0 or non-finite): its releases "
+                                    "cannot be pinned")
+            with np.errstate(all="ignore"):
+                r = _solve_encoder(l)
+            if not np.all(np.isfinite(r)):
+                raise PrivacctError("the executed noise path is numerically singular: its releases cannot be pinned")
+            r.setflags(write=False)
+            if key is not None:
+                if len(_PIN_COEFFICIENTS) >= 8:
+                    _PIN_COEFFICIENTS.clear()
+                _PIN_COEFFICIENTS[key] = r
+        self._pin_r = (tuple(p.copy() for p in params), r)
+        return r
 
     def add(self, x) -> np.ndarray:
         x = np.asarray(x, dtype=float)
@@ -179,6 +235,9 @@ class FactorizedCounter:
         self.implementation.step(self, t, x, weights)
         if obs is not None:
             obs.release(t)
+        pin = current_pin()
+        if pin is not None:   # a one-run action audit compares the replay's releases with the run's
+            pin.note_release(self.noisy_sum())
         return self.noisy_sum()
 
     def _online_tree(self) -> TreeCounter:
@@ -220,8 +279,10 @@ class FactorizedCounter:
     def executed_coefficients(self) -> np.ndarray:
         """r_0..r_(K-1) of the executed encoder R_exec = L_exec^{-1} A (column 1; raised to an upper bound
         on the solve's rounding; :func:`privacct.counters.strategies.executed_encoder`). Refuses
-        (PrivacctError) a noise path with l_0 = 0 or a non-finite R_exec."""
-        return executed_encoder(self.impulse_response())
+        (PrivacctError) a noise path with l_0 = 0 or a non-finite R_exec. Read-only; computed once per recursion
+        that runs, per process (:mod:`privacct.counters.executed_cache`: keyed on the noise path and the bytes of its
+        coefficients, a short probe compared on every hit)."""
+        return _cached_executed_coefficients(self)
 
     def _mixing_parameters(self) -> tuple[np.ndarray, ...]:
         """The coefficients the recursion reads (sqrt-toeplitz: c; blt: P_1..P_d, Q_1..Q_d)."""
@@ -235,9 +296,9 @@ class FactorizedCounter:
             return None
         if self._executed is None:
             self._executed = self.executed_coefficients()
-            self._probed = tuple(p.copy() for p in self._mixing_parameters())
-        elif not all(a.shape == b.shape and np.array_equal(a, b)
-                     for a, b in zip(self._mixing_parameters(), self._probed, strict=True)):
+            self._probed = tuple((a.dtype.str, a.shape, a.tobytes()) for a in map(np.asarray, self._mixing_parameters()))
+        elif tuple((a.dtype.str, a.shape, a.tobytes()) for a in map(np.asarray, self._mixing_parameters())) != self._probed:
+            # the coefficients' bytes (dtype, shape, values; -0.0 and NaN compared by their bits: stricter than equal)
             raise PrivacctError("the counter's noise recursion changed after its first draw: the ledger's executed "
                                 "weights no longer describe what runs; refused")
         return self._executed[:t][::-1]

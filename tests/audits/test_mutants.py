@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from privacct.audits.checks import LEARNER_CHECKS
+from privacct.audits.checks import COUNTER_PATH_CHECKS, LEARNER_CHECKS, ONE_RUN_RELEASED
 from privacct.audits.mutants import CHECKS, CONTROLS, MUTANTS, LearnerMutant, check_mutant, ledger_shape_problems
 from privacct.audits.mutants.planted_privatizers import TreeCounterPrivatizer
 from privacct.ledger import Ledger
@@ -31,6 +31,9 @@ MUST = {
     # audits of the actions see them, each at its own configuration (test_policy_leaks_... below)
     "bonus-on-exact-counts": {"action audit", "billboard check", "one-run audit"},
     "switch-on-exact-gram": {"billboard check", "one-run audit"},
+    # counter-noise-path in a learner (private-lsvi-ucb's BLT Gram counters, Q halved): the ledger's executed encoder;
+    # the one-run released audit is blind to it (test_learner_counter_noise_path_... below)
+    "counter-noise-path-private-lsvi-ucb": {"ledger"},
 }
 #: the checks that must NOT catch a policy leak: they see the faithful learner's log, draws and released statistics
 BLIND_TO_POLICY_LEAKS = {"accountant", "ledger", "audit"}
@@ -40,7 +43,11 @@ PRIVATIZER_MUTANTS = sorted(n for n, m in MUTANTS.items() if not isinstance(m, L
 def test_registry_names_every_planted_bug_of_the_issue():
     assert set(MUTANTS) == set(MUST)
     for m in MUTANTS.values():
-        if isinstance(m, LearnerMutant) and m.audit.mutant is not None:
+        if isinstance(m, LearnerMutant) and m.audit.mutant == "counter-noise-path":
+            # the noise-path bug in a learner: its checks run at the paper's K (ledger, one-run released audit)
+            assert m.description and m.audit.noise_multiplier == 1 and m.checks == COUNTER_PATH_CHECKS
+            assert m.audit.config.episodes == m.one_run_released.config.episodes == 10_000
+        elif isinstance(m, LearnerMutant) and m.audit.mutant is not None:
             # its audit is the released-statistics audit; the actions are the action audits' (LEARNER_CHECKS)
             assert m.description and m.audit.noise_multiplier == 1 and m.audit.observe == "released"
             assert m.checks == LEARNER_CHECKS and m.audit.one_run is not None
@@ -112,6 +119,77 @@ def test_counter_noise_path_declares_the_correct_counter_and_runs_a_heavier_enco
     assert runs[None] == pytest.approx(declared, rel=1e-6) and runs[None] <= declared * (1 + 1e-9)
     r = check_mutant(MUTANTS["counter-noise-path"], seed=0, checks=("accountant", "ledger"))
     assert r.caught_by == ["ledger"] and r.ledger_epsilon > 1.3 * r.claimed_epsilon, r.notes
+
+
+def _small_counter_noise_path(mutant: str | None = "counter-noise-path"):
+    """The learner-level counter-noise-path at private-lsvi-ucb's audit configuration (K = 5, H = 2: tight runs BLT
+    there too), its one-run released audit with 4 canaries; ``mutant`` None: the faithful learner, same configuration."""
+    from dataclasses import replace
+
+    from privacct.audits.mutants.registry import counter_noise_path
+    from privacct.audits.suite import audit_setting
+
+    m = counter_noise_path(audit_setting("private-lsvi-ucb", "jdp").config, canaries=4)
+    return replace(m, audit=replace(m.audit, mutant=mutant))
+
+
+def test_learner_counter_noise_path_is_caught_by_the_ledger_and_the_faithful_learner_by_none():
+    """Issue 20 item 3, learner level: private-lsvi-ucb whose BLT Gram counters run with Q halved. The ledger (executed
+    encoder) catches it; the accountant (the faithful log) and the one-run released audit do not; the faithful learner
+    at the same configuration is caught by none. The paper's K: benchmarks/learner_audits.md#counter-noise-path-in-a-learner."""
+    bugged = check_mutant(_small_counter_noise_path(), seed=0)
+    assert bugged.caught_by == ["ledger"], bugged.notes
+    assert bugged.ledger_epsilon > 1.2 * bugged.claimed_epsilon
+    assert set(bugged.verdicts) == set(bugged.configurations) == set(COUNTER_PATH_CHECKS)
+    assert "K=5" in bugged.configurations["ledger"] and "canaries 4" in bugged.configurations[ONE_RUN_RELEASED]
+    faithful = check_mutant(_small_counter_noise_path(None), seed=0)
+    assert faithful.caught_by == [], faithful.notes
+    assert faithful.ledger_epsilon <= faithful.claimed_epsilon * (1 + 1e-9)
+    for r in (bugged, faithful):
+        # the one-run audit ran and saw the canaries (one release difference per Gram counter each), caught nothing
+        assert r.verdicts[ONE_RUN_RELEASED] == "inconclusive" and "2.00 releases each" in r.notes[ONE_RUN_RELEASED]
+
+
+def test_counter_noise_path_makes_the_one_run_difference_noisier_and_a_window_mean_quieter():
+    """Why the one-run released audit cannot catch counter-noise-path (docs/auditing.md#planted-bugs): it sees a
+    canary at leaf t through y_t - y_(t-1), whose executed noise (coefficients of P / Q_h) is LARGER than the declared
+    (P / Q), while the bug's leak is in long averages (the executed noise does not accumulate): the mean of S = 64
+    releases after t minus the mean of the 64 before has far less noise than declared. tight's BLT at K - 1 = 1024."""
+    from privacct.counters.blt import blt_parameters
+    from privacct.counters.counter import FactorizedCounter
+    from privacct.counters.strategies import Strategy
+
+    K, S, t = 1024, 64, 512
+    c = FactorizedCounter((), strategy=Strategy("blt", blt_parameters(K)).structure(K), leaves=K, mechanism="gaussian",
+                          scale=1.0, rngs=[np.random.default_rng(0)])
+    declared = c.impulse_response()
+    c._Q = [0.5 * q for q in c._Q]
+    executed = c.impulse_response()
+
+    def noise_std(l, weights):   # std of sum_s weights[s] (L z)_(t - S + s), unit z
+        coef = np.zeros(t + S)
+        for k, w in enumerate(weights):
+            s = t - S + k
+            coef[:s + 1] += w * l[:s + 1][::-1]
+        return float(np.linalg.norm(coef))
+
+    diff = np.zeros(2 * S)
+    diff[S - 1:S + 1] = (-1.0, 1.0)
+    window = np.concatenate((-np.ones(S), np.ones(S))) / S
+    assert noise_std(executed, diff) > 1.3 * noise_std(declared, diff)          # 1.59 vs 1.13: the audit loses power
+    assert noise_std(executed, window) < 0.1 * noise_std(declared, window)      # the leak a window mean would see
+
+
+def test_counter_noise_path_needs_the_blt_counter():
+    from privacct.algorithms.contract import AuditHook
+    from privacct.algorithms.registry import get_learner
+    from privacct.audits.suite import audit_setting
+    from privacct.errors import PrivacctError
+
+    cfg = audit_setting("private-lsvi-ucb", "jdp").with_config(options=(("beta", 1e6), ("C", 1.000001), ("update_cap", 1),
+                                                                        ("counter", "tree"))).config
+    with pytest.raises(PrivacctError, match="counter-noise-path needs the BLT Gram counter .*got tree"):
+        get_learner("private-lsvi-ucb").run(cfg, [np.random.SeedSequence(0)], audit=AuditHook("A", mutant="counter-noise-path"))
 
 
 POLICY_LEAKS = ("bonus-on-exact-counts", "switch-on-exact-gram")

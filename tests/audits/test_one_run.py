@@ -267,6 +267,126 @@ def test_soundness_and_tightness_of_fdp_on_gaussian_mechanisms():
 
 
 # ------------------------------------------------------------------------------------------------
+# (c') the f-DP (Gaussian) bound for predictable guesses (docs/auditing.md#the-f-dp-bound-for-predictable-guesses)
+
+def mp_gdp_delta(eps, mu):
+    """delta(eps) of mu-GDP (Dong, Roth, Su 2019, Cor. 2.13) in mpmath."""
+    eps, mu = mp.mpf(eps), mp.mpf(mu)
+    return mp.ncdf(-eps / mu + mu / 2) - mp.e ** eps * mp.ncdf(-eps / mu - mu / 2)
+
+
+def mp_predictable_gdp_p(m, r, mu):
+    """inf over eps >= 0 of q^r + m delta_mu(eps) / (1 + e^eps), q = e^eps / (1 + e^eps): a grid of step 1/8 on
+    [0, 32], then golden-section search around its best point (mpmath, written from the docs' formula)."""
+    def p(e):
+        q = mp.e ** e / (1 + mp.e ** e)
+        return min(mp.mpf(1), q ** r + m * mp_gdp_delta(e, mu) / (1 + mp.e ** e))
+    grid = [mp.mpf(j) / 8 for j in range(32 * 8 + 1)]
+    vals = [p(e) for e in grid]
+    j = min(range(len(vals)), key=lambda i: vals[i])
+    a, b = grid[max(j - 1, 0)], grid[min(j + 1, len(grid) - 1)]
+    g = (mp.sqrt(5) - 1) / 2
+    for _ in range(80):
+        c, d = b - g * (b - a), a + g * (b - a)
+        if p(c) < p(d):
+            b = d
+        else:
+            a = c
+    return min(vals[j], p((a + b) / 2))
+
+
+@pytest.mark.parametrize("m, r, delta, conf", [(64, 64, 1e-5, 0.95), (1000, 20, 1e-5, 0.95), (1000, 100, 1e-6, 0.9),
+                                               (200, 12, 1e-3, 0.95)])
+def test_predictable_fdp_bound_matches_mpmath(m, r, delta, conf):
+    """The returned mu is rejected by the exact p-value and mu + 1e-5 is not (the search loses < 1e-5); its
+    eps(delta) is at most the exact eps(delta) of mu-GDP and within 1e-6 of it."""
+    b = one_run.predictable_fdp_lower_bound(canaries=m, prefix=r, delta=delta, confidence=conf)
+    assert b.family == "gaussian" and b.parameter > 0
+    assert mp_predictable_gdp_p(m, r, b.parameter) <= 1 - conf
+    assert mp_predictable_gdp_p(m, r, b.parameter + 1e-5) > 1 - conf
+    assert mp_gdp_delta(b.epsilon, b.parameter) >= delta and mp_gdp_delta(b.epsilon + 1e-6, b.parameter) < delta
+    got = one_run.predictable_fdp_p_value(canaries=m, prefix=r, mu=b.parameter)
+    assert got == pytest.approx(float(mp_predictable_gdp_p(m, r, b.parameter)), rel=1e-6)
+
+
+def test_predictable_fdp_one_guess_is_phi_mu_over_two_and_edges():
+    """One canary, one guess: the bound is exactly Phi(mu / 2) = 1/2 + 1/2 max_a (1 - a - G_mu(a)), the best any guess
+    of a mu-GDP bit does (attained by the Gaussian mechanism), so nothing is lost there."""
+    a = np.linspace(0.0, 1.0, 200001)
+    for mu in (0.3, 1.0, 2.5):
+        g_mu = stats.norm.cdf(stats.norm.ppf(1 - a) - mu)           # the trade-off curve G_mu
+        q_f = 0.5 + 0.5 * float(np.max(1 - a - g_mu))
+        assert q_f == pytest.approx(stats.norm.cdf(mu / 2), abs=1e-9)
+        assert one_run.predictable_fdp_p_value(canaries=1, prefix=1, mu=mu) == pytest.approx(q_f, abs=1e-9)
+    assert one_run.predictable_fdp_p_value(canaries=5, prefix=3, mu=0.0) == pytest.approx(0.125)
+    assert one_run.predictable_fdp_lower_bound(canaries=10, prefix=0, delta=0.0, confidence=0.95).parameter == 0.0
+    assert one_run.predictable_fdp_lower_bound(canaries=10, prefix=4, delta=0.0, confidence=0.95).parameter == 0.0
+    lbs = [one_run.predictable_fdp_lower_bound(canaries=1000, prefix=r, delta=1e-5, confidence=0.95) for r in (5, 20, 100)]
+    assert 0 < lbs[0].parameter < lbs[1].parameter < lbs[2].parameter       # more leading right guesses, more mu
+    assert one_run.predictable_fdp_lower_bound(canaries=64, prefix=64, delta=0.0, confidence=0.95).epsilon is None
+
+
+def _prefix(right, guessed):
+    """Leading right guesses of each row (guesses taken in canary order; ``guessed`` marks the canaries guessed)."""
+    out = np.empty(right.shape[0], dtype=np.int64)
+    for k in range(right.shape[0]):
+        g = right[k][guessed[k]]
+        wrong = np.flatnonzero(~g)
+        out[k] = g.size if wrong.size == 0 else wrong[0]
+    return out
+
+
+def _first_rejecting_prefix(m, mu, conf, fn):
+    """The least prefix r at which ``fn(r)`` (a mu lower bound) exceeds mu (bounds increase with r)."""
+    lo, hi = 0, m
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if fn(mid) > mu:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def test_predictable_fdp_bound_is_sound_where_phi_mu_over_two_to_the_r_is_not():
+    """Simulated predictable guessers on mu-GDP mechanisms (mu = 1): the bound exceeds the true mu at most at the
+    confidence's rate. The product Phi(mu / 2)^r (one guess's best, r times) would reject the true mu far more often:
+    a guesser that abstains where the output says little is right more often than Phi(mu / 2) where it guesses.
+    (1) The Gaussian mechanism Y_i = S_i mu / 2 + N(0, 1), exactly mu-GDP in each bit: guess the sign of Y_i where
+    |Y_i| > 2.5. (2) A mu-GDP mechanism that is not Gaussian: canary i flagged with probability p and then its bit
+    through randomized response at eps0 = 2.5, else nothing (delta(eps) <= delta_mu(eps) at every eps, checked), the
+    flagged canaries guessed in order, each reading whether the previous canary's bit was +1 (predictable)."""
+    mu, conf, n = 1.0, 0.95, 2000
+    rng = np.random.default_rng(5)
+    m = 1000
+    ours = _first_rejecting_prefix(m, mu, conf, lambda r: one_run.predictable_fdp_lower_bound(
+        canaries=m, prefix=r, delta=0.0, confidence=conf).parameter)
+    naive = _first_rejecting_prefix(m, mu, conf, lambda r: 2 * stats.norm.ppf((1 - conf) ** (1 / r)))
+    assert (ours, naive) == (98, 9)
+    allowed = (1 - conf) + 3 * math.sqrt(conf * (1 - conf) / n)
+    # (1) Gaussian
+    s = rng.choice([-1, 1], size=(n, m))
+    y = mu / 2 * s + rng.standard_normal((n, m))
+    pre = _prefix(np.sign(y) == s, np.abs(y) > 2.5)
+    assert np.mean(pre >= ours) <= allowed
+    assert np.mean(pre >= naive) > 0.4          # the product bound: above 0.05 by far
+    # (2) flagged randomized response, within mu-GDP
+    eps0 = 2.5
+    grid = np.linspace(0.0, 20.0, 20001)
+    rr = np.maximum(0.0, (math.exp(eps0) - np.exp(grid)) / (1 + math.exp(eps0)))
+    dmu = np.array([one_run.bounds.gdp_delta(float(e), mu) for e in grid])
+    p = 0.99 * float(np.min(dmu[rr > 0] / rr[rr > 0]))
+    assert p > 0.04 and np.all(p * rr <= dmu)
+    s = rng.choice([-1, 1], size=(n, m))
+    flagged = rng.random((n, m)) < p
+    right = rng.random((n, m)) < special.expit(eps0)
+    steer = np.concatenate([np.ones((n, 1), dtype=bool), s[:, :-1] > 0], axis=1) | (np.arange(m) % 3 != 0)
+    pre = _prefix(right, flagged & steer)
+    assert np.mean(pre >= ours) <= allowed
+    assert np.mean(pre >= naive) > 0.4
+
+
+# ------------------------------------------------------------------------------------------------
 # (d) power and verdicts
 
 LAPLACE_ONE = LossStructure((1.0,), 0.0)  # one Laplace coordinate whose mean moves by 1 x its scale: eps 1

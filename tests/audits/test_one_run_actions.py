@@ -131,6 +131,10 @@ def test_the_planted_leak_fails_in_one_run_and_both_engines_agree():
     assert "cannot" not in faithful.summary() and "JDP as its proofs" in faithful.summary()
     d = json.loads(json.dumps(fork.to_dict(), allow_nan=False))
     assert d["check"] == "one-run-actions" and d["verdict"] == "fails" and len(d["decisive"]) == fork.guesses
+    # the f-DP bound of the same predictable guesses (docs/auditing.md#the-f-dp-bound-for-predictable-guesses)
+    from privacct.audits.one_run import predictable_fdp_lower_bound
+    fdp = predictable_fdp_lower_bound(canaries=32, prefix=fork.prefix, delta=fork.delta, confidence=fork.confidence)
+    assert d["mu_lower_bound"] == fdp.parameter > 0 and faithful.to_dict()["mu_lower_bound"] == 0.0
 
 
 def test_a_replay_of_the_bit_the_canary_played_is_the_run():
@@ -179,7 +183,7 @@ def test_private_lsvi_ucb_replays_stop_at_the_responses_they_cannot_pin():
     """Private LSVI-UCB at eps = 50 (its switching test fires within K): the faithful learner gets no guess; a window
     holding a policy update stops comparing at the update's responses (aggregates noised without the canary's share);
     the planted switch-on-exact-gram leak moves an update time, seen as a different release schedule or actions. The
-    tree is named: tight's own choice here is BLT, which an action audit refuses (below)."""
+    tree is named (tight's own BLT: below)."""
     kw = dict(epsilon=50.0, delta=1e-5, episodes=1000, options=(("beta", 5.0), ("counter", "tree")))
     ok = OA.one_run_action_audit("private-lsvi-ucb", canaries=64, **kw)
     assert ok.guesses == 0 and ok.errors == 0 and ok.cut >= 1
@@ -245,17 +249,60 @@ def test_cli_one_run_action_audit_json_and_refusals(capsys):
         assert rc == 2 and err.count("\n") == 1 and ("--window" in err or "--privacy" in err or "--observe" in err), err
 
 
-@pytest.mark.parametrize("options", [(("beta", 5.0),), (("beta", 5.0), ("counter", "sqrt-toeplitz"))],
-                         ids=["tights-blt", "named-sqrt-toeplitz"])
-def test_a_toeplitz_counter_is_refused_in_one_line(options):
-    """A replay cannot pin a Toeplitz counter's releases (a draw enters every later release through L), so the audit
-    is refused -- for tight's own BLT as for a named one -- never run on a swapped counter (issue 20 item 4)."""
-    from privacct.algorithms.registry import get_learner
-    from privacct.algorithms.contract import RunConfig
+#: private-lsvi-ucb JDP tight at eps 50 (its switching test fires within K): tight's own counter here is BLT
+LSVI_TIGHT_BLT = dict(epsilon=50.0, delta=1e-5, calibration="tight", episodes=129, horizon=2, options=(("beta", 5.0),))
+def _tree_rule(monkeypatch):
+    """The pin of a tree node applied to a Toeplitz path: every draw over the canary moved by her difference D, not by
+    D r_(s - t0) (docs/auditing.md#pinning-a-toeplitz-noise-path)."""
+    import contextlib
 
-    cfg = RunConfig("private-lsvi-ucb", "jdp", epsilon=50.0, delta=1e-5, calibration="tight", episodes=1000,
-                    options=options)
-    assert get_learner(cfg.algorithm).declared_log(cfg).release_groups[0].structure.strategy in ("blt", "sqrt-toeplitz")
-    with pytest.raises(PrivacctError, match="cannot pin the releases of a (blt|sqrt-toeplitz) counter") as e:
-        OA.one_run_action_audit(cfg, canaries=8)
-    assert "\n" not in str(e.value)
+    import privacct.counters.counter as CC
+
+    monkeypatch.setattr(CC, "toeplitz_draw", lambda info: contextlib.nullcontext())
+
+
+def test_private_lsvi_ucb_tight_blt_is_pinned_through_its_noise_path(monkeypatch):
+    """tight's own BLT counter is audited, not refused (issue 20): a faithful learner gets no guess and no replay is
+    refused; with the tree's rule the later Gram releases are not the run's and every replay is refused."""
+    from privacct.algorithms.contract import RunConfig
+    from privacct.algorithms.registry import get_learner
+
+    cfg = RunConfig("private-lsvi-ucb", "jdp", **LSVI_TIGHT_BLT)
+    assert get_learner(cfg.algorithm).declared_log(cfg).release_groups[0].structure.strategy == "blt"
+    ok = OA.one_run_action_audit(cfg, canaries=16)
+    assert ok.guesses == 0 and ok.errors == 0 and ok.verdict == "inconclusive" and ok.sandwich_ok
+    _tree_rule(monkeypatch)
+    refused = OA.one_run_action_audit(cfg, canaries=16)
+    assert refused.guesses == 0 and refused.errors == 16 and "is not the run's" in " ".join(refused.notes)
+
+
+def test_cli_one_run_action_audit_of_tights_blt(capsys):
+    """privacct audit private-lsvi-ucb --calibration tight --one-run --observe actions runs on its BLT (no refusal
+    line): inconclusive (exit 3), no guess, no refused replay, the counter named in the JSON."""
+    from privacct.cli import main
+
+    rc = main(["audit", "private-lsvi-ucb", "--privacy", "jdp", "--calibration", "tight", "--epsilon", "50",
+               "--delta", "1e-5", "--episodes", "129", "--horizon", "2", "--option", "beta=5", "--one-run", "--observe",
+               "actions", "--canaries", "16", "--json", "--quiet"])
+    out = capsys.readouterr()
+    d = json.loads(out.out)
+    assert rc == 3 and out.err == "" and d["counter"] == "blt" and d["guesses"] == 0 and d["errors"] == 0
+
+
+@pytest.mark.parametrize("counter", ["blt", "sqrt-toeplitz"])
+def test_ucb_vi_on_a_toeplitz_counter_is_silent_when_faithful(counter, monkeypatch):
+    """ucb-vi whose released counts decide its actions (eps = 1000) on a named Toeplitz counter (Laplace noise): no
+    guess, no refused replay; with the tree's rule every replay is refused (its later counts are not the run's)."""
+    kw = dict(RELEASE_DRIVEN_UCB, options=RELEASE_DRIVEN_UCB["options"] + (("counter", counter),))
+    r = OA.one_run_action_audit("ucb-vi", canaries=32, **kw)
+    assert r.guesses == 0 and r.errors == 0 and r.cut == 0
+    _tree_rule(monkeypatch)
+    refused = OA.one_run_action_audit("ucb-vi", canaries=32, **kw)
+    assert refused.guesses == 0 and refused.errors == 32
+
+
+def test_the_planted_leak_fails_on_a_blt_counter():
+    kw = dict(LEAKY_UCB, options=LEAKY_UCB["options"] + (("counter", "blt"),))
+    r = OA.one_run_action_audit("ucb-vi", canaries=32, mutant="bonus-on-exact-counts", **kw)
+    assert r.verdict == "fails" and r.guesses >= 20 and r.correct == r.guesses and r.errors == 0
+    assert r.epsilon_lower_bound > 1.0

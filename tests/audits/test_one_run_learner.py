@@ -170,3 +170,19 @@ def test_cli_one_run_of_the_linear_mdp_learners(capsys):
                    "--horizon", "2", "--option", "batches=129", "--json", "--quiet"])
         d = json.loads(capsys.readouterr().out)
         assert rc in (0, 3) and d["sandwich_ok"] and d["releases_per_canary"] == 3.0
+
+
+@pytest.mark.parametrize("counter", ["blt", "sqrt-toeplitz"])
+def test_a_laplace_toeplitz_counter_is_refused_before_anything_runs(counter, monkeypatch):
+    """ucb-vi's counts are Laplace: a one-run release audit of its Toeplitz counter has no exact likelihood ratio (a
+    canary is seen through a difference of releases), so it is refused in one line, read from the declared log,
+    before the learner runs (it used to run the whole learner, then fail with "observed no release of a canary")."""
+    spec = get_learner("ucb-vi")
+
+    def never(*a, **k):
+        raise AssertionError("the learner ran")
+    monkeypatch.setattr(type(spec), "run", never)
+    with pytest.raises(PrivacctError, match=f"cannot observe a {counter} counter with Laplace noise") as e:
+        one_run_audit_learner("ucb-vi", privacy="jdp", episodes=129, horizon=2, canaries=16,
+                              options=(("counter", counter),))
+    assert "\n" not in str(e.value)

@@ -182,7 +182,8 @@ COMMANDS = {
 }
 
 
-@pytest.mark.parametrize("address, said", ADDRESSES, ids=[repr(a)[:40] for a, _ in ADDRESSES])
+#: ids name the closed port CLOSED, not its number: the same ids in every collecting process (pytest-xdist's workers)
+@pytest.mark.parametrize("address, said", ADDRESSES, ids=[repr(a.replace(str(CLOSED), "CLOSED"))[:40] for a, _ in ADDRESSES])
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_every_bad_or_unreachable_scheduler_is_one_line_within_seconds(command, address, said, silent_port, cli,
                                                                        cli_contract, tmp_path):
