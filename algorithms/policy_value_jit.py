@@ -8,9 +8,8 @@ preallocated ``out``, the BLAS call numpy's matmul makes for an (S, S) by (S,) p
 from __future__ import annotations
 
 import numba
-import numpy as np
 
-from .small_gemv import gemv_small
+from .small_gemv import gemv
 
 
 @numba.njit(cache=True, inline="always")
@@ -35,10 +34,7 @@ def greedy_policy_value_gemv(pol, Rsa, P, Ppi, rpi, pe, V, fast):
             rpi[s] = Rsa[h, s * A + a]
             for sp in range(S):
                 Ppi[s, sp] = P[h, s, a, sp]
-        if fast:
-            gemv_small(Ppi, V, pe)
-        else:
-            np.dot(Ppi, V, pe)
+        gemv(Ppi, V, pe, fast)
         for s in range(S):
             V[s] = rpi[s] + pe[s]
 

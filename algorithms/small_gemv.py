@@ -56,6 +56,17 @@ def gemv_small(A, x, out):
         out[r] = t
 
 
+@numba.njit(cache=True, inline="always")
+def gemv(A, x, out, fast):
+    """``out = A x`` for a compiled loop's small products (the tabular backward passes' P~_h V, a greedy policy's value):
+    ``fast``, by :func:`gemv_small` (the BLAS call's bytes without the call, where :func:`gemv_small_exact` holds);
+    else numba's ``np.dot(A, x, out)``, the BLAS call (dgemv). The one place the two branches meet."""
+    if fast:
+        gemv_small(A, x, out)
+    else:
+        np.dot(A, x, out)   # numba's np.dot(a, b) is this BLAS call with a fresh ``out``
+
+
 @numba.njit(cache=True)
 def _both(A, x, want, got):
     np.dot(A, x, want)

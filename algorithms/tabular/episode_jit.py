@@ -37,20 +37,9 @@ import numba
 import numpy as np
 
 from ..policy_value_jit import greedy_policy_value_gemv
-from ..small_gemv import gemv_small
+from ..small_gemv import gemv
 
 from .planning_jit import greedy_state, stage_value
-
-
-@numba.njit(cache=True, inline="always")
-def stage_product(A, x, out, fast):
-    """``out = A x`` for the backward passes' P~_h V (UCB-VI's :func:`_episode`, UCB-PO's :func:`.po_jit.evaluate`):
-    ``fast``, by :func:`..small_gemv.gemv_small` (the BLAS call's bytes without the call, where
-    :func:`..small_gemv.gemv_small_exact` holds); else numba's ``np.dot(A, x, out)``, the BLAS call (dgemv)."""
-    if fast:
-        gemv_small(A, x, out)
-    else:
-        np.dot(A, x, out)   # numba's np.dot(a, b) is this BLAS call with a fresh ``out``
 
 
 @numba.njit(cache=True)
@@ -253,7 +242,7 @@ def _episode(b, k, j, K, pooled, mode, E1, c_root, c_inv, bonus, R, Rsa, P, cost
     for h in range(H - 1, -1, -1):
         cap = float(H - h)
         hh = 0 if pooled else h
-        stage_product(Pm[hh], V, pv, fast)
+        gemv(Pm[hh], V, pv, fast)
         for s in range(S):
             best, mn = greedy_state(base, hh * SA + s * A, pv, s * A, A)
             pol[h, s] = best

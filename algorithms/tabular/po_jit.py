@@ -34,7 +34,8 @@ import numpy as np
 
 from ..pairwise_sum import pairwise_sum  # numpy's row-sum order, one shared copy
 from ..row_max_jit import subtract_row_max  # numpy's maximum order, one shared copy
-from .episode_jit import draw_exponentials, episode_statistic, optimistic_model, release, stage_product, step_draws
+from ..small_gemv import gemv
+from .episode_jit import draw_exponentials, episode_statistic, optimistic_model, release, step_draws
 
 
 @numba.njit(cache=True)
@@ -70,7 +71,7 @@ def einsum_at(p, o, q, n):
 def evaluate(base, Pm, pi, Q, pooled, V, pv, qrow, fast=False):
     """:func:`.planning.evaluate_po` for one seed: ``base`` (Hm S A,), ``Pm`` (Hm, SA, S), ``pi`` (H, S, A); fills
     ``Q`` (H, S, A); ``fast``: the products by :func:`..small_gemv.gemv_small` (the BLAS call's bytes;
-    :func:`.episode_jit.stage_product`)."""
+    :func:`..small_gemv.gemv`)."""
     H, S, A = Q.shape
     SA = S * A
     pf = pi.reshape(-1)
@@ -79,7 +80,7 @@ def evaluate(base, Pm, pi, Q, pooled, V, pv, qrow, fast=False):
     for h in range(H - 1, -1, -1):
         cap = float(H - h)
         hh = 0 if pooled else h
-        stage_product(Pm[hh], V, pv, fast)
+        gemv(Pm[hh], V, pv, fast)
         for s in range(S):
             for a in range(A):
                 x = base[hh * SA + s * A + a] + pv[s * A + a]

@@ -1,4 +1,4 @@
-"""algorithms/tabular/episode_jit.stage_product: the one P~_h V product of UCB-VI's and UCB-PO's compiled backward
+"""algorithms/small_gemv.gemv: the one P~_h V product of UCB-VI's and UCB-PO's compiled backward
 passes, by gemv_small (``fast``) or by numba's BLAS call. Both branches give the same bytes: a run with ``fast``
 switched off (every product through BLAS, the branch RiverSwim's small S never takes) equals the run with it, and
 both equal the pinned run (tests/algorithms/test_regret_pins.py pins the fast one)."""
@@ -14,7 +14,7 @@ from privacct.rng import spawn_sequences
 
 
 def test_both_branches_compute_the_product():
-    from privacct.algorithms.tabular.episode_jit import stage_product
+    from privacct.algorithms.small_gemv import gemv as stage_product
 
     rng = np.random.default_rng(3)
     A, x = rng.random((12, 6)), rng.random(6) - 0.4
