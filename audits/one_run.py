@@ -544,11 +544,13 @@ def _check_bits(bits: object, m: int) -> np.ndarray:
 # --------------------------------------------------------------------------------------------------
 # power
 
+@functools.lru_cache(maxsize=32)
 def _abs_loss_levels(structure) -> tuple[np.ndarray, np.ndarray] | None:
     """(mass, correct mass) of |L| levels in DECREASING order of |L| for one canary whose observation has
     the loss structure ``structure`` (privacy loss L = log p_{S=+1}(o) / p_{S=-1}(o) under S = +1; the guess
     sign(L) is right when L > 0; at L = 0 half of the mass is right). None for a Gaussian-only structure
-    (closed form, :func:`_gaussian_precision`)."""
+    (closed form, :func:`_gaussian_precision`). Cached per structure (read-only arrays): the power criterion asks for
+    it at every canary count it tries, and a Laplace structure of many coordinates costs one FFT of seconds."""
     if not structure.laplace:
         return None
     from .oracle import loss_distribution
@@ -558,6 +560,8 @@ def _abs_loss_levels(structure) -> tuple[np.ndarray, np.ndarray] | None:
     pos, neg = p[n + 1:], p[:n][::-1]  # levels 1..n: P[L = +l], P[L = -l]
     mass = np.concatenate([(pos + neg)[::-1], [p[n]]])
     right = np.concatenate([pos[::-1], [p[n] / 2.0]])
+    mass.setflags(write=False)
+    right.setflags(write=False)
     return mass, right
 
 

@@ -15,7 +15,7 @@ sum_j (|x_j - b_j| - |x_j - a_j|) / scale; Gaussian: ((a - b) . x - (|a|^2 - |b|
 docs/auditing.md#the-neyman-pearson-statistic); a positive score guesses A. The guesses and the bound are
 :mod:`privacct.audits.one_run`'s (Steinke, Nasr, Jagielski 2023; Mahloujifar, Melis, Chaudhuri 2024), at
 the audit's confidence. Beside the bound stands the accounted eps of the learner's own log for the same
-configuration.
+configuration; the notes say how far the median canary is from being seen (:func:`contrast_note`).
 
 Soundness needs the guesses to depend on the output only: the scores use the released values, the
 canaries' contributions under both bits (a function of the history and the auditor's fixed coins) and the
@@ -87,6 +87,21 @@ def median_structure(records, users: tuple[int, ...]):
         return None
     key = (lambda s: s.pure_epsilon) if all(s.mu == 0 for s in structures) else (lambda s: math.hypot(s.mu, sum(s.laplace)))
     return sorted(structures, key=key)[len(structures) // 2]
+
+
+def contrast_note(structure) -> str | None:
+    """One line on how far the median canary is from being seen (issue 20): her observed loss at the DECLARED noise
+    as an effective Gaussian mu (sqrt(mu^2 + sum a_j^2): a_j = |dm_j| / b_j of her Laplace coordinates, the small-shift
+    limit of a Laplace loss, whose pure eps sum a_j overstates what many small shifts let a guess see), and the noise
+    factor that would bring it to 1 (a planted noise bug smaller than that factor leaves her guesses near coin flips:
+    docs/auditing.md#one-run-audits-of-learners). None without a structure."""
+    if structure is None:
+        return None
+    eff = math.hypot(structure.mu, math.sqrt(sum(a * a for a in structure.laplace)))
+    if eff <= 0:
+        return "the median canary's releases do not depend on her bit"
+    return (f"median canary at the declared noise: {structure.describe()}, effective mu {eff:.3g} (the noise x "
+            f"{min(1.0, eff):.3g} or less brings it to 1; a canary far below 1 is a coin flip)")
 
 
 def one_run_config(algorithm: str, *, privacy: str = "jdp", epsilon: float = 1.0, delta: float = 0.0,
@@ -234,7 +249,7 @@ def one_run_audit_learner(config: "RunConfig | str", *, canaries: int = 1000, co
     bound = one_run_audit_scores(score, signs, epsilon=cfg.epsilon, delta=cfg.delta, confidence=confidence,
                                  per_canary_structure=structure, seed=seed, name=f"{cfg.algorithm} {cfg.privacy} one-run")
     acc_name, acc = accounted_epsilon(cfg)
-    notes = []
+    notes = [n for n in (contrast_note(structure),) if n is not None]
     if res.tap.unobserved:
         notes.append("not observed: " + "; ".join(f"{u.group} (users {u.users[0]}..{u.users[1]}): {u.reason}"
                                                   for u in res.tap.unobserved[:5]))
@@ -242,5 +257,5 @@ def one_run_audit_learner(config: "RunConfig | str", *, canaries: int = 1000, co
                                time.perf_counter() - t0, tuple(notes))
 
 
-__all__ = ["OneRunLearnerResult", "canary_scores", "one_run_audit_learner", "one_run_config", "plan_users",
+__all__ = ["OneRunLearnerResult", "canary_scores", "contrast_note", "one_run_audit_learner", "one_run_config", "plan_users",
            "resolve_one_run_config"]
