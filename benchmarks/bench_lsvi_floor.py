@@ -18,7 +18,8 @@ alone as numpy calls from a Python loop over the episodes: its random draws, per
 seed (as the stacked counter draws them, privacct/counters/stacked.py), and the LAPACK factorisations whose bits the
 switching rule reads: the two batched Cholesky calls of the (B, H, d, d) released matrices per episode
 (``common.floored_logdet``'s fast path). Not counted: the noise mixing and every elementwise operation, the policy's
-rollout and the history's sums, the ledger (its per-user weighted sums are O(t) per draw: O(K^2 H) a run), the rare
+rollout and the history's sums, the ledger (a stacked step's rows kept lazily since part 2: O(1) a step besides
+one O(t) comparison of their bits; privacct/ledger.py _Prefix), the rare
 policy updates, any Python.
 """
 

@@ -34,7 +34,12 @@ run, ``array('q')``, read as numpy arrays). Weighted draws keep no per-draw weig
 |w| are added, when recorded, into one pair of per-user float arrays per (group, mechanism, scale),
 as before: O(users) memory whatever the number of draws (a counter's K rows of R, reversed prefixes
 of one coefficient array, cost 16 bytes per user, not K^2 / 2 weights), and a copy of the values at
-record time, so an array changed after it was recorded cannot change the accounting.
+record time, so an array changed after it was recorded cannot change the accounting. One exception, same bits:
+rows that :meth:`Ledger.record_groups` receives as the successive rows r_(t-1), ..., r_0 (t = 1, 2, ...) of one
+coefficient array over users lo..lo + t - 1, shared by the same groups (a stacked Toeplitz counter's executed rows),
+are kept lazily (:class:`_Prefix`): a copy of r grown by one value a step, each row's bits compared with it (O(t), one
+pass, instead of O(t) sums of two arrays), the per-user sums made at the first read as sequential cumulative sums (the
+additions the eager records make, in their order, docs/performance.md#part-2-the-ledgers-rows-summed-when-read-and-a-one-seed-rollout).
 The per-user count of a key is a second-order difference array over its runs (+1 at lo, -1 at
 lo + n, -1 at hi + 1, +1 at hi + 1 + n, summed twice: for n = 1 the usual +1 on [lo, hi]), exact in
 int64. :meth:`Ledger.draws` rebuilds the draws in insertion order from the columns (lazily).
@@ -56,6 +61,7 @@ draws are recorded that way already, or whose pins are regenerated on purpose).
 
 from __future__ import annotations
 
+import math
 from array import array
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Sequence
@@ -152,6 +158,44 @@ def _int64s(a: array) -> np.ndarray:
     return np.frombuffer(a, dtype=np.int64).copy() if len(a) else np.zeros(0, dtype=np.int64)
 
 
+class _Prefix:
+    """Weighted draws kept lazily: row t = 1..n of one coefficient array r over users lo..lo + t - 1, user s entering
+    draw t with weight r_(lo + t - 1 - s) (a Toeplitz counter's executed rows r_(t-1), ..., r_0; the same row for each
+    group of ``keys``, privacct/counters/stacked.py). Recording a row is O(1) besides comparing its bits with the
+    copy of r kept here (so a row that is not the next prefix, or an array changed after it was recorded, is
+    recorded eagerly from its values at that time: the same guard as the eager copy); the per-user sums are made
+    when read (:meth:`sums`): user s's sum of w^2 is the sequential cumulative sum r_0^2 + r_1^2 + ... +
+    r_(hi - s)^2, the additions in the order the eager records make them, from 0.0: the same bits."""
+
+    __slots__ = ("lo", "n", "keys", "coef", "size")
+
+    def __init__(self, lo: int, keys: tuple, r0: float, hi: int) -> None:
+        self.lo, self.n, self.keys = lo, 1, keys
+        self.coef = np.empty(64)
+        self.coef[0] = r0
+        self.size = hi          # the eager sums' length: Ledger._grown_weights's doubling, followed record by record
+
+    def append(self, r: float, hi: int) -> None:
+        """Row n + 1 (its newest coefficient ``r``), over users lo..hi."""
+        if self.n == self.coef.size:
+            grown = np.empty(2 * self.n)
+            grown[:self.n] = self.coef
+            self.coef = grown
+        self.coef[self.n] = r
+        self.n += 1
+        if self.size < hi:
+            self.size = max(hi, 2 * self.size)
+
+    def sums(self) -> list[np.ndarray]:
+        """[sum of w^2, sum of |w|] per user (index 0 is user 1), as the eager records leave them."""
+        r = self.coef[:self.n]
+        sq, ab = np.zeros(self.size), np.zeros(self.size)
+        hi = self.lo + self.n - 1
+        sq[self.lo - 1:hi] = np.cumsum(r * r)[::-1]       # add.accumulate: sequential, as the records' += are
+        ab[self.lo - 1:hi] = np.cumsum(np.abs(r))[::-1]
+        return [sq, ab]
+
+
 _FLUSH = 1 << 14   # order entries staged in a Python list before they go to the numpy column
 
 
@@ -175,8 +219,61 @@ class Ledger:
         self._olo: list[int] = []
         self._ohi: list[int] = []
         self._on: list[int] = []
-        # (group, mechanism, scale) -> [sum of w^2, sum of |w|] per user (index 0 is user 1), over weighted draws
-        self._weighted: dict[tuple[str, str, float], list[np.ndarray]] = {}
+        # (group, mechanism, scale) -> [sum of w^2, sum of |w|] per user (index 0 is user 1), over weighted draws;
+        # read through the ``_weighted`` property, which first turns the prefix rows kept lazily into such sums
+        self._wsums: dict[tuple[str, str, float], list[np.ndarray]] = {}
+        self._lazy: dict[tuple[str, str, float], _Prefix] = {}
+
+    @property
+    def _weighted(self) -> dict[tuple[str, str, float], list[np.ndarray]]:
+        """The per-user weighted sums, every lazily kept prefix row turned into them first (:class:`_Prefix`)."""
+        if self._lazy:
+            self._materialize()
+        return self._wsums
+
+    @_weighted.setter
+    def _weighted(self, value: dict) -> None:
+        self._wsums, self._lazy = value, {}
+
+    def __setstate__(self, state: dict) -> None:
+        if "_weighted" in state:   # a ledger pickled before the sums were kept lazily
+            state["_wsums"] = state.pop("_weighted")
+        state.setdefault("_lazy", {})
+        self.__dict__.update(state)
+
+    def _materialize(self) -> None:
+        """Each lazily kept prefix row into the per-user sums the eager records would hold, bit for bit (:class:`_Prefix`);
+        its groups share one pair, as record_groups' shared records do."""
+        done: set[int] = set()
+        for p in self._lazy.values():
+            if id(p) not in done:
+                done.add(id(p))
+                acc = p.sums()
+                for wk in p.keys:
+                    self._wsums[wk] = acc
+        self._lazy = {}
+
+    def _prefix_step(self, wkeys: list, lo: int, hi: int, a: np.ndarray) -> bool:
+        """Keep one shared row ``a`` of ``wkeys`` (distinct) over users lo..hi lazily, if it is the next row of their
+        prefix rows (or the first, over one user); False (nothing changed) otherwise: the caller records eagerly."""
+        n = hi - lo + 1
+        v = float(a[0])
+        if not math.isfinite(v):
+            return False
+        p = self._lazy.get(wkeys[0])
+        if p is None:
+            if n != 1 or any(wk in self._wsums or wk in self._lazy for wk in wkeys):
+                return False
+            p = _Prefix(lo, tuple(wkeys), v, hi)
+            for wk in wkeys:
+                self._lazy[wk] = p
+            return True
+        if lo != p.lo or n != p.n + 1 or len(wkeys) != len(p.keys) or any(self._lazy.get(wk) is not p for wk in wkeys):
+            return False
+        if not np.array_equal(a[:0:-1].view(np.int64), p.coef[:p.n].view(np.int64)):   # the bits, -0.0 and NaN too
+            return False
+        p.append(v, hi)
+        return True
 
     # ------------------------------------------------------------------ recording
     def __len__(self) -> int:
@@ -235,19 +332,7 @@ class Ledger:
                 raise PrivacctError(f"weights must be {hi - lo + 1} finite numbers (one per user of {users!r}), "
                                     f"got shape {w.shape}")
             self._add_weights((group, mechanism, float(scale)), lo, w * w, np.abs(w))
-        pending = self._pending
-        pending.append(k)
-        if len(pending) >= _FLUSH:
-            self._flush()
-        on = self._on[k]
-        if on and lo == self._olo[k] + on and hi == self._ohi[k] + on:
-            self._on[k] = on + 1
-        else:
-            if on:
-                self._rlo[k].append(self._olo[k])
-                self._rhi[k].append(self._ohi[k])
-                self._rn[k].append(on)
-            self._olo[k], self._ohi[k], self._on[k] = lo, hi, 1
+        self._append_draw(k, lo, hi)
 
     def record_groups(self, groups, *, users: tuple[int, int], mechanism: str, scale: float,
                       shape: tuple[int, ...], batch: int = 1, weights) -> None:
@@ -263,8 +348,8 @@ class Ledger:
         if lo < 1 or hi < lo or hi > MAX_COUNT:
             raise PrivacctError(f"users must be an interval (first, last) with 1 <= first <= last <= {MAX_COUNT}, "
                                 f"got {users!r}")
-        done: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
-        by_id: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        done: dict[tuple, list] = {}
+        by_id: dict[int, list] = {}
         parts = []
         for w in weights:
             got = by_id.get(id(w))       # the same object (``weights`` holds it alive: ids are not reused)
@@ -273,10 +358,10 @@ class Ledger:
                 where = (a.__array_interface__["data"][0], a.shape, a.strides)   # the same memory
                 got = done.get(where)
                 if got is None:
-                    if a.shape != (hi - lo + 1,) or not np.all(np.isfinite(a)):
+                    if a.shape != (hi - lo + 1,):
                         raise PrivacctError(f"weights must be {hi - lo + 1} finite numbers (one per user of "
                                             f"{users!r}), got shape {a.shape}")
-                    got = done[where] = (a * a, np.abs(a))
+                    got = done[where] = [a]
                 by_id[id(w)] = got
             parts.append(got)
         keys = []
@@ -288,6 +373,20 @@ class Ledger:
             keys.append(self._intern(g, mechanism, scale, shape, batch, True) if k is None else k)
         fscale = float(scale)
         wkeys = [(g, mechanism, fscale) for g in groups]
+        # one row shared by distinct groups, the next of their prefix rows: kept lazily (:class:`_Prefix`), else
+        # checked, squared and made absolute once per distinct row
+        lazy = len(done) == 1 and len(set(wkeys)) == len(wkeys) and self._prefix_step(wkeys, lo, hi, parts[0][0])
+        if not lazy:
+            for got in done.values():
+                a = got[0]
+                if not np.all(np.isfinite(a)):
+                    raise PrivacctError(f"weights must be {hi - lo + 1} finite numbers (one per user of "
+                                        f"{users!r}), got shape {a.shape}")
+                got[:] = [a * a, np.abs(a)]
+        if lazy:
+            for k in keys:
+                self._append_draw(k, lo, hi)
+            return
         shared = len(done) == 1 and len(set(wkeys)) == len(wkeys) > 1
         if shared:   # one row for distinct groups whose sums are one array (or none yet): add once, keep them one
             accs = [self._weighted.get(wk) for wk in wkeys]
@@ -307,7 +406,8 @@ class Ledger:
             self._append_draw(k, lo, hi)
 
     def _append_draw(self, k: int, lo: int, hi: int) -> None:
-        """One draw of key ``k`` over users lo..hi: its order entry and its run (:meth:`record`'s tail)."""
+        """One draw of key ``k`` over users lo..hi: its order entry and its run (the tail of :meth:`record` and
+        :meth:`record_groups`)."""
         pending = self._pending
         pending.append(k)
         if len(pending) >= _FLUSH:

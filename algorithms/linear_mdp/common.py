@@ -24,8 +24,10 @@ printed in seed 004 Alg. 1 line 14): the lower clip bounds the response's sensit
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
+import weakref
 from typing import Any, Callable, Iterable
 
 import numpy as np
@@ -36,6 +38,7 @@ from privacct.mechanisms import symmetric_from_upper, upper_triangle
 
 from ..contract import RunConfig, child_sequence
 from ..envs.linear_mdp import LINEAR_ENVS, LinearMDP, make_linear_env
+from ..envs.tabular import TabularMDP
 
 COMMON_OPTIONS = ("p", "beta", "eig_floor")
 
@@ -167,8 +170,9 @@ class History:
         b = np.arange(B)
         phi = env.phi[states[:, :H], actions]                          # (B, H, d)
         r = env.tabular.R[np.arange(H)[None, :], states[:, :H], actions]  # (B, H)
-        # every (seed, step) visit at once: the counts are whole numbers, exact in any order of the additions
-        np.add.at(self.N, (b[:, None], np.arange(H)[None, :], states[:, :H], actions, states[:, 1:H + 1]), 1.0)
+        # every (seed, step) visit at once: the index tuples are distinct (one per (seed, step)), so a buffered += is
+        # np.add.at's result (each count + 1.0 once; whole numbers, exact)
+        self.N[b[:, None], np.arange(H)[None, :], states[:, :H], actions, states[:, 1:H + 1]] += 1.0
         self.Rphi += phi * r[..., None]
         outer = phi[..., :, None] * phi[..., None, :]
         self.gram += outer
@@ -177,9 +181,42 @@ class History:
         return phi
 
 
+#: per TabularMDP (frozen, its cdf read-only): its (H, S, A, S) cdf as nested Python lists, for the one-seed rollout
+_CDF_LISTS: "weakref.WeakKeyDictionary[TabularMDP, list]" = weakref.WeakKeyDictionary()
+
+
+def _cdf_lists(tab: TabularMDP) -> list:
+    got = _CDF_LISTS.get(tab)
+    if got is None:
+        got = _CDF_LISTS[tab] = tab._cdf.tolist()
+    return got
+
+
+def _play_one(tab: TabularMDP, policy: list, u: list, s: int) -> tuple[list[int], list[int]]:
+    """One seed's rollout in plain Python (a 1-seed episode was ~40 numpy calls on (1, .) arrays): the same states
+    as :meth:`TabularMDP.sample_next`'s first s' with u < F(s'). ``bisect_right`` finds it: over a cdf row the test
+    F(s') > u is False then True (the row is non-decreasing, a cumulative sum of non-negative probabilities rounded
+    monotonically, up to its last entry, set to 1.0 > u for u in [0, 1)); comparisons of the same doubles."""
+    cdf = _cdf_lists(tab)
+    states, actions = [s], []
+    for h in range(len(u)):
+        a = policy[h][s]
+        row = cdf[h][s][a]
+        s = bisect.bisect_right(row, u[h])
+        if s == len(row):   # no F(s') > u (u >= 1: not a Generator.random value): argmax of all False is 0
+            s = 0
+        actions.append(a)
+        states.append(s)
+    return states, actions
+
+
 def play_episode(env: LinearMDP, policy: np.ndarray, env_rngs: list[np.random.Generator]) -> tuple[np.ndarray, np.ndarray]:
-    """Roll out deterministic policies (B, H, S) from the initial state. Returns states (B, H+1), actions (B, H)."""
+    """Roll out deterministic policies (B, H, S) from the initial state. Returns states (B, H+1), actions (B, H).
+    One seed: in plain Python (:func:`_play_one`, the same states and draws)."""
     B, H = policy.shape[0], env.horizon
+    if B == 1 and type(env.tabular).sample_next is TabularMDP.sample_next:
+        st, ac = _play_one(env.tabular, policy[0].tolist(), env_rngs[0].random(H).tolist(), int(env.initial_state))
+        return np.array([st], dtype=np.int64), np.array([ac], dtype=np.int64)
     u = np.stack([r.random(H) for r in env_rngs])                      # (B, H)
     states = np.empty((B, H + 1), dtype=np.int64)
     actions = np.empty((B, H), dtype=np.int64)
