@@ -87,7 +87,9 @@ paper's regret bound term by term (:class:`RegretProxy`: Lemma 26's widths (27) 
 taken over the tree with the printed split only when it dominates it (every term at most the tree's, the y width
 lower): the streaming strategy (:func:`privacct.counters.compare.candidates_for`) of least ||col||^2 V, at the tree's
 shift, with the Gram share (1/2) ||col||^2 V / L^2 (the budget that keeps that shift) and the rest on the y releases;
-the tree is kept, with the reason, when the proxy cannot rank (no y release). The choice is recorded as
+the tree is kept, with the reason, when the proxy cannot rank (no y release). Where the tree's shift allows no
+data-triggered update within K, the reference is instead the streaming strategy at the printed split whose shift does,
+of least bound, and the same dominance step runs at its shift. The choice is recorded as
 ``tight_choice`` (:class:`.common.TightChoice`) in the log's parameters. A named counter keeps the printed split
 rho/2 + rho/2; ``paper`` keeps the tree. An audited run runs the counter the unaudited run of the same configuration
 runs (tight's choice included) and its audit observes that counter (docs/auditing.md#factorized-counters).
@@ -418,8 +420,65 @@ def first_update_episode(lam: float, d: int, rate: float) -> float:
     return 1.0 + 2.0 * lam * d * (rate ** (1.0 / d) - 1.0)
 
 
+def _least_cv_at_shift(K: int, H: int, d: int, rho: float, p: float, claim: Claim, forced: int | None,
+                       ref_proxy: RegretProxy, ref_cv: float, ref_share: float) -> tuple[Any, str]:
+    """The dominance step of :func:`choose_tight` at a reference's shift: the streaming strategy of least c V below the
+    reference's ``ref_cv``, with the Gram share ``ref_share`` c V / ref_cv (the budget that keeps the reference's shift),
+    calibrated, when it dominates the reference (:meth:`RegretProxy.dominates`). Returns ``((name, structure, c V,
+    calibrated dict, proxy), "")`` or ``(None, why)``."""
+    from privacct.counters.compare import candidates_for
+
+    best = None
+    for name in candidates_for("symmetric-gaussian-matrix"):
+        if name == "tree":
+            continue
+        st = _counter_structure(name, K)
+        cv = math.prod(counter_figures(K, st))
+        if cv < ref_cv * (1 - PROXY_RTOL) and (best is None or cv < best[0]):
+            best = (cv, name, st)
+    if best is None:
+        return None, (f"no streaming counter has less worst prefix error at equal per-user cost "
+                      f"(||col||^2 max Var = {ref_cv:.4g}), so none leaves budget for the y releases at this shift")
+    cv, name, st = best
+    t = _tight_fixed_point(K, H, d, rho, p, claim, st, forced, gram_share=ref_share * cv / ref_cv)
+    prox = _proxy_of(t, K, H, d, p)
+    if not prox.dominates(ref_proxy):
+        return None, (f"{name} at this shift did not dominate it after calibration (lam~ {prox.lam_tilde:.6g} vs "
+                      f"{ref_proxy.lam_tilde:.6g}, N_cap {prox.n_cap} vs {ref_proxy.n_cap})")
+    return (name, st, cv, t, prox), ""
+
+
+def _updating_candidates(K: int, H: int, d: int, rho: float, p: float, claim: Claim, forced: int | None,
+                         rate: float) -> list[tuple[str, float, dict[str, Any], RegretProxy, float]]:
+    """The streaming strategies other than the tree at the printed split (rho/2 + rho/2, each at the shift of its own
+    prefix error: the configuration of option ``counter``), calibrated to the claim, whose shift allows a
+    data-triggered update within K (N_cap >= 1 and :func:`first_update_episode` <= K), as (name, c V, calibrated dict,
+    proxy, first update episode), least regret bound first (docs/counters.md#choosing-for-regret)."""
+    from privacct.counters.compare import candidates_for
+
+    out = []
+    for name in candidates_for("symmetric-gaussian-matrix"):
+        if name == "tree":
+            continue
+        st = _counter_structure(name, K)
+        t = _tight_fixed_point(K, H, d, rho, p, claim, st, forced)
+        prox = _proxy_of(t, K, H, d, p)
+        first = first_update_episode(prox.lam_tilde, d, rate)
+        if t["cap"] >= 1 and first <= K:
+            out.append((name, math.prod(counter_figures(K, st)), t, prox, first))
+    return sorted(out, key=lambda c: c[3].bound)
+
+
+def _shares(t: dict[str, Any], K: int, H: int) -> float:
+    """The Gram counters' share of the accounted zCDP of a calibrated tight log (:func:`_tight_fixed_point`)."""
+    groups = t["log"].release_groups
+    rho_g = H * counter_figures(K, groups[0].structure)[0] * 2.0 / (2 * groups[0].noise_scale ** 2)
+    rho_y = H * t["cap"] * (2 * H + 2) ** 2 / (2 * t["log"].group("y").noise_scale ** 2) if t["cap"] > 0 else 0.0
+    return rho_g / (rho_g + rho_y)
+
+
 def choose_tight(K: int, H: int, d: int, rho: float, p: float, claim: Claim,
-                 forced: int | None, rate: float = 2.0) -> tuple[C.TightChoice, dict[str, Any]]:
+                 forced: int | None, rate: float = 2.0, *, updating: bool = True) -> tuple[C.TightChoice, dict[str, Any]]:
     """``tight``'s counter, shift and budget split, chosen together for regret (docs/counters.md#choosing-for-regret).
 
     Reference: the tree with the printed split (Sec. 4.2: rho/2 Gram, rho/2 y), calibrated to the claim with its cap
@@ -434,11 +493,15 @@ def choose_tight(K: int, H: int, d: int, rho: float, p: float, claim: Claim,
     (:func:`privacct.counters.compare.candidates_for`) is chosen, at the tree's shift, if its c V is below the tree's
     L^2 and the calibrated log dominates the reference; otherwise the tree is kept and the reason says why (no y
     release: every strategy gives the same bound; no strategy below the tree's c V). ``rate``: the update rate C of
-    option ``C``, for the figure :func:`first_update_episode` (a note in the reason when it is beyond K: the shift
-    then allows no data-triggered update, which the bound does not see). Returns the choice and its calibrated tight
-    log (:func:`_tight_fixed_point`'s dict)."""
-    from privacct.counters.compare import candidates_for
+    option ``C``, for the figure :func:`first_update_episode`.
 
+    When the tree's shift allows no data-triggered update within K (N_cap = 0 or :func:`first_update_episode` > K:
+    the learner would play its data-free policy throughout, which the bound does not see) and ``updating`` (default),
+    the reference becomes the candidate at the printed split whose shift does allow one, of least regret bound among
+    those (:func:`_updating_candidates`), and the same dominance step runs at its shift; with no such candidate the
+    rule above applies and the reason says the shift allows no update. ``updating=False``: the rule without this
+    step (for ablations). Every candidate is calibrated to the same claim. Returns the choice and its calibrated tight
+    log (:func:`_tight_fixed_point`'s dict)."""
     tree = _counter_structure("tree", K)
     ref = _tight_fixed_point(K, H, d, rho, p, claim, tree, forced)
     ref_proxy = _proxy_of(ref, K, H, d, p)
@@ -454,31 +517,18 @@ def choose_tight(K: int, H: int, d: int, rho: float, p: float, claim: Claim,
     def keep(why: str) -> tuple[C.TightChoice, dict[str, Any]]:
         return C.TightChoice("tree", "tree", False, why + late, proxy_name, ref_figures), ref
 
+    if updating and (ref["cap"] == 0 or first > K):
+        upd = _updating_candidates(K, H, d, rho, p, claim, forced, rate)
+        if upd:
+            return _choose_updating(K, H, d, rho, p, claim, forced, rate, upd, ref_proxy, first, ref_figures)
     if ref["cap"] == 0:
         return keep("tree kept: no y release (N_cap = 0), so at the tree's shift every counter gives the same regret "
                     "bound and the proxy cannot rank them")
-    best = None
-    for name in candidates_for("symmetric-gaussian-matrix"):
-        if name == "tree":
-            continue
-        st = _counter_structure(name, K)
-        cv = math.prod(counter_figures(K, st))
-        if cv < ref_cv and (best is None or cv < best[0]):
-            best = (cv, name, st)
-    if best is None:
-        return keep(f"tree kept: no streaming counter has less worst prefix error at equal per-user cost than the tree "
-                    f"(||col||^2 max Var = {ref_cv:.4g}), so none leaves budget for the y releases at the tree's shift")
-    cv, name, st = best
-    share = PRINTED_GRAM_SHARE * cv / ref_cv
-    t = _tight_fixed_point(K, H, d, rho, p, claim, st, forced, gram_share=share)
-    prox = _proxy_of(t, K, H, d, p)
-    if not prox.dominates(ref_proxy):
-        return keep(f"tree kept: {name} at the tree's shift did not dominate it after calibration (lam~ {prox.lam_tilde:.6g} "
-                    f"vs {ref_proxy.lam_tilde:.6g}, N_cap {prox.n_cap} vs {ref_proxy.n_cap})")
-    groups = t["log"].release_groups
-    rho_g = H * counter_figures(K, st)[0] * 2.0 / (2 * groups[0].noise_scale ** 2)
-    rho_y = H * t["cap"] * (2 * H + 2) ** 2 / (2 * t["log"].group("y").noise_scale ** 2)
-    g = rho_g / (rho_g + rho_y)
+    found, why_not = _least_cv_at_shift(K, H, d, rho, p, claim, forced, ref_proxy, ref_cv, PRINTED_GRAM_SHARE)
+    if found is None:
+        return keep(f"tree kept at the tree's shift: {why_not}")
+    name, st, cv, t, prox = found
+    g = _shares(t, K, H)
     why = (f"{name} at the tree's shift (lam~ {prox.lam_tilde:.4g}, N_cap {prox.n_cap}) with {100 * g:.1f}% of the budget on "
            f"the Gram counters (tree 50%): y noise {prox.sigma_y:.4g} vs {ref_proxy.sigma_y:.4g}, y width "
            f"{prox.width_y:.4g} vs {ref_proxy.width_y:.4g}, every other term of the regret bound equal" + late)
@@ -486,6 +536,33 @@ def choose_tight(K: int, H: int, d: int, rho: float, p: float, claim: Claim,
                ("sigma_y", float(prox.sigma_y or 0.0)), ("reference_sigma_y", float(ref_proxy.sigma_y or 0.0)),
                ("width_y", prox.width_y), ("bound", prox.bound), ("cV", cv)) + ref_figures
     return C.TightChoice(name, "tree", True, why, proxy_name, figures), t
+
+
+def _choose_updating(K: int, H: int, d: int, rho: float, p: float, claim: Claim, forced: int | None, rate: float,
+                     upd: list, tree_proxy: RegretProxy, tree_first: float,
+                     tree_figures: tuple) -> tuple[C.TightChoice, dict[str, Any]]:
+    """:func:`choose_tight`'s choice when the tree's shift allows no update within K: the updating candidate of least
+    bound (``upd[0]``), then the dominance step at its shift (:func:`_least_cv_at_shift`)."""
+    name0, cv0, t0, prox0, first0 = upd[0]
+    found, _ = _least_cv_at_shift(K, H, d, rho, p, claim, forced, prox0, cv0, PRINTED_GRAM_SHARE)
+    name, cv, t, prox = (name0, cv0, t0, prox0) if found is None else (found[0], found[2], found[3], found[4])
+    g = _shares(t, K, H)
+    others = ", ".join(f"{n} {c[3].bound:.4g}" for n, c in ((c[0], c) for c in upd[1:]))
+    tree_why = (f"no update before episode {tree_first:,.0f} > K = {K}" if tree_first > K and tree_proxy.n_cap > 0
+                else f"N_cap {tree_proxy.n_cap}")
+    why = (f"{name} at {name0}'s shift at the printed split (lam~ {prox.lam_tilde:.4g}, N_cap {prox.n_cap}, "
+           f"{100 * g:.1f}% of the budget on the Gram counters; a data-triggered update possible from episode "
+           f"{first0:,.0f}): the tree's shift (lam~ {tree_proxy.lam_tilde:.4g}) allows no update within K ({tree_why}), "
+           f"so its learner would play the data-free policy throughout; among the candidates that can update, the "
+           f"least regret bound ({prox0.bound:.4g}" + (f"; {others}" if others else "") + ")")
+    figures = (("lam_tilde", prox.lam_tilde), ("N_cap", float(prox.n_cap)), ("gram_share", g),
+               ("sigma_y", float(prox.sigma_y or 0.0)), ("reference_sigma_y", float(tree_proxy.sigma_y or 0.0)),
+               ("width_y", prox.width_y), ("bound", prox.bound), ("cV", cv),
+               ("chosen_first_update_episode", first_update_episode(prox.lam_tilde, d, rate)),
+               ("updating_candidates", float(len(upd)))) + tree_figures
+    return C.TightChoice(name, "tree", True, why, "paper's regret bound (App. B.5, Eq. (21), (27)), least among the "
+                         "candidates whose shift allows an update within K (docs/counters.md#choosing-for-regret)",
+                         figures), t
 
 
 def _plan(config: RunConfig) -> tuple[MechanismLog, dict[str, Any]]:

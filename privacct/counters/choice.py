@@ -15,7 +15,8 @@ class TightChoice:
     (:meth:`to_params`; read back with :meth:`from_params`).
 
     ``strategy``: the counter that runs; ``reference``: what the choice was ranked against (the tree at the printed
-    budget split); ``ranked``: False when the proxy could not rank the candidates (the reference is then kept and
+    budget split; where the tree's shift allows no update within K, the choice is instead the updating candidate of
+    least bound, which the reason names, and the ``reference_*`` figures stay the tree's); ``ranked``: False when the proxy could not rank the candidates (the reference is then kept and
     ``reason`` says why); ``reason``: one line for the report's tight column; ``proxy``: the proxy's name and the docs
     anchor of its equations; ``figures``: the proxy's figures, ``(name, value)`` pairs (chosen and reference)."""
 

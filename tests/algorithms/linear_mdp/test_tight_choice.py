@@ -15,7 +15,7 @@ from privacct.counters.compare import candidates_for
 from privacct.counters.strategies import Strategy, column_norm, worst_prefix_variance
 from privacct.errors import PrivacctError
 from privacct.ledger import check_ledger
-from privacct.log import MechanismLog, tree_depth
+from privacct.log import Claim, MechanismLog, tree_depth
 from privacct.rng import spawn_sequences
 
 EPS, DELTA = 5.0, 1e-5
@@ -133,3 +133,46 @@ def test_the_reason_says_when_the_shift_allows_no_update_within_K():
     q = M.build_log(_cfg(600, eps=50.0)).params    # less noise, a smaller shift: within K, no such note
     assert TightChoice.from_params(q["tight_choice"]).figure("first_update_episode") < 600
     assert "data-free" not in q["tight_choice"]["reason"]
+
+
+# The report's --full setting of seed 004 (linear-two-state, H = 5, K = 10^4, (1, 1e-5)) and the benchmark's
+# (linear-d10-h10, K = 10^4, (5, 1e-5)): the tree's shift allows no update within K at the first, one at the second.
+TWO_STATE, BENCH = ("linear-two-state", 1.0), ("linear-d10-h10", 5.0)
+
+
+def _env_cfg(env, eps, counter=None):
+    opts = (("counter", counter),) if counter else ()
+    return RunConfig("private-lsvi-ucb", "jdp", epsilon=eps, delta=DELTA, calibration="tight", episodes=10 ** 4,
+                     env=env, options=opts)
+
+
+def test_when_the_trees_shift_allows_no_update_tight_takes_the_updating_candidate():
+    log = M.build_log(_env_cfg(*TWO_STATE))
+    p, K = log.params, 10 ** 4
+    choice = TightChoice.from_params(p["tight_choice"])
+    tree_first = choice.figure("first_update_episode")
+    assert tree_first == pytest.approx(M.first_update_episode(choice.figure("reference_lam_tilde"), p["d"], p["C"]))
+    assert tree_first > K                                     # the tree's shift: no data-triggered update within K
+    # the choice: a candidate whose shift allows one (BLT at the printed split, the shift of its own prefix error) ...
+    assert p["lam_tilde"] < choice.figure("reference_lam_tilde") and p["N_cap"] >= 1
+    assert M.first_update_episode(p["lam_tilde"], p["d"], p["C"]) <= K
+    assert choice.figure("chosen_first_update_episode") <= K and choice.ranked
+    blt = M.build_log(_env_cfg(*TWO_STATE, counter="blt")).params
+    assert p["counter"] == "blt" and p["lam_tilde"] == blt["lam_tilde"] and p["sigma_y"] == blt["sigma_y"]
+    assert "allows no update within K" in choice.reason and "data-free policy" in choice.reason
+    # ... certified at the same claim, the whole claim used
+    assert TWO_STATE[1] * (1 - 1e-6) <= tightest_epsilon(log, delta=DELTA)[1] <= TWO_STATE[1] * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("env,eps", [TWO_STATE, BENCH])
+def test_the_updating_step_changes_the_choice_exactly_when_the_trees_shift_allows_no_update(env, eps):
+    p = M.build_log(_env_cfg(env, eps)).params
+    K, claim = 10 ** 4, Claim(eps, DELTA)
+    off, _ = M.choose_tight(K, p["H"], p["d"], p["rho"], p["p"], claim, None, p["C"], updating=False)
+    on = TightChoice.from_params(p["tight_choice"])
+    no_update = off.figure("first_update_episode") > K
+    assert no_update == (env == TWO_STATE[0])
+    same = (on.strategy, on.reason, dict(on.figures)) == (off.strategy, off.reason, dict(off.figures))
+    assert same != no_update
+    if not no_update:       # the benchmark's setting: its default unchanged (BLT at the tree's shift)
+        assert on.strategy == "blt" and on.figure("lam_tilde") == pytest.approx(on.figure("reference_lam_tilde"))
