@@ -25,17 +25,8 @@ from privacct.ledger import Ledger  # noqa: E402
 
 
 def old_play(env, policy, env_rngs):
-    B, H = policy.shape[0], env.horizon
-    u = np.stack([r.random(H) for r in env_rngs])
-    states = np.empty((B, H + 1), dtype=np.int64)
-    actions = np.empty((B, H), dtype=np.int64)
-    states[:, 0] = env.initial_state
-    bb = np.arange(B)
-    for h in range(H):
-        a = policy[bb, h, states[:, h]]
-        actions[:, h] = a
-        states[:, h + 1] = env.tabular.sample_next(h, states[:, h], a, u[:, h])
-    return states, actions
+    """The rollout before part 2: the numpy path for every seed count."""
+    return C.batched_rollout(env, policy, np.stack([r.random(env.horizon) for r in env_rngs]))
 
 
 def old_add(self, states, actions):

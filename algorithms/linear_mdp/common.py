@@ -217,7 +217,13 @@ def play_episode(env: LinearMDP, policy: np.ndarray, env_rngs: list[np.random.Ge
     if B == 1 and type(env.tabular).sample_next is TabularMDP.sample_next:
         st, ac = _play_one(env.tabular, policy[0].tolist(), env_rngs[0].random(H).tolist(), int(env.initial_state))
         return np.array([st], dtype=np.int64), np.array([ac], dtype=np.int64)
-    u = np.stack([r.random(H) for r in env_rngs])                      # (B, H)
+    return batched_rollout(env, policy, np.stack([r.random(H) for r in env_rngs]))
+
+
+def batched_rollout(env: LinearMDP, policy: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`play_episode`'s path for B seeds given their uniforms ``u`` (B, H) in [0, 1): states (B, H+1), actions
+    (B, H), one vectorised ``sample_next`` per step."""
+    B, H = policy.shape[0], env.horizon
     states = np.empty((B, H + 1), dtype=np.int64)
     actions = np.empty((B, H), dtype=np.int64)
     states[:, 0] = env.initial_state

@@ -13,20 +13,6 @@ from privacct.algorithms.envs.tabular import TabularMDP
 from privacct.algorithms.linear_mdp import common as C
 
 
-def _numpy_rollout(env, policy, us):
-    """The batched path of play_episode (B seeds, uniforms ``us`` (B, H) given)."""
-    B, H = policy.shape[0], env.horizon
-    states = np.empty((B, H + 1), dtype=np.int64)
-    actions = np.empty((B, H), dtype=np.int64)
-    states[:, 0] = env.initial_state
-    b = np.arange(B)
-    for h in range(H):
-        a = policy[b, h, states[:, h]]
-        actions[:, h] = a
-        states[:, h + 1] = env.tabular.sample_next(h, states[:, h], a, us[:, h])
-    return states, actions
-
-
 class _Fixed:
     """A stand-in generator whose ``random(H)`` returns given uniforms."""
 
@@ -46,7 +32,7 @@ def test_one_seed_rollouts_are_the_batched_ones_on_the_benchmark_env():
         pol = rng.integers(0, A, size=(1, H, S))
         r1, r2 = np.random.default_rng([k, 1]), np.random.default_rng([k, 1])
         got = C.play_episode(env, pol, [r1])
-        want = _numpy_rollout(env, pol, r2.random(H)[None, :])
+        want = C.batched_rollout(env, pol, r2.random(H)[None, :])
         assert all(g.dtype == np.int64 and g.shape == w.shape and np.array_equal(g, w) for g, w in zip(got, want, strict=True))
         assert r1.random() == r2.random()            # the same draws consumed
 
@@ -72,7 +58,7 @@ def test_crafted_rows_and_uniforms_on_the_cdf_entries():
         u = rng.choice(us, size=H)
         pol = rng.integers(0, 2, size=(1, H, S))
         got = C.play_episode(env, pol, [_Fixed(u)])
-        want = _numpy_rollout(env, pol, u[None, :])
+        want = C.batched_rollout(env, pol, u[None, :])
         assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1]), (u, pol)
 
 
@@ -95,7 +81,7 @@ def test_a_row_summing_above_one_before_its_last_entry():
     for v in list(tab._cdf[0, 0, 0]) + [0.999999999999, np.nextafter(1.0, 0.0)]:
         u = np.array([v, 0.5]) if v < 1.0 else np.array([0.5, 0.5])
         got = C.play_episode(env, pol, [_Fixed(u)])
-        assert np.array_equal(got[0], _numpy_rollout(env, pol, u[None, :])[0])
+        assert np.array_equal(got[0], C.batched_rollout(env, pol, u[None, :])[0])
 
 
 def test_history_counts_every_seed_step_visit_once():
