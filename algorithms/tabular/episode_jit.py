@@ -42,6 +42,20 @@ from ..small_gemv import gemv
 from .planning_jit import greedy_state, stage_value
 
 
+@numba.njit(cache=True, inline="always")
+def inverse_cdf_index(p, u):
+    """The least i with u < p_0 + ... + p_i (the running sum in numpy's sequential order; the last index's bound
+    taken as 1.0, so a row whose sum rounds below 1 still ends there): inverse-CDF sampling of one draw from the
+    distribution ``p`` (1-D) at the uniform ``u`` in [0, 1). UCB-VI's next state, UCB-PO's action."""
+    n = p.shape[0]
+    acc = 0.0
+    for i in range(n):
+        acc = p[0] if i == 0 else acc + p[i]
+        if u < (1.0 if i == n - 1 else acc):
+            return i
+    return 0
+
+
 @numba.njit(cache=True)
 def _level_sum(levels, i, b, out):
     """``out = levels[:i, b].sum(0)``: numpy's sequential sum from 0 over the levels, row by row."""
@@ -256,15 +270,7 @@ def _episode(b, k, j, K, pooled, mode, E1, c_root, c_inv, bonus, R, Rsa, P, cost
         s = states[h]
         a = pol[h, s]
         acts[h] = a
-        u = env_u[b, j, h]
-        acc = 0.0
-        nxt = 0
-        for sp in range(S):
-            acc = P[h, s, a, 0] if sp == 0 else acc + P[h, s, a, sp]
-            if u < (1.0 if sp == S - 1 else acc):
-                nxt = sp
-                break
-        states[h + 1] = nxt
+        states[h + 1] = inverse_cdf_index(P[h, s, a], env_u[b, j, h])
     # 5. the statistic (stats.episode_stats) and 6. the release
     episode_statistic(states, acts, cost, pooled, S, A, x)
     release(mode, k, K, b, x, released, exact, ex, node, scale, alpha, noise, texact, hw, x_out, sum_a, sum_n)

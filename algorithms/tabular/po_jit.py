@@ -35,7 +35,7 @@ import numpy as np
 from ..pairwise_sum import pairwise_sum  # numpy's row-sum order, one shared copy
 from ..row_max_jit import subtract_row_max  # numpy's maximum order, one shared copy
 from ..small_gemv import gemv
-from .episode_jit import draw_exponentials, episode_statistic, optimistic_model, release, step_draws
+from .episode_jit import draw_exponentials, episode_statistic, inverse_cdf_index, optimistic_model, release, step_draws
 
 
 @numba.njit(cache=True)
@@ -156,14 +156,7 @@ def po_episode(k, K, pooled, mode, E1, c_root, c_inv, bonus, eta, R, P2, cdf, co
         states[0] = s1
         for h in range(H):
             s = states[h]
-            u = agent_u[b, j, h]
-            acc = 0.0
-            a = 0
-            for aa in range(A):
-                acc = pi[b, h, s, 0] if aa == 0 else acc + pi[b, h, s, aa]
-                if u < (1.0 if aa == A - 1 else acc):
-                    a = aa
-                    break
+            a = inverse_cdf_index(pi[b, h, s], agent_u[b, j, h])
             acts[h] = a
             u = env_u[b, j, h]
             nxt = 0
