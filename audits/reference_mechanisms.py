@@ -61,6 +61,8 @@ class LaplaceMechanism:
     """Output f(D) + Lap(scale) per coordinate; ``dataset`` is f(D) (scalar or vector)."""
 
     scale: float = 1.0
+    #: how the power criterion names it (a class attribute, not a field)
+    label = "Laplace mechanism"
 
     def __call__(self, dataset, rng: np.random.Generator, size: int) -> np.ndarray:
         v = np.asarray(dataset, dtype=float)
@@ -70,11 +72,11 @@ class LaplaceMechanism:
         return laplace_loss(dataset, neighbour, self.scale)
 
     def power_criterion(self, dataset, neighbour):
-        return structure_criterion(self.loss_structure(dataset, neighbour), f"Laplace mechanism (scale {self.scale:g})")
+        return structure_criterion(self.loss_structure(dataset, neighbour), f"{self.label} (scale {self.scale:g})")
 
     def leakier(self, factor: float = 2.0) -> "LaplaceMechanism":
         """The same mechanism with its noise scale / ``factor`` (eps x ``factor``)."""
-        return LaplaceMechanism(self.scale / factor)
+        return type(self)(self.scale / factor)
 
     def density(self, dataset):
         v = np.asarray(dataset, dtype=float)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..reference_mechanisms import laplace_loss, randomized_response_power, structure_criterion
+from ..reference_mechanisms import LaplaceMechanism, laplace_loss, randomized_response_power, structure_criterion
 
 
 @dataclass(frozen=True)
@@ -32,20 +32,11 @@ class TwoSidedGeometric:
 
 
 @dataclass(frozen=True)
-class LaplaceVector:
-    """f(D) + Lap(scale) on every coordinate (noisy histogram, Laplace composition)."""
+class LaplaceVector(LaplaceMechanism):
+    """f(D) + Lap(scale) on every coordinate (noisy histogram, Laplace composition): the reference
+    :class:`~privacct.audits.reference_mechanisms.LaplaceMechanism` under the catalogue's name."""
 
-    scale: float = 1.0
-
-    def __call__(self, dataset, rng: np.random.Generator, size: int) -> np.ndarray:
-        v = np.asarray(dataset, dtype=float)
-        return v + rng.laplace(0.0, self.scale, size=(size,) + v.shape)
-
-    def loss_structure(self, dataset, neighbour):
-        return laplace_loss(dataset, neighbour, self.scale)
-
-    def power_criterion(self, dataset, neighbour):
-        return structure_criterion(self.loss_structure(dataset, neighbour), f"Laplace vector (scale {self.scale:g})")
+    label = "Laplace vector"
 
 
 @dataclass(frozen=True)
