@@ -135,9 +135,9 @@ def test_a_mutant_on_every_counter_is_stacked_and_recorded_as_it_runs():
     assert not check_ledger(log, led, delta=1e-6).ok
 
 
-def test_a_mutant_on_one_counter_is_not_stacked():
-    cs, led, _ = _counters("blt", edit=lambda cs: _halve_q(cs[2:3]))
-    ref, led_ref, _ = _counters("blt", edit=lambda cs: _halve_q(cs[2:3]))
+def _runs_one_by_one(cs, led, ref, led_ref):
+    """StackedCounters over ``cs`` does not stack them and gives, step by step, the releases and the ledger of the
+    same counters ``ref`` added one by one."""
     st = StackedCounters(cs)
     xs = _xs()
     want = _one_by_one(ref, xs)
@@ -145,6 +145,12 @@ def test_a_mutant_on_one_counter_is_not_stacked():
         assert st.add(xs[t]).tobytes() == want[t].tobytes()
     assert not st.stacked
     _same_ledgers(led, led_ref)
+
+
+def test_a_mutant_on_one_counter_is_not_stacked():
+    cs, led, _ = _counters("blt", edit=lambda cs: _halve_q(cs[2:3]))
+    ref, led_ref, _ = _counters("blt", edit=lambda cs: _halve_q(cs[2:3]))
+    _runs_one_by_one(cs, led, ref, led_ref)
     assert _norm(led, 2) > 1.3 * _norm(led, 0)
 
 
@@ -180,13 +186,7 @@ def test_what_cannot_be_stacked_runs_one_by_one(why, monkeypatch):
     if why == "patched-mixing":
         monkeypatch.setattr(FactorizedCounter, "_mix_noise", lambda self, st, t, z, f=FactorizedCounter._mix_noise:
                             f(self, st, t, z))
-    st = StackedCounters(cs)
-    xs = _xs()
-    want = _one_by_one(ref, xs)
-    for t in range(K):
-        assert st.add(xs[t]).tobytes() == want[t].tobytes()
-    assert not st.stacked
-    _same_ledgers(led, led_ref)
+    _runs_one_by_one(cs, led, ref, led_ref)
 
 
 def test_the_stacked_ledger_pickles_and_chains_as_the_one_by_one_ledger():
