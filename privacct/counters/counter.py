@@ -191,8 +191,9 @@ class FactorizedCounter:
     def pin_coefficients(self) -> np.ndarray:
         """r_0..r_(K-1), column 1 of L_exec^{-1} A for the noise path that runs (its probed impulse response solved
         as :func:`privacct.counters.strategies.executed_encoder` does, NOT raised for the ledger): a one-run action
-        audit's pin moves draw z_s by D r_(s - t0) (docs/auditing.md#pinning-a-toeplitz-noise-path). Cached per
-        recursion (its coefficients), so forked replays and later counters reuse it."""
+        audit's pin moves draw z_s by D r_(s - t0) (docs/auditing.md#pinning-a-toeplitz-noise-path). Cached on the
+        counter while its coefficients stay the same, and per recursion (:func:`.executed_cache.recursion_key`: what the
+        recursion runs), so forked replays and later counters of the same recursion reuse it."""
         params = tuple(np.asarray(p, dtype=float) for p in self._mixing_parameters())
         mine = getattr(self, "_pin_r", None)
         if mine is not None and all(a.shape == b.shape and np.array_equal(a, b)
