@@ -118,9 +118,10 @@ class GaussianMechanism:
 
 @dataclass(frozen=True)
 class RandomizedResponse:
-    """Binary randomized response: report ``dataset`` (0 or 1) with prob. e^eps / (1 + e^eps)."""
+    """Binary randomized response: report ``dataset`` (0 or 1) with prob. e^eps / (1 + e^eps) (Warner 1965)."""
 
     epsilon: float = 1.0
+    label = "randomized response"
 
     def __call__(self, dataset, rng: np.random.Generator, size: int) -> np.ndarray:
         keep = rng.random(size) < special.expit(self.epsilon)
@@ -128,10 +129,10 @@ class RandomizedResponse:
         return np.where(keep, bit, 1 - bit).astype(np.int64)
 
     def power_criterion(self, dataset, neighbour):
-        return None if int(dataset) == int(neighbour) else randomized_response_power("randomized response")
+        return None if int(dataset) == int(neighbour) else randomized_response_power(self.label)
 
     def leakier(self, factor: float = 2.0) -> "RandomizedResponse":
-        return RandomizedResponse(self.epsilon * factor)
+        return type(self)(self.epsilon * factor)
 
 
 @dataclass(frozen=True)

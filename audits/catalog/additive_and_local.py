@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..reference_mechanisms import LaplaceMechanism, laplace_loss, randomized_response_power, structure_criterion
+from ..reference_mechanisms import LaplaceMechanism, RandomizedResponse, laplace_loss, structure_criterion
 
 
 @dataclass(frozen=True)
@@ -57,18 +57,13 @@ class RepeatedLaplace:
                                    f"{self.copies} Laplace releases (scale {self.scale:g})")
 
 
-@dataclass(frozen=True)
-class BinaryRandomizedResponse:
-    """Keep the bit ``dataset`` with probability e^eps / (1 + e^eps) (Warner 1965)."""
+class BinaryRandomizedResponse(RandomizedResponse):
+    """Keep the bit ``dataset`` with probability e^eps / (1 + e^eps) (Warner 1965): the reference
+    :class:`~privacct.audits.reference_mechanisms.RandomizedResponse` under the catalogue's name (its keep
+    probability ``expit(eps)`` equals the catalogue's former ``1 / (1 + exp(-eps))`` bit for bit at the
+    catalogue's eps, tests/audits/test_catalogue.py)."""
 
-    epsilon: float = 1.0
-
-    def __call__(self, dataset, rng: np.random.Generator, size: int) -> np.ndarray:
-        keep = rng.random(size) < 1.0 / (1.0 + math.exp(-self.epsilon))
-        return np.where(keep, int(dataset), 1 - int(dataset)).astype(np.int64)
-
-    def power_criterion(self, dataset, neighbour):
-        return None if int(dataset) == int(neighbour) else randomized_response_power("binary randomized response")
+    label = "binary randomized response"
 
 
 @dataclass(frozen=True)

@@ -60,3 +60,22 @@ def test_stated_true_epsilon_of_the_alg3_entries():
     r = get("numerical-svt-reused-noise")
     assert _first_above_loss(6.0, 3.0, r.dataset, r.neighbour) == pytest.approx(r.true_epsilon, abs=0.01)
     assert math.isinf(get("noiseless-branch").true_epsilon)
+
+
+def test_binary_randomized_response_keeps_the_catalogues_former_draws():
+    """The catalogue's randomized response is the reference one under its own label; its keep probability
+    expit(eps) equals the former 1 / (1 + exp(-eps)) at every eps the catalogue lists, so its draws are the same
+    bytes (a different keep rule, e.g. e^eps / (1 + e^-eps), changes them and fails here)."""
+    from privacct.audits.catalog.additive_and_local import BinaryRandomizedResponse
+
+    for e in catalogue().values():
+        if not isinstance(e.mechanism, BinaryRandomizedResponse):
+            continue
+        eps = e.mechanism.epsilon
+        for bit in (0, 1):
+            got = e.mechanism(bit, np.random.default_rng(3), 4096)
+            u = np.random.default_rng(3).random(4096)
+            former = np.where(u < 1.0 / (1.0 + math.exp(-eps)), bit, 1 - bit)
+            assert np.array_equal(got, former), e.name
+        check = e.mechanism.power_criterion(0, 1)(10_000, 0.025, 0.0, eps)
+        assert check.description.startswith("binary randomized response"), check.description
