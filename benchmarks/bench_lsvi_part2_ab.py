@@ -5,7 +5,9 @@
 Arguments: seed counts (comma-separated), episodes K, repeats (best kept). ``after``: this tree. ``before``: the
 ledger's lazy prefix rows off (``Ledger._prefix_step`` returning False: every row summed when recorded, as before part
 2) and the rollout and history counts as before part 2 (the numpy rollout for every seed count, ``np.add.at``), copied
-below. The setting is bench_lsvi_floor.py's (private-lsvi-ucb, ``linear-d10-h10``, tight at (5, 1e-5), beta = 10);
+below (since part 3 the learner runs these numpy functions only when they are replaced, as here: the ``after`` arm
+runs the compiled episode, so this script now measures parts 2 and 3's episode together; part 3's own A/B against its
+parent tree is bench_lsvi_floor_ab.py). The setting is bench_lsvi_floor.py's (private-lsvi-ucb, ``linear-d10-h10``, tight at (5, 1e-5), beta = 10);
 CPU seconds of one ``LearnerSpec.run`` per episode, in us.
 """
 import argparse

@@ -223,6 +223,9 @@ class Ledger:
         # read through the ``_weighted`` property, which first turns the prefix rows kept lazily into such sums
         self._wsums: dict[tuple[str, str, float], list[np.ndarray]] = {}
         self._lazy: dict[tuple[str, str, float], _Prefix] = {}
+        #: record_groups' last (groups, mechanism, scale, shape, batch), their interned keys, their (group,
+        #: mechanism, scale) keys and whether those are distinct: its fast path (None: none yet)
+        self._groups_memo: tuple | None = None
 
     @property
     def _weighted(self) -> dict[tuple[str, str, float], list[np.ndarray]]:
@@ -239,6 +242,7 @@ class Ledger:
         if "_weighted" in state:   # a ledger pickled before the sums were kept lazily
             state["_wsums"] = state.pop("_weighted")
         state.setdefault("_lazy", {})
+        state.setdefault("_groups_memo", None)
         self.__dict__.update(state)
 
     def _materialize(self) -> None:
@@ -268,10 +272,14 @@ class Ledger:
             for wk in wkeys:
                 self._lazy[wk] = p
             return True
-        if lo != p.lo or n != p.n + 1 or len(wkeys) != len(p.keys) or any(self._lazy.get(wk) is not p for wk in wkeys):
+        if lo != p.lo or n != p.n + 1 or len(wkeys) != len(p.keys):
             return False
-        if not np.array_equal(a[:0:-1].view(np.int64), p.coef[:p.n].view(np.int64)):   # the bits, -0.0 and NaN too
+        # p's keys all map to p (they are set together, and _lazy is only ever emptied whole): the same keys in the
+        # same order need no lookup
+        if tuple(wkeys) != p.keys and any(self._lazy.get(wk) is not p for wk in wkeys):
             return False
+        if a.shape != (n,) or not (a[:0:-1].view(np.int64) == p.coef[:p.n].view(np.int64)).all():   # the bits,
+            return False                                                                      # -0.0 and NaN too
         p.append(v, hi)
         return True
 
@@ -348,6 +356,16 @@ class Ledger:
         if lo < 1 or hi < lo or hi > MAX_COUNT:
             raise PrivacctError(f"users must be an interval (first, last) with 1 <= first <= last <= {MAX_COUNT}, "
                                 f"got {users!r}")
+        # fast path (a stacked counter's step after its first): the same groups and key fields as the last call, whose
+        # keys were interned then, and one weight object for all: the next lazily kept prefix row, or the general path
+        memo = self._groups_memo
+        if memo is not None and groups and memo[0] == (groups, mechanism, scale, shape, batch):
+            w0 = weights[0]
+            if all(w is w0 for w in weights):
+                a = np.asarray(w0, dtype=float)
+                if memo[3] and a.shape == (hi - lo + 1,) and self._prefix_step(memo[2], lo, hi, a):
+                    self._append_draws(memo[1], lo, hi)
+                    return
         done: dict[tuple, list] = {}
         by_id: dict[int, list] = {}
         parts = []
@@ -373,6 +391,12 @@ class Ledger:
             keys.append(self._intern(g, mechanism, scale, shape, batch, True) if k is None else k)
         fscale = float(scale)
         wkeys = [(g, mechanism, fscale) for g in groups]
+        try:   # the fast path's memo: these groups' keys, interned (hashable arguments only)
+            hash((tuple(groups), mechanism, scale, shape, batch))
+            self._groups_memo = ((groups, mechanism, scale, shape, batch), tuple(keys), tuple(wkeys),
+                                 len(set(wkeys)) == len(wkeys))
+        except TypeError:
+            self._groups_memo = None
         # one row shared by distinct groups, the next of their prefix rows: kept lazily (:class:`_Prefix`), else
         # checked, squared and made absolute once per distinct row
         lazy = len(done) == 1 and len(set(wkeys)) == len(wkeys) and self._prefix_step(wkeys, lo, hi, parts[0][0])
@@ -384,8 +408,7 @@ class Ledger:
                                         f"{users!r}), got shape {a.shape}")
                 got[:] = [a * a, np.abs(a)]
         if lazy:
-            for k in keys:
-                self._append_draw(k, lo, hi)
+            self._append_draws(keys, lo, hi)
             return
         shared = len(done) == 1 and len(set(wkeys)) == len(wkeys) > 1
         if shared:   # one row for distinct groups whose sums are one array (or none yet): add once, keep them one
@@ -421,6 +444,24 @@ class Ledger:
                 self._rhi[k].append(self._ohi[k])
                 self._rn[k].append(on)
             self._olo[k], self._ohi[k], self._on[k] = lo, hi, 1
+
+    def _append_draws(self, keys, lo: int, hi: int) -> None:
+        """:meth:`_append_draw` of each key of ``keys`` in order, over the same users lo..hi."""
+        pending = self._pending
+        pending.extend(keys)
+        on_, olo, ohi = self._on, self._olo, self._ohi
+        for k in keys:
+            on = on_[k]
+            if on and lo == olo[k] + on and hi == ohi[k] + on:
+                on_[k] = on + 1
+            else:
+                if on:
+                    self._rlo[k].append(olo[k])
+                    self._rhi[k].append(ohi[k])
+                    self._rn[k].append(on)
+                olo[k], ohi[k], on_[k] = lo, hi, 1
+        if len(pending) >= _FLUSH:
+            self._flush()
 
     def _flush(self) -> None:
         """Move the staged order entries into the numpy column."""
@@ -783,7 +824,7 @@ class LedgerChain(Ledger):
     def _refuse(self, *args, **kwargs) -> None:
         raise PrivacctError("a ledger chain is a read-only view: record into one of its parts before chaining")
 
-    key = record = record_many = record_run = extend = _refuse   # type: ignore[assignment]
+    key = record = record_groups = record_many = record_run = extend = _refuse   # type: ignore[assignment]
 
     def _copy(self) -> "Ledger":
         out = Ledger()

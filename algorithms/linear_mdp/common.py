@@ -148,6 +148,29 @@ def floored_logdet(M: np.ndarray, floor: float, *, allow_floor: bool, what: str)
     return out, logdet, low
 
 
+def released_logdet(M: np.ndarray, floor: float, floor_eye: np.ndarray, *, allow_floor: bool,
+                    what: Callable[[], str], buf: np.ndarray | None = None
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """:func:`floored_logdet` for a learner that calls it every episode: ``floor_eye`` is ``floor * np.eye(d)`` made
+    once (the same bits as its ``floor * eye``), ``what`` a callable giving the error message's subject (built only
+    when needed), and ``floored`` is None when no matrix needed the floor (its fast path: the same matrices and
+    log-determinants); otherwise :func:`floored_logdet`'s result. ``buf`` (optional, float64 of shape (2,) + M.shape,
+    reused): the fast path's two factorisations, of M - floor I and of M, made as ONE ``np.linalg.cholesky`` call of
+    the pair written into it (the gufunc factors each matrix on its own: the same LAPACK call and bits per matrix;
+    it raises when either would, and floored_logdet then decides as it does)."""
+    try:
+        if buf is None:
+            np.linalg.cholesky(M - floor_eye)
+            L = np.linalg.cholesky(M)
+        else:
+            np.subtract(M, floor_eye, out=buf[0])
+            buf[1] = M
+            L = np.linalg.cholesky(buf)[1]
+    except np.linalg.LinAlgError:
+        return floored_logdet(M, floor, allow_floor=allow_floor, what=what())
+    return M, 2.0 * np.log(np.diagonal(L, axis1=-2, axis2=-1)).sum(-1), None
+
+
 # ---- batch state --------------------------------------------------------------------------------
 class History:
     """Sufficient statistics of all episodes played so far, per seed (exact; never released).

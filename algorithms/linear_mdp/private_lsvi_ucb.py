@@ -107,6 +107,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any, Callable
 
 import numpy as np
@@ -652,6 +653,54 @@ def _plant_noise_path(counters, structure: Structure) -> None:
         c._Q = [0.5 * q for q in c._Q]   # BUG: the noise recursion runs with halved Q (as the privatizer mutant's)
 
 
+#: :func:`.common.play_episode` and :meth:`.common.History.add` as imported: a patched one (a benchmark's other arm)
+#: keeps the numpy episode
+_NUMPY_EPISODE = (C.play_episode, C.History.add)
+#: episodes of uniforms drawn ahead per seed and call of the environment's Generator (the same values, in order)
+U_CHUNK = 256
+#: whether unaudited runs play their episodes compiled (:func:`_compiled_episode`, same bytes); False: the numpy episode
+#: (with ``privacct.counters.stacked.COMPILED = False``, no numba in the process: docs/performance.md)
+COMPILED_EPISODE = True
+
+
+def _compiled_episode(env, audit: AuditHook | None, B: int, K: int,
+                      env_rngs: list[np.random.Generator]) -> Callable[..., np.ndarray] | None:
+    """``play(k, pol, hist)``: user k's episode of every seed under ``pol`` added to ``hist``, compiled
+    (:func:`.episode_jit.play_and_add`), returning the actions (B, H); the same states, actions, history and draws
+    as :func:`.common.user_episode` + :meth:`.common.History.add` (the uniforms of each seed's ``random(H)`` calls,
+    drawn ahead in chunks of at most :data:`U_CHUNK` episodes, never past K). None (the numpy episode) in an audited
+    run (canary users), for an environment whose ``sample_next`` is not :class:`TabularMDP`'s, or when the numpy
+    episode's functions were replaced."""
+    from ..envs.tabular import TabularMDP
+
+    if not COMPILED_EPISODE or audit is not None or type(env.tabular).sample_next is not TabularMDP.sample_next \
+            or (C.play_episode, C.History.add) != _NUMPY_EPISODE:
+        return None
+    from .episode_jit import play_and_add
+
+    H, d = env.horizon, env.dim
+    tab = env.tabular
+    cdf, phi, R, s0 = tab._cdf, np.ascontiguousarray(env.phi, dtype=float), np.ascontiguousarray(tab.R, dtype=float), \
+        int(env.initial_state)
+    states = np.empty((B, H + 1), dtype=np.int64)
+    outer = np.empty((B, H, d, d))
+    buf = SimpleNamespace(u=np.empty((B, 0, H)), j=0)
+
+    def play(k: int, pol: np.ndarray, hist: C.History) -> np.ndarray:
+        if buf.j == buf.u.shape[1]:
+            n = min(U_CHUNK, K - k + 1)
+            buf.u, buf.j = np.empty((B, n, H)), 0
+            for b, r in enumerate(env_rngs):
+                r.random(out=buf.u[b])
+        actions = np.empty((B, H), dtype=np.int64)
+        play_and_add(pol, cdf, phi, R, s0, buf.u[:, buf.j], states, actions, hist.N, hist.Rphi, hist.gram, outer)
+        buf.j += 1
+        hist.outer = outer
+        return actions
+
+    return play
+
+
 def build_log(config: RunConfig) -> MechanismLog:
     return plan(config)[0]
 
@@ -703,20 +752,31 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
     user1 = {w: CAN.rollout(env, w, pol) for w in CAN.CANARIES} if audit is not None and audit.plan is None else None
     regret = np.zeros((B, K))
     cur_regret = env.regret(pol)
+    filled = 0             # regret[:, :filled] written; the episodes after it have regret cur_regret (written when it changes)
     # the PLANTED mutant switch-on-exact-gram: the switching test reads the exact Gram matrices (never released)
     exact_switch = audit is not None and audit.mutant == "switch-on-exact-gram"
     if exact_switch:
         ref_logdet = np.linalg.slogdet(hist.gram + shift)[1]
+    lam_eye = lam * eye    # floored_logdet's floor * eye, made once
+    chol_buf = np.empty((2,) + cur.shape)   # the fast path's pair of factorisations, one call (C.released_logdet)
+    capped = False         # every seed at its cap with its cap_hit episode set: the switching test can change nothing
+    play = _compiled_episode(env, audit, B, K, env_rngs)
     for k in range(1, K + 1):
-        mats, logdet, low = C.floored_logdet(cur, lam, allow_floor=allow_floor, what=f"{NAME} episode {k}")
-        floor_events += low.sum(axis=1)
+        mats, logdet, low = C.released_logdet(cur, lam, lam_eye, allow_floor=allow_floor, buf=chol_buf,
+                                              what=lambda k=k: f"{NAME} episode {k}")
+        if low is not None:
+            floor_events += low.sum(axis=1)
         if exact_switch:
             logdet = np.linalg.slogdet(hist.gram + shift)[1]
-        trig = np.any(logdet - ref_logdet >= log_C, axis=1)
-        blocked = trig & (n_upd >= cap)
-        cap_hit[(cap_hit < 0) & blocked] = k
-        idx = np.flatnonzero(trig & (n_upd < cap))
-        if idx.size:
+        hit = None if capped else logdet - ref_logdet >= log_C
+        idx = ()
+        tested = hit is not None and hit.any()
+        if tested:
+            trig = hit.any(axis=1)
+            blocked = trig & (n_upd >= cap)
+            cap_hit[(cap_hit < 0) & blocked] = k
+            idx = np.flatnonzero(trig & (n_upd < cap))
+        if len(idx):
             def y_noise(h, y, V, idx=idx, k=k):
                 out = np.empty_like(y)
                 own = None if user1 is None else {w: CAN.contribution(env, user1[w][0][idx], user1[w][1][idx], h, V)
@@ -735,20 +795,27 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
             n_upd[idx] += 1
             for b in idx:
                 update_eps[b].append(k)
+            regret[:, filled:k - 1] = cur_regret[:, None]
+            filled = k - 1
             cur_regret[idx] = env.regret(new_pol)
-        regret[:, k - 1] = cur_regret
-        states, actions = C.user_episode(k, audit, env, pol, env_rngs)
-        hist.add(states, actions)
+        if tested and np.all(n_upd >= cap) and np.all(cap_hit >= 0):
+            capped = True   # no seed can update again: its test would only re-set what is set
+        if play is not None:
+            actions = play(k, pol, hist)      # user_episode + hist.add, compiled (the same draws and bytes)
+        else:
+            states, actions = C.user_episode(k, audit, env, pol, env_rngs)
+            hist.add(states, actions)
         prescribed(k, actions)   # the actions sent to user k (an audit's JDP output M_-1; a no-op otherwise)
         if k <= K - 1:                                         # the prefix after episode K is never read
             outer = hist.outer                                      # phi phi^T of this episode (B, H, d, d)
             if step_all is not None:
-                cur[:] = step_all(outer) + shift                      # Alg. 1 line 22, the H counters stacked
+                step_all(outer, out=cur, plus=shift)                  # Alg. 1 line 22, the H counters stacked
             else:
                 for h in range(H):
                     cur[:, h] = trees[h].add(outer[:, h]) + shift       # Alg. 1 line 22
         if progress is not None:
             progress(k)
+    regret[:, filled:] = cur_regret[:, None]
     if np.any(n_upd > cap):  # cannot happen: the cap is enforced above; kept as a guard
         raise PrivacctError(f"{NAME}: internal error, {int(n_upd.max())} updates exceed the cap {cap}")
     # Seed b's ledger = the shared tree draws + its own y draws: a read-only view over the one tree ledger and

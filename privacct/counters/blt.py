@@ -227,7 +227,9 @@ class Blt(ToeplitzStrategy):
     # ---------------------------------------------------------------- the noise path: Q(B) u = P(B) z, release += u
     def init_parameters(self, counter: Any) -> None:
         P, Q = blt_polynomials(counter.structure.buffers)
-        counter._P, counter._Q = [float(v) for v in P[1:]], [float(v) for v in Q[1:]]   # P_0 = Q_0 = 1
+        # P_0 = Q_0 = 1; tuples of Python floats (immutable: :meth:`parameter_objects`); a mutant or a test that
+        # alters them rebinds the attribute (a list), which the ledger's check then compares by its bytes
+        counter._P, counter._Q = tuple(float(v) for v in P[1:]), tuple(float(v) for v in Q[1:])
 
     def init_mixing_state(self, counter: Any, st: Any, batch: int, shape: tuple[int, ...]) -> None:
         d = len(counter._P)
@@ -248,6 +250,13 @@ class Blt(ToeplitzStrategy):
 
     def mixing_parameters(self, counter: Any) -> tuple[np.ndarray, ...]:
         return (np.asarray(counter._P, dtype=float), np.asarray(counter._Q, dtype=float))
+
+    def parameter_attributes(self) -> tuple[str, ...] | None:
+        """``("_P", "_Q")``, the attributes :meth:`mixing_parameters` reads, when it is this class's own reader (not
+        overridden on a subclass or on the instance); None otherwise (base.py)."""
+        if type(self).mixing_parameters is not Blt.mixing_parameters or "mixing_parameters" in vars(self):
+            return None
+        return ("_P", "_Q")
 
 
 BLT = Blt()

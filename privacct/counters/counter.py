@@ -120,6 +120,7 @@ class FactorizedCounter:
         self.steps = 0
         self._executed: np.ndarray | None = None     # Toeplitz: r_0..r_(K-1) of R_exec, probed at the first draw
         self._probed: tuple = ()                      # the recursion's coefficients at that probe (dtype, shape, bytes)
+        self._probed_objects: tuple | None = None     # the objects holding them, when immutable (_row_weights)
         self.implementation.start(self)
         #: an audited run's bookkeeping of what the audit observes (privacct.counters.observed); None otherwise and for
         #: the tree, whose TreeCounter records its own nodes
@@ -297,12 +298,28 @@ class FactorizedCounter:
             return None
         if self._executed is None:
             self._executed = self.executed_coefficients()
-            self._probed = tuple((a.dtype.str, a.shape, a.tobytes()) for a in map(np.asarray, self._mixing_parameters()))
-        elif tuple((a.dtype.str, a.shape, a.tobytes()) for a in map(np.asarray, self._mixing_parameters())) != self._probed:
-            # the coefficients' bytes (dtype, shape, values; -0.0 and NaN compared by their bits: stricter than equal)
-            raise PrivacctError("the counter's noise recursion changed after its first draw: the ledger's executed "
-                                "weights no longer describe what runs; refused")
+            self._probed = self._coefficient_bytes()
+            names = self.implementation.parameter_attributes()
+            objs = None if names is None else tuple(getattr(self, n) for n in names)
+            # the very objects the recursion reads, kept only when immutable (tuples of Python floats): the same
+            # objects at a later draw hold the same values, so their bytes need no second look
+            self._probed_objects = objs if objs is not None and all(
+                type(o) is tuple and all(type(v) is float for v in o) for o in objs) else None
+        else:
+            kept = self._probed_objects
+            names = None if kept is None else self.implementation.parameter_attributes()
+            objs = None if names is None else tuple(getattr(self, n) for n in names)
+            if objs is None or len(objs) != len(kept) or any(a is not b for a, b in zip(objs, kept, strict=True)):
+                if self._coefficient_bytes() != self._probed:
+                    # the coefficients' bytes (dtype, shape, values; -0.0 and NaN compared by their bits: stricter
+                    # than equal)
+                    raise PrivacctError("the counter's noise recursion changed after its first draw: the ledger's "
+                                        "executed weights no longer describe what runs; refused")
         return self._executed[:t][::-1]
+
+    def _coefficient_bytes(self) -> tuple:
+        """(dtype, shape, bytes) of each coefficient array the recursion reads (:meth:`_mixing_parameters`)."""
+        return tuple((a.dtype.str, a.shape, a.tobytes()) for a in map(np.asarray, self._mixing_parameters()))
 
     def noisy_sum(self) -> np.ndarray:
         return self.implementation.noisy_sum(self)

@@ -11,7 +11,9 @@ between them), and numpy's ``standard_normal`` / ``standard_exponential`` fill a
 one call of H x m values consumes the stream in the same order and gives the same values (laid out (counter, values),
 (counter, 2, values) for Laplace); the mixing steps and the release are elementwise, so each element sees the same
 floating-point operations in the same order whatever the stack (tests/privacct/counters/test_stacked.py checks both
-against H separate counters, draws, releases and ledgers).
+against H separate counters, draws, releases and ledgers). BLT counters of symmetric Gaussian matrices (private-lsvi-ucb's
+Gram counters) take that step compiled on the d(d+1)/2 upper entries (:mod:`.blt_jit`: the same operations per
+element; :data:`COMPILED`), and ``add(x, out=, plus=)`` writes the releases plus a shift into the caller's array.
 
 The counters stay the state's owners: their arrays become views into the stacked ones, so ``noisy_sum()``, the
 ledger's executed weights (each counter's own :meth:`FactorizedCounter._row_weights`: the probe, the refusal of a
@@ -27,6 +29,8 @@ action pin is active (:mod:`privacct.tap`: they observe each draw), goes through
 
 from __future__ import annotations
 
+from itertools import repeat
+from operator import attrgetter, contains, ge, is_
 from types import SimpleNamespace
 
 import numpy as np
@@ -35,6 +39,7 @@ from ..errors import PrivacctError
 from ..mechanisms import _triangle
 from ..tap import current as current_tap
 from ..tap import current_pin
+from .base import ToeplitzStrategy
 from .blt import BLT, Blt
 from .counter import FactorizedCounter
 from .executed_cache import recursion_key
@@ -42,6 +47,12 @@ from .sqrt_toeplitz import SQRT_TOEPLITZ, SqrtToeplitz
 
 #: the noise-path functions a stacked step runs, as imported: a patched class is not stacked
 _FUNCS = {name: getattr(FactorizedCounter, name) for name in ("_mix_noise", "_init_mixing_state", "add", "_draw")}
+_ROW_WEIGHTS = FactorizedCounter._row_weights
+_EXECUTED, _PROBED = attrgetter("_executed"), attrgetter("_probed_objects")
+_STEPS, _LEAVES, _GROUP = attrgetter("steps"), attrgetter("leaves"), attrgetter("group")
+#: whether BLT counters of symmetric matrices step through the compiled kernel (:mod:`.blt_jit`, same bytes); False:
+#: numpy's stacked step (no numba in the process: about 115 MB less peak RSS, docs/performance.md)
+COMPILED = True
 _ELEMENTWISE = {BLT: (Blt, Blt.mix_noise, Blt.init_mixing_state), SQRT_TOEPLITZ:
                 (SqrtToeplitz, SqrtToeplitz.mix_noise, SqrtToeplitz.init_mixing_state)}
 
@@ -91,6 +102,12 @@ class StackedCounters:
         self._stacked: bool | None = None        # decided at the first addition
         self._views: list[dict[str, np.ndarray]] = []
         self._state = SimpleNamespace()
+        #: BLT counters of symmetric Gaussian matrices step through the compiled kernel (:mod:`.blt_jit`, same bytes):
+        #: their recursion's state is kept for the upper triangle here (``_upper``), the counters' full ring buffers
+        #: are then refreshed only before a step made one by one (:meth:`_expand_upper`)
+        self._compiled = False
+        self._upper: SimpleNamespace | None = None
+        self._kept: tuple | None = None          # _unchanged_row's record of the counters' probed objects
 
     @property
     def stacked(self) -> bool:
@@ -137,6 +154,44 @@ class StackedCounters:
                 setattr(c, name, view)
                 self._views[h][name] = view
 
+    def _compile(self) -> None:
+        """After :meth:`_stack_state`: BLT counters of symmetric Gaussian matrices step compiled (:mod:`.blt_jit`);
+        their ring buffers move to upper-triangle arrays (nb, H, B, d(d+1)/2)."""
+        c0 = self.counters[0]
+        if not COMPILED or c0.implementation is not BLT or c0.mechanism != "symmetric-gaussian-matrix":
+            return
+        from .blt_jit import blt_symmetric_step
+
+        rows, cols = _triangle(c0.shape[0])
+        up = SimpleNamespace(rows=rows.astype(np.int64), cols=cols.astype(np.int64), step=blt_symmetric_step,
+                             raw=np.empty((c0.batch, len(self.counters) * rows.size)), coef=None)
+        up.zh = np.ascontiguousarray(self._state._zhist[..., rows, cols])
+        up.uh = np.ascontiguousarray(self._state._uhist[..., rows, cols])
+        self._upper, self._compiled = up, True
+
+    def _expand_upper(self) -> None:
+        """The counters' full ring buffers from the upper-triangle ones (before steps made one by one)."""
+        up = self._upper
+        for full, half in ((self._state._zhist, up.zh), (self._state._uhist, up.uh)):
+            full[..., up.rows, up.cols] = half
+            full[..., up.cols, up.rows] = half
+
+    def _gather_upper(self) -> None:
+        """The upper-triangle ring buffers from the counters' full ones (after steps made one by one)."""
+        up = self._upper
+        up.zh[...] = self._state._zhist[..., up.rows, up.cols]
+        up.uh[...] = self._state._uhist[..., up.rows, up.cols]
+
+    def _coefficients(self) -> tuple[np.ndarray, np.ndarray]:
+        """P_1..P_nb, Q_1..Q_nb as arrays, read from the first counter now (as :meth:`Blt.mix_noise` reads them at
+        every step); converted again only when they are not the same immutable objects as at the last step."""
+        c0, up = self.counters[0], self._upper
+        P, Q = c0._P, c0._Q
+        got = up.coef
+        if got is None or got[0] is not P or got[1] is not Q or type(P) is not tuple or type(Q) is not tuple:
+            got = up.coef = (P, Q, np.array(P, dtype=float), np.array(Q, dtype=float))
+        return got[2], got[3]
+
     def _sync_stack(self) -> None:
         """After a stacked step that rebound a state array (sqrt-toeplitz's release noise), copy it into the stacked
         array (the counters' views read it)."""
@@ -156,40 +211,115 @@ class StackedCounters:
                     view[...] = cur
                     setattr(c, name, view)
 
-    def add(self, x) -> np.ndarray:
+    def add(self, x, *, out: np.ndarray | None = None, plus: np.ndarray | None = None) -> np.ndarray:
+        """The H releases (B, H, *shape) after adding ``x`` (B, H, *shape). ``out`` (optional, (B, H, *shape) float64,
+        C-contiguous): written with the releases and returned; ``plus`` (optional, ``shape``): added to every release
+        (``release + plus``, as the caller's own sum would: a learner's regularizer shift)."""
         cs = self.counters
         x = np.asarray(x, dtype=float)
         H, c0 = len(cs), cs[0]
         if x.shape != (c0.batch, H) + c0.shape:
             raise PrivacctError(f"x must have shape {(c0.batch, H) + c0.shape}, got {x.shape}")
+        if out is not None and (out.shape != x.shape or out.dtype != np.float64 or not out.flags.c_contiguous):
+            raise PrivacctError(f"out must be a C-contiguous float64 array of shape {x.shape}")
         if self._stacked is None:
             self._stacked = self._stackable()
             if self._stacked:
                 self._stack_state()
                 self._st = SimpleNamespace(**vars(self._state))
+                self._compile()
         if not self._stacked or current_tap() is not None or current_pin() is not None:
-            out = np.stack([c.add(x[:, h]) for h, c in enumerate(cs)], axis=1)
+            if self._compiled:
+                self._expand_upper()
+            rel = np.stack([c.add(x[:, h]) for h, c in enumerate(cs)], axis=1)
             if self._stacked:
                 self._sync()
-            return out
-        if any(c.steps >= c.leaves for c in cs):
+            if self._compiled:
+                self._gather_upper()
+            return self._finish(rel, out, plus)
+        if any(map(ge, map(_STEPS, cs), map(_LEAVES, cs))):
             raise PrivacctError(f"counter is full: it was built for leaves={c0.leaves} additions")
         t = c0.steps + 1
-        weights = [c.implementation.ledger_weights(c, t) for c in cs]   # may refuse: before any state moves
-        if all(c._executed is c0._executed for c in cs):   # one cached R_exec (executed_cache): one row object
-            weights = [weights[0]] * H
+        row = self._unchanged_row(t)
+        if row is not None:    # what every counter's _row_weights returns, without its H calls
+            weights = [row] * H
+        else:
+            weights = [c.implementation.ledger_weights(c, t) for c in cs]   # may refuse: before any state moves
+            if all(c._executed is c0._executed for c in cs):   # one cached R_exec (executed_cache): one row object
+                weights = [weights[0]] * H
         for c in cs:
             c.steps = t
-        self._state._exact += x.swapaxes(0, 1)
         u0 = c0.first_user - 1
         users = (u0 + 1, u0 + t)
+        if self._compiled:
+            up = self._upper
+            P, Q = self._coefficients()
+            for b, r in enumerate(c0.rngs):      # stacked_noise's draws: one call per seed, the same values
+                r.standard_normal(out=up.raw[b])
+            if c0.ledger is not None:
+                c0.ledger.record_groups(list(map(_GROUP, cs)), users=users, mechanism=c0.mechanism, scale=c0.scale,
+                                        shape=c0.shape, batch=c0.batch, weights=weights)
+            res = np.empty(x.shape) if out is None else out
+            xc = x if x.flags.c_contiguous else np.ascontiguousarray(x)
+            up.step(t, P, Q, up.raw, float(c0.scale), up.rows, up.cols, up.zh, up.uh, self._state._noise,
+                    self._state._exact, xc, res, xc[0, 0] if plus is None else np.asarray(plus, dtype=float),
+                    plus is not None)
+            return res
+        self._state._exact += x.swapaxes(0, 1)
         z = stacked_noise(c0.mechanism, c0.rngs, H, c0.shape, c0.scale)
         if c0.ledger is not None:   # H weighted records in counter order, the shared row squared once
             c0.ledger.record_groups([c.group for c in cs], users=users, mechanism=c0.mechanism, scale=c0.scale,
                                     shape=c0.shape, batch=c0.batch, weights=weights)
         c0._mix_noise(self._st, t, z)
         self._sync_stack()
-        return (self._state._exact + self._state._noise).swapaxes(0, 1)
+        return self._finish((self._state._exact + self._state._noise).swapaxes(0, 1), out, plus)
+
+    def _unchanged_row(self, t: int) -> np.ndarray | None:
+        """Row t of the counters' one executed encoder, when every counter's
+        :meth:`~privacct.counters.counter.FactorizedCounter._row_weights` would return it at its cheapest: probed
+        already (the same cached R_exec for all), each counter's recursion reading the very immutable coefficient
+        objects it read at its probe (:meth:`privacct.counters.base.ToeplitzStrategy.parameter_attributes`), and
+        neither ``ledger_weights`` nor ``_row_weights`` replaced; None otherwise (the caller asks each counter).
+        The per-counter tests are C-level maps of identity comparisons against what :meth:`_kept_objects` saw."""
+        cs = self.counters
+        c0 = cs[0]
+        ex = c0._executed
+        impl = c0.implementation
+        if ex is None or c0.ledger is None or type(impl).ledger_weights is not ToeplitzStrategy.ledger_weights \
+                or "ledger_weights" in vars(impl) or FactorizedCounter._row_weights is not _ROW_WEIGHTS:
+            return None
+        names = impl.parameter_attributes()
+        kept = self._kept
+        if kept is None or kept[0] != names or kept[1] is not ex:
+            kept = self._kept = self._kept_objects(names, ex)
+            if kept is None:
+                return None
+        if not (all(map(is_, map(_EXECUTED, cs), repeat(ex)))
+                and all(map(is_, map(_PROBED, cs), kept[2]))
+                and all(all(map(is_, map(get, cs), objs)) for get, objs in kept[3])
+                and not any(map(contains, map(vars, cs), repeat("_row_weights")))):
+            return None
+        return ex[:t][::-1]
+
+    def _kept_objects(self, names, ex) -> tuple | None:
+        """(names, ex, each counter's ``_probed_objects`` tuple, per name the objects they hold), when every counter
+        was probed into ``ex`` with immutable coefficient objects under ``names``; None otherwise."""
+        cs = self.counters
+        probed = [c._probed_objects for c in cs]
+        if names is None or any(c._executed is not ex for c in cs) or any(p is None or len(p) != len(names)
+                                                                          for p in probed):
+            return None
+        return names, ex, probed, [(attrgetter(n), [p[i] for p in probed]) for i, n in enumerate(names)]
+
+    @staticmethod
+    def _finish(rel: np.ndarray, out: np.ndarray | None, plus: np.ndarray | None) -> np.ndarray:
+        """``rel`` (+ ``plus``), into ``out`` when given."""
+        if plus is not None:
+            rel = rel + plus
+        if out is None:
+            return rel
+        out[...] = rel
+        return out
 
 
 __all__ = ["StackedCounters", "stacked_noise"]

@@ -460,6 +460,8 @@ def test_a_chain_refuses_records_and_a_part_that_grew():
         view.record(group="g", users=(1, 1), mechanism="gaussian", scale=1.0, shape=(2,))
     with pytest.raises(PrivacctError, match="read-only"):
         view.extend(own)
+    with pytest.raises(PrivacctError, match="read-only"):   # a stacked counter's records too
+        view.record_groups(["g"], users=(1, 1), mechanism="gaussian", scale=1.0, shape=(2,), weights=[np.ones(1)])
     own.record(group="y", users=(3, 3), mechanism="gaussian", scale=2.0, shape=(2,))
     with pytest.raises(PrivacctError, match="recorded after the chain"):
         view.per_user_counts("y")

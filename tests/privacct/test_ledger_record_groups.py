@@ -89,6 +89,28 @@ def test_different_rows_and_a_later_single_record_copy_on_write():
     _assert_same(a, b)
 
 
+@pytest.mark.parametrize("change", ["a row of another array", "the array changed in place after a record"])
+def test_a_row_that_is_not_the_next_prefix_row_is_recorded_as_it_is(change):
+    """Rows kept lazily are compared with the kept coefficients bit for bit at every record (the fast path of a
+    repeated record_groups call too): a shared row that does not extend them -- another array's row, or the same
+    array's row after its older entries were changed in place -- gets the sums of the records it stands for."""
+    T = 12
+    r = np.random.default_rng(3).uniform(0.1, 1.0, size=T)
+    other = np.random.default_rng(4).uniform(0.1, 1.0, size=T)
+    a, b = Ledger(), Ledger()
+    for t in range(1, T + 1):
+        if t == 7:
+            if change == "a row of another array":
+                r = other
+            else:
+                r[0] *= 2.0                                   # r_0, in every later row's oldest user
+        w = r[:t][::-1]
+        a.record_groups(GROUPS, users=(1, t), weights=[w] * 3, **KW)
+        for g in GROUPS:
+            b.record(group=g, users=(1, t), weights=w.copy(), **KW)
+    _assert_same(a, b)
+
+
 def test_a_group_named_twice_counts_twice():
     rows = _rows(5)
     a, b = _both([(("a", "a", "b"), (1, t), [rows[t - 1]] * 3) for t in range(1, 6)])

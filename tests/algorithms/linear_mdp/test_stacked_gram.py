@@ -66,3 +66,25 @@ def test_the_audited_noise_path_mutant_runs_one_by_one_and_is_caught_by_the_ledg
     assert used == [False]          # an audited run: every counter observed by the audit's tap
     chk = check_ledger(r.log, r.ledger, delta=1e-5)
     assert not chk.ok and chk.executed_epsilon > chk.declared_epsilon
+
+
+@pytest.mark.parametrize("seeds", [1, 3])
+def test_the_compiled_episode_gives_the_numpy_episode(seeds, monkeypatch):
+    """The roll-out and history compiled (algorithms/linear_mdp/episode_jit.py, uniforms drawn ahead per seed) give the
+    numpy episode's run: regret, releases, updates, floor events and ledgers, byte for byte."""
+    import privacct.algorithms.linear_mdp.private_lsvi_ucb as P
+
+    cfg = _cfg("blt")
+    used = []
+    real = P._compiled_episode
+    monkeypatch.setattr(P, "_compiled_episode", lambda *a: used.append(real(*a)) or used[-1])
+    a = learners()["private-lsvi-ucb"].run(cfg, spawn_sequences(5, seeds))
+    monkeypatch.setattr(P, "_compiled_episode", lambda *a: None)
+    b = learners()["private-lsvi-ucb"].run(cfg, spawn_sequences(5, seeds))
+    assert used[0] is not None and a.info["n_updates"].max() > 0
+    assert a.regret.tobytes() == b.regret.tobytes()
+    for key in ("final_release", "n_updates", "floor_events", "cap_reached_episode"):
+        assert np.asarray(a.info[key]).tobytes() == np.asarray(b.info[key]).tobytes()
+    assert [u.tobytes() for u in a.info["update_episodes"]] == [u.tobytes() for u in b.info["update_episodes"]]
+    for la, lb in zip(a.info["ledgers"], b.info["ledgers"], strict=True):
+        assert [repr(d) for d in la.draws()] == [repr(d) for d in lb.draws()]

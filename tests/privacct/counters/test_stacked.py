@@ -201,3 +201,54 @@ def test_the_stacked_ledger_pickles_and_chains_as_the_one_by_one_ledger():
         for h in range(H):
             assert a.per_user_norms(f"g{h}", "symmetric-gaussian-matrix", 0.6).tobytes() == \
                 b.per_user_norms(f"g{h}", "symmetric-gaussian-matrix", 0.6).tobytes()
+
+
+@pytest.mark.parametrize("strategy,mechanism,shape,compiled", [
+    ("blt", "symmetric-gaussian-matrix", (3, 3), True), ("blt", "gaussian", (3,), False),
+    ("sqrt-toeplitz", "symmetric-gaussian-matrix", (2, 2), False)])
+def test_out_and_plus_give_the_releases_plus_the_shift(strategy, mechanism, shape, compiled):
+    """``add(x, out=, plus=)`` writes ``release + plus`` into ``out`` (a learner's shifted Gram matrices), the bytes of
+    the one-by-one counters' releases plus the same array; BLT counters of symmetric matrices step compiled
+    (privacct/counters/blt_jit.py), the others through numpy."""
+    ref, _, _ = _counters(strategy, mechanism=mechanism, shape=shape)
+    cs, _, _ = _counters(strategy, mechanism=mechanism, shape=shape)
+    st = StackedCounters(cs)
+    xs = _xs(shape)
+    plus = np.random.default_rng(9).normal(size=shape)
+    out = np.empty((B, H) + shape)
+    for t, want in enumerate(_one_by_one(ref, xs)):
+        got = st.add(xs[t], out=out, plus=plus if t % 2 else None)
+        assert got is out and out.tobytes() == (want + plus if t % 2 else want).tobytes()
+    assert st._compiled is compiled
+    with pytest.raises(PrivacctError, match="C-contiguous float64"):
+        StackedCounters(_counters(strategy, mechanism=mechanism, shape=shape)[0]).add(xs[0], out=out[:, ::-1])
+
+
+def test_a_counter_rebound_to_another_tuple_after_the_first_draw_is_refused_by_the_stack():
+    """The stack's identity shortcut (StackedCounters._unchanged_row) takes only the very objects each counter probed:
+    a tuple of other values bound on one counter is refused before anything moves, as a list is."""
+    cs, led, rngs = _counters("blt")
+    st = StackedCounters(cs)
+    xs = _xs()
+    for t in range(3):
+        st.add(xs[t])
+    assert st._compiled and st._unchanged_row(4) is not None
+    cs[2]._Q = tuple(0.5 * q for q in cs[2]._Q)
+    assert st._unchanged_row(4) is None
+    before = (len(led), [r.bit_generator.state for r in rngs])
+    with pytest.raises(PrivacctError, match="changed after its first draw"):
+        st.add(xs[3])
+    assert (len(led), [r.bit_generator.state for r in rngs]) == before and all(c.steps == 3 for c in cs)
+
+
+def test_without_the_compiled_step_blt_matrices_stack_through_numpy(monkeypatch):
+    """``COMPILED = False`` (no numba in the process): the same counters stack through numpy's step, the same bytes."""
+    monkeypatch.setattr(S, "COMPILED", False)
+    ref, led_ref, _ = _counters("blt")
+    cs, led, _ = _counters("blt")
+    st = StackedCounters(cs)
+    xs = _xs()
+    for t, want in enumerate(_one_by_one(ref, xs)):
+        assert st.add(xs[t]).tobytes() == want.tobytes()
+    assert st.stacked and not st._compiled
+    _same_ledgers(led, led_ref)
