@@ -53,7 +53,7 @@ argues for the tree's B0 nodes) and L = log(6KHd draws/p), Claim 29's union boun
 per step (as the linear-mixture learners, :class:`algorithms.linear_mixture.design.CounterChoice`). Without the option
 (or with ``tree``) the printed tree runs, byte for byte as before; ``tight`` does not choose a counter here. Audited
 runs observe any counter (docs/auditing.md#factorized-counters); a one-run audit of a Toeplitz counter with Laplace
-noise is refused in one line (:func:`refuse_audited_counter`).
+noise is scored output-only (docs/auditing.md#one-run-scores; :func:`refuse_audited_counter` no longer refuses).
 
 PURE-DP VARIANT ``batched-jdp-lsvi-ucb-laplace`` (App. E.3; docs/seed-003-linear-representation.md#pure-dp-variants):
 Laplace noise, every advanced composition replaced by simple composition. App. E.3 prints only the orders
@@ -80,8 +80,9 @@ under the current policy and reports her Gram terms under both bits (:func:`.can
 records a node only when its leaves are one-user batches and it holds exactly one canary (a leaf of several
 users holds a canary's share the primitive cannot split off; every u release sums all users and is noised
 without a canary's share). With batches of many users (B - 1 leaves for K users, the paper setting's 1667
-users per batch) no release is a single canary's, and the run is refused up front saying so
-(:func:`_check_one_run`); ``options batches = K`` gives one user per batch, and then the tree is the one
+users per batch) no release is a single canary's, and a one-run RELEASED audit is refused up front saying so
+(:func:`_check_one_run`; the one-run ACTION audit pins the batch releases instead,
+docs/auditing.md#batched-learners-in-the-action-audit); ``options batches = K`` gives one user per batch, and then the tree is the one
 Private LSVI-UCB's one-run audit observes.
 """
 
@@ -106,16 +107,24 @@ from privacct.log import (
     tree_depth,
 )
 from privacct.mechanisms import TreeCounter, gaussian, laplace
-from privacct.tap import prescribed, user_contribution
+from privacct.tap import current as current_tap
+from privacct.tap import canary_contribution, current_pin, prescribed, user_contribution
 
 from ..contract import AuditHook, RunConfig, RunResult, noise_generators, stream_generators
 from . import canary as CAN
 from . import common as C
+from .chunks import chunk as C_chunk
 
 NAME = "batched-jdp-lsvi-ucb"
 NAME_LAPLACE = "batched-jdp-lsvi-ucb-laplace"
 OPTIONS = C.COMMON_OPTIONS + ("batches", "counter")
 COUNTERS = FACTORIZED_STRATEGIES  # the counting strategies, named once (privacct.log)
+#: Outside audits the episodes between two releases run compiled (:mod:`.batched_jit`, same bytes); False: the numpy
+#: loop, the reference (its tests compare both)
+COMPILED = True
+#: episodes per compiled call (and per seed's ``Generator.random`` call), at most: never across a release, and fewer
+#: when the seeds' uniforms would pass 8 MB (:func:`.chunks.chunk`)
+_CHUNK = 1024
 SOURCE = ("Luyo, Garcelon, Lazaric, Pirotta (2021), Differentially Private Exploration in RL with Linear "
           "Representation, Alg. 2 / App. E [seed 003]")
 
@@ -215,15 +224,10 @@ TREE_KEPT = tree_kept("no regret proxy ranks the Gram counters of the batched le
 def refuse_audited_counter(name: str, counter: str | None, *, one_run: bool = False, laplace: bool = False) -> None:
     """An audited run observes any Gram counter (privacct.counters.observed, docs/auditing.md#factorized-counters;
     user 1's share of batch leaf 1 reported by the learner): a ONE-RUN audit observes a Toeplitz counter through the
-    difference of two releases at a canary's leaf, which is not Laplace noise, so a one-run audit of a Toeplitz counter
-    with Laplace noise (``laplace``: the -laplace variant) is refused in one line."""
-    from privacct.counters.strategies import Strategy
-
-    if one_run and laplace and counter is not None and Strategy(counter).implementation.toeplitz:
-        raise PrivacctError(f"{name}: option counter={counter!r} cannot be audited by a one-run audit with Laplace "
-                            "noise: a canary is observed through the difference of two Gram releases, whose noise is "
-                            "not Laplace (docs/auditing.md#factorized-counters); audit it classically or with "
-                            "counter=tree or tree-honaker")
+    difference of two releases at a canary's leaf; with Laplace noise (``laplace``: the -laplace variant) that is not
+    Laplace noise, so the audit scores it output-only (verdict fails or inconclusive, docs/auditing.md#one-run-scores):
+    nothing is refused here any more (the signature is kept for callers)."""
+    del name, counter, one_run, laplace
 
 
 def feature_l1_bounds(env) -> tuple[float, float]:
@@ -377,13 +381,17 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
                                    rngs=noise_rngs, ledger=ledger, group=f"gram_h{h + 1}", leaf_users=leaf_users)
                  for h in range(H)]
     if audit is not None and audit.plan is not None:
-        _check_one_run(config.algorithm, audit.plan, leaf_users, K, c["B"])
+        if current_pin() is None:   # a one-run RELEASE audit; an action audit pins batched releases by each canary's share
+            _check_one_run(config.algorithm, audit.plan, leaf_users, K, c["B"])
     hist = C.History(env, Bs)
-    pol = C.data_free_policy(env, Bs, lam, beta)
+    pol = _data_free_policy(env, Bs, lam, beta, audit)
     # a classic audited run: user 1's trajectory under each canary (the data-free first policy), to report her
     # contributions to the releases that hold her with other users (privacct.tap.user_contribution). A one-run
     # audit's canaries report their Gram terms under both bits (C.user_episode); module docstring
     user1 = {w: CAN.rollout(env, w, pol) for w in CAN.CANARIES} if audit is not None and audit.plan is None else None
+    # a one-run ACTION audit (an action pin active): each canary's trajectories under both bits, to report her share of
+    # every later u release given its V (privacct.tap.canary_contribution), so that the pin holds u too
+    paths = {} if audit is not None and audit.plan is not None and current_pin() is not None else None
     cur_regret = env.regret(pol)
     regret = np.zeros((Bs, K))
     batch_gram = np.zeros((Bs, H, d, d))
@@ -392,12 +400,27 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
     last_lam = np.zeros((Bs, H, d, d))
     eye = np.eye(d)
     rel = 0
-    for k in range(1, K + 1):
-        regret[:, k - 1] = cur_regret
-        states, actions = C.user_episode(k, audit, env, pol, env_rngs, gram_upper=lap)
-        phi = hist.add(states, actions)
-        prescribed(k, actions)   # the actions sent to user k (an audit's JDP output M_-1; a no-op otherwise)
-        batch_gram += phi[..., :, None] * phi[..., None, :]
+    fast = _compiles(audit, env)   # outside audits the episodes between releases run compiled (.batched_jit)
+    u_buf = np.empty((Bs, C_chunk(_CHUNK, Bs, H, K), H)) if fast else None
+    lsvi = _lsvi(env, Bs) if fast else C.lsvi   # the releases' LSVI pass compiled too (.lsvi_jit), same bytes
+    regret_of = _regret_of(env) if fast else env.regret
+    release_inverse = _release_inverse(env, Bs) if fast else _release_inverse_numpy
+    k = 0
+    while k < K:
+        k0 = k + 1
+        if fast:   # episodes k0..k in one compiled call: a chunk never crosses a release
+            k = min(k + u_buf.shape[1], K, int(ends[rel]) if rel < n_rel else K)
+            _play_compiled(env, pol, env_rngs, u_buf, k - k0 + 1, hist, batch_gram)
+            regret[:, k0 - 1:k] = cur_regret[:, None]
+        else:
+            k += 1
+            regret[:, k - 1] = cur_regret
+            states, actions = C.user_episode(k, audit, env, pol, env_rngs, gram_upper=lap)
+            if paths is not None and audit.plan.bit(k) is not None:
+                paths[k] = {w: CAN.rollout(env, w, pol) for w in CAN.CANARIES}
+            phi = hist.add(states, actions)
+            prescribed(k, actions)   # the actions sent to user k (an audit's JDP output M_-1; a no-op otherwise)
+            batch_gram += phi[..., :, None] * phi[..., None, :]
         if rel < n_rel and k == ends[rel]:
             noisy = np.empty((Bs, H, d, d))
             for h in range(H):
@@ -408,20 +431,28 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
                                else trees[h].add(batch_gram[:, h]))
             batch_gram[:] = 0.0
             lam_t = noisy + (lam + c_K + ups) * eye
-            mats, _, low = C.floored_logdet(lam_t, lam + c_K, allow_floor=allow_floor, what=f"{NAME} release after episode {k}")
+            mats, Ainv, low = release_inverse(lam_t, lam + c_K, allow_floor=allow_floor,
+                                              what=f"{NAME} release after episode {k}")
             floor_events += low.sum(axis=1)
 
             def u_noise(h, y, V, k=k):
                 if user1 is not None:   # user 1's share of this release under each canary, given its V
                     own = {w: CAN.contribution(env, *user1[w], h, V) for w in user1}
                     user_contribution("u", a=own["A"], b=own["B"])
-                return y + (laplace if lap else gaussian)(noise_rngs, (d,), sig_u, ledger=ledger, group="u", users=(1, k))
-            pol, ys = C.lsvi(env, np.linalg.inv(mats), hist.N, hist.Rphi, beta, y_noise=u_noise)
+                for c, both in (paths or {}).items():   # an action audit: each canary's share under both bits
+                    canary_contribution(c, "u", a=CAN.contribution(env, *both["A"], h, V),
+                                        b=CAN.contribution(env, *both["B"], h, V))
+                out = y + (laplace if lap else gaussian)(noise_rngs, (d,), sig_u, ledger=ledger, group="u", users=(1, k))
+                if paths is not None:   # the audit compares the replay's u releases with the run's
+                    current_pin().note_release(out)
+                return out
+            pol, ys = lsvi(env, Ainv, hist.N, hist.Rphi, beta, y_noise=u_noise)
             last_u, last_lam = ys, noisy
-            cur_regret = env.regret(pol)
+            cur_regret = regret_of(pol)
             rel += 1
         if progress is not None:
-            progress(k)
+            for i in range(k0, k + 1):
+                progress(i)
     info: dict[str, Any] = {"n_updates": np.full(Bs, rel), "release_episodes": ends, "B": c["B"], "B0": c["B0"],
                             "beta": beta, "upsilon": ups, "c_K": c_K, "sigma_lam": sig_lam, "sigma_u": sig_u,
                             "floor_events": floor_events, "env": env.name,
@@ -449,3 +480,73 @@ def _gram_value(phi: np.ndarray, lap: bool) -> np.ndarray:
     matrix (symmetric Gaussian)."""
     m = phi[:, :, None] * phi[:, None, :]
     return C.upper(m) if lap else m
+
+
+def _compiles(audit, env) -> bool:
+    """Whether :func:`run` plays its episodes compiled: ``COMPILED``, no audit hook, no tap and no action pin active
+    (they see every user's episode, :func:`privacct.tap.prescribed`), and the environment's own ``sample_next``."""
+    from ..envs.tabular import TabularMDP
+
+    return (COMPILED and audit is None and current_tap() is None and current_pin() is None
+            and type(env.tabular).sample_next is TabularMDP.sample_next)
+
+
+def _release_inverse_numpy(M: np.ndarray, floor: float, *, allow_floor: bool, what: str):
+    """(matrices, inverses, floored) of a release: :func:`.common.floored_logdet` then ``np.linalg.inv``."""
+    mats, _, low = C.floored_logdet(M, floor, allow_floor=allow_floor, what=what)
+    return mats, np.linalg.inv(mats), low
+
+
+def _release_inverse(env, n: int):
+    """:func:`.lsvi_jit.release_inverse_numpy_or_compiled` when lsvi_jit's self-check holds here, else the numpy one."""
+    from . import lsvi_jit
+
+    return lsvi_jit.release_inverse_numpy_or_compiled if lsvi_jit.compiles(env, n) else _release_inverse_numpy
+
+
+def _data_free_policy(env, B: int, lam: float, beta: float, audit) -> np.ndarray:
+    """:func:`.common.data_free_policy` (LSVI with no data and design matrix lam I), its pass compiled
+    (:func:`.lsvi_jit.lsvi_compiled`, the same bytes) when the episodes run compiled."""
+    from . import lsvi_jit
+
+    if not (_compiles(audit, env) and lsvi_jit.compiles(env, B)):
+        return C.data_free_policy(env, B, lam, beta)
+    H, S, A, d = env.horizon, env.n_states, env.n_actions, env.dim
+    Ainv = np.broadcast_to(np.eye(d) / lam, (B, H, d, d))
+    return lsvi_jit.lsvi_compiled(env, Ainv, np.zeros((B, H, S, A, S)), np.zeros((B, H, d)), beta)[0]
+
+
+def _regret_of(env):
+    """``env.regret`` compiled (:func:`.batched_jit.regrets`, the same bytes), V*_1(s_1) computed once."""
+    from .batched_jit import regrets
+
+    tab = env.tabular
+    H, S, A = tab.R.shape
+    Rsa, v_star, s0 = np.ascontiguousarray(tab.R.reshape(H, S * A)), float(tab.optimal_value()), int(tab.initial_state)
+
+    def regret_of(pol: np.ndarray) -> np.ndarray:
+        out = np.empty(pol.shape[0])
+        regrets(np.ascontiguousarray(pol, dtype=np.int64), Rsa, tab.P, s0, v_star, out)
+        return out
+    return regret_of
+
+
+def _lsvi(env, n: int):
+    """:func:`.lsvi_jit.lsvi_compiled` when its self-check holds for this environment at n seeds, else
+    :func:`.common.lsvi`."""
+    from . import lsvi_jit
+
+    return lsvi_jit.lsvi_compiled if lsvi_jit.compiles(env, n) else C.lsvi
+
+
+def _play_compiled(env, pol: np.ndarray, env_rngs, u_buf: np.ndarray, n: int, hist: C.History,
+                   batch_gram: np.ndarray) -> None:
+    """``n`` episodes of every seed under ``pol``, added to ``hist.N``, ``hist.Rphi`` and ``batch_gram``
+    (:func:`.batched_jit.play_chunk`; ``hist.gram``, which this learner does not read, is left alone). Each seed's
+    n x H uniforms in one ``Generator.random`` call: the numpy loop's n ``random(H)`` calls, value for value."""
+    from .batched_jit import play_chunk   # numba loads here, not on import (CLI start-up)
+
+    for b, g in enumerate(env_rngs):
+        g.random(out=u_buf[b, :n])
+    tab = env.tabular
+    play_chunk(pol, tab._cdf, env.phi, tab.R, int(env.initial_state), u_buf, n, hist.N, hist.Rphi, batch_gram)
