@@ -10,12 +10,16 @@ canary's response with its bit and reports her contribution under both bits give
 one canary, minus the non-canary users' exact contribution (the auditor's own data; releases holding two
 canaries are not used: their other canary's bit is unknown to the guesser).
 
-Score of canary i: the log-likelihood ratio of her releases, bit A against bit B (Laplace:
-sum_j (|x_j - b_j| - |x_j - a_j|) / scale; Gaussian: ((a - b) . x - (|a|^2 - |b|^2) / 2) / sigma^2,
-docs/auditing.md#the-neyman-pearson-statistic); a positive score guesses A. The guesses and the bound are
-:mod:`privacct.audits.one_run`'s (Steinke, Nasr, Jagielski 2023; Mahloujifar, Melis, Chaudhuri 2024), at
-the audit's confidence. Beside the bound stands the accounted eps of the learner's own log for the same
-configuration; the notes say how far the median canary is from being seen (:func:`contrast_note`).
+Scores (:mod:`privacct.audits.one_run_scores`, docs/auditing.md#one-run-scores): ``difference``, the log-likelihood
+ratio of canary i's releases, bit A against bit B (Laplace: sum_j (|x_j - b_j| - |x_j - a_j|) / scale; Gaussian:
+((a - b) . x - (|a|^2 - |b|^2) / 2) / sigma^2, docs/auditing.md#the-neyman-pearson-statistic); where a Toeplitz
+counter runs also ``window`` (her window mean of releases) and, with Laplace noise through it, ``output-only``; a
+positive score guesses A. Every score runs on the SAME run; with n scores each one's bound is at confidence
+1 - (1 - c) / n (union bound), the audit's bound is their largest, and the verdict: ``fails`` iff that exceeds the
+claim; ``passes`` iff not, an exact score had power and no Laplace Toeplitz counter runs; else ``inconclusive``. The
+guesses and each bound are :mod:`privacct.audits.one_run`'s (Steinke, Nasr, Jagielski 2023; Mahloujifar, Melis,
+Chaudhuri 2024). Beside the bound stands the accounted eps of the learner's own log for the same configuration; the
+notes say how far the median canary is from being seen (:func:`contrast_note`).
 
 Soundness needs the guesses to depend on the output only: the scores use the released values, the
 canaries' contributions under both bits (a function of the history and the auditor's fixed coins) and the
@@ -33,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from privacct.algorithms.contract import RUN_FIELDS, ConfigFields, RunConfig
+from privacct.counters.observed import GAUSSIAN_FORM
 from privacct.errors import PrivacctError, check_count
 
 from .learner_audit import accounted_epsilon, check_audit_config, resolve_audit_config
@@ -50,21 +55,12 @@ def plan_users(K: int, canaries: int) -> tuple[int, ...]:
 
 
 def canary_scores(records, users: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """(score per canary (m,), releases per canary (m,)): the log-likelihood ratio bit A vs bit B of each
-    canary's releases (module docstring), 0 for a canary with no release."""
-    index = {u: i for i, u in enumerate(users)}
-    score = np.zeros(len(users))
-    count = np.zeros(len(users), dtype=np.int64)
-    for r in records:
-        x, a, b = r.values[0], r.mean_a[0], r.mean_b[0]
-        if r.mechanism == "laplace":
-            term = float(np.sum(np.abs(x - b) - np.abs(x - a)) / r.scale)
-        else:
-            term = float((np.dot(a - b, x) - 0.5 * (np.dot(a, a) - np.dot(b, b))) / r.scale ** 2)
-        i = index[r.user]
-        score[i] += term
-        count[i] += 1
-    return score, count
+    """(score per canary (m,), releases per canary (m,)): the ``difference`` score
+    (:data:`privacct.audits.one_run_scores.SCORES`) of one-canary release ``records``: the log-likelihood ratio bit A
+    vs bit B of each canary's releases (module docstring), 0 for a canary with no release."""
+    from .one_run_scores import SCORES, Observed
+
+    return SCORES["difference"](Observed(tuple(users), tuple(records), ()))
 
 
 def median_structure(records, users: tuple[int, ...]):
@@ -75,6 +71,8 @@ def median_structure(records, users: tuple[int, ...]):
 
     per: dict[int, tuple[list[float], float]] = {u: ([], 0.0) for u in users}
     for r in records:
+        if r.mechanism == GAUSSIAN_FORM:   # no exact loss (privacct/counters/observed.py)
+            continue
         d = np.abs(r.mean_a[0] - r.mean_b[0])
         lap, mu2 = per[r.user]
         if r.mechanism == "laplace":
@@ -159,6 +157,10 @@ class OneRunLearnerResult(ConfigFields):
     accounted_epsilon: float
     seconds: float
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: every score's bound on the same run (:class:`ScoreBound`; one: ``difference``), and the name of the one whose
+    #: bound is ``bound`` (the largest)
+    scores: tuple = ()
+    best_score: str = "difference"
 
     @property
     def verdict(self) -> str:
@@ -180,7 +182,8 @@ class OneRunLearnerResult(ConfigFields):
                   "canaries": self.canaries, "spacing": self.spacing,
                   "releases_per_canary": self.releases_per_canary, "accountant": self.accountant,
                   "accounted_epsilon": self.accounted_epsilon, "sandwich_ok": self.sandwich_ok,
-                  "seconds": self.seconds, "notes": list(self.notes)})
+                  "seconds": self.seconds, "notes": list(self.notes),
+                  "scores": [x.to_dict() for x in self.scores], "best_score": self.best_score})
         return d
 
     def summary(self) -> str:
@@ -190,33 +193,59 @@ class OneRunLearnerResult(ConfigFields):
                                                  "that a correct learner allows; another --seed tells)")
         return (f"one-run audit {b.verdict.upper()} ({self.algorithm} {self.privacy} {self.calibration} K={self.episodes}"
                 f"{'' if self.horizon is None else f' H={self.horizon}'}): {self.canaries} canaries (spacing {self.spacing}, "
-                f"{self.releases_per_canary:.2f} releases each), {b.guesses} guesses, {b.correct} correct; eps lower bound "
+                f"{self.releases_per_canary:.2f} releases each), {b.guesses} guesses, {b.correct} correct{self._by()}; eps lower bound "
                 f"{self.epsilon_lower_bound:.4f} {rel} accounted {self.accounted_epsilon:.4f} ({self.accountant}, same "
                 f"configuration) vs claimed {b.claimed_epsilon:g} (delta {b.delta:g}), confidence {b.confidence:g}; "
                 f"{self.seconds:.1f} s")
 
+    def _by(self) -> str:
+        if len(self.scores) < 2:
+            return ""
+        each = ", ".join(f"{x.name} {x.bound.correct}/{x.bound.guesses} {x.bound.epsilon_lower_bound:.3f}"
+                         for x in self.scores)
+        return f" by score {self.best_score} (scores at confidence {self.scores[0].bound.confidence:.4g} each: {each})"
 
-def refuse_laplace_toeplitz(cfg, spec) -> None:
-    """One PrivacctError line, before anything runs, when the declared log of ``cfg`` releases through a Toeplitz
-    counter (``sqrt-toeplitz``, ``blt``) with Laplace noise: a one-run release audit observes such a counter's canary
-    through the difference of two releases, whose noise is not Laplace (docs/auditing.md#factorized-counters), so it
-    has no exact likelihood ratio to score. Read from the log, so it holds for any learner, ours or a user's."""
-    from privacct.counters.registry import get_strategy
 
-    log = spec.declared_log(cfg)
-    bad = sorted({g.structure.strategy for g in ([] if log is None else log.release_groups)
-                  if g.mechanism == "laplace" and g.structure.kind == "factorized"
-                  and get_strategy(g.structure.strategy).toeplitz})
-    if bad:
-        raise PrivacctError(f"{cfg.algorithm}: a one-run audit cannot observe a {bad[0]} counter with Laplace noise (a "
-                            "canary is seen through the difference of two releases, whose noise is not Laplace; "
-                            "docs/auditing.md#factorized-counters): audit it classically, or name --option counter=tree "
-                            "or tree-honaker")
+@dataclass(frozen=True)
+class ScoreBound:
+    """One score's part of a one-run audit (:mod:`privacct.audits.one_run_scores`): its ``name``, whether its power
+    criterion counted (``exact``: an exact likelihood of every record it read), the records it read per canary on
+    average, and its bound (:class:`privacct.audits.one_run.OneRunResult`, at its share of the confidence)."""
+
+    name: str
+    exact: bool
+    releases_per_canary: float
+    bound: Any
+
+    def to_dict(self) -> dict:
+        b = self.bound
+        return {"name": self.name, "exact": self.exact, "releases_per_canary": self.releases_per_canary,
+                "canaries": int(b.canaries), "guesses": int(b.guesses), "correct": int(b.correct),
+                "epsilon_lower_bound": float(b.epsilon_lower_bound), "confidence": float(b.confidence),
+                "verdict": b.verdict, "power": b.power.to_dict()}
+
+
+def combine_scores(parts: "list[ScoreBound]", *, confidence: float, passes_allowed: bool):
+    """(the audit's bound, the name of its score) from each score's bound on one run (module docstring): the largest
+    bound, at the audit's ``confidence`` (each part's was 1 - (1 - confidence) / n: union bound, docs/auditing.md#one-run-scores);
+    verdict ``fails`` iff it exceeds the claim, ``passes`` iff not and an exact part had power (and ``passes_allowed``),
+    else ``inconclusive``. One part: its bound unchanged."""
+    best = max(parts, key=lambda p: p.bound.epsilon_lower_bound)   # ties: the first (a fixed order)
+    if len(parts) == 1 and passes_allowed:
+        return best.bound, best.name
+    b = best.bound
+    if b.epsilon_lower_bound > b.claimed_epsilon:
+        verdict, power = "fails", b.power
+    else:
+        powered = [p for p in parts if p.exact and p.bound.power.has_power] if passes_allowed else []
+        verdict = "passes" if powered else "inconclusive"
+        power = powered[0].bound.power if powered else b.power
+    return dataclasses.replace(b, verdict=verdict, power=power, confidence=confidence), best.name
 
 
 def one_run_audit_learner(config: "RunConfig | str", *, canaries: int = 1000, confidence: float = 0.95, seed: int = 0,
                           coins_seed: int = 0, mutant: str | None = None, noise_multiplier: float = 1.0,
-                          **fields: Any) -> OneRunLearnerResult:
+                          scores: "tuple[str, ...] | None" = None, **fields: Any) -> OneRunLearnerResult:
     """One learner run with ``canaries`` canary users and the one-run bound (module docstring).
 
     ``config``: the :class:`~privacct.algorithms.contract.RunConfig` audited, passed whole (its claim, epsilon and delta,
@@ -226,16 +255,24 @@ def one_run_audit_learner(config: "RunConfig | str", *, canaries: int = 1000, co
     :func:`one_run_config` into one RunConfig: ``episodes`` None is the learner's paper setting for ``privacy`` (its K,
     H, environment and constants), else its test settings' K. ``noise_multiplier`` < 1: the planted learner-level
     noise bug (:class:`privacct.algorithms.contract.AuditHook`). ``confidence``, ``seed``, ``coins_seed`` and ``mutant``
-    as :func:`privacct.audits.learner_audit.audit_learner`.
+    as :func:`privacct.audits.learner_audit.audit_learner`. ``scores``: names of
+    :data:`privacct.audits.one_run_scores.SCORES` (None: :func:`privacct.audits.one_run_scores.default_scores`, those
+    that apply to the configuration's counters); all run on the same run, the confidence split between them.
     """
     from privacct.algorithms.contract import AuditHook, CanaryPlan
     from privacct.algorithms.registry import get_learner
 
-    from .one_run import draw_bits, one_run_audit_scores
+    from .one_run import _check_confidence, draw_bits, one_run_audit_scores
+    from .one_run_scores import SCORES, default_scores, observed, score_names, toeplitz_groups
+
+    _check_confidence(confidence)
 
     cfg = resolve_one_run_config(config, fields, caller="one_run_audit_learner")
     spec = get_learner(cfg.algorithm)
-    refuse_laplace_toeplitz(cfg, spec)
+    names = default_scores(cfg, spec) if scores is None else score_names(scores)
+    # a Laplace Toeplitz counter's releases have no exact likelihood: its audit fails or is inconclusive, never passes
+    laplace_toeplitz = any(m == "laplace" for _, m in toeplitz_groups(cfg, spec))
+    share = 1.0 - (1.0 - float(confidence)) / len(names)
     users = plan_users(int(cfg.episodes), canaries)
     spacing = users[1] - users[0] if len(users) > 1 else 1
     signs = draw_bits(seed, len(users))                       # +1: bit A, -1: bit B (privacct.audits.one_run)
@@ -244,18 +281,33 @@ def one_run_audit_learner(config: "RunConfig | str", *, canaries: int = 1000, co
     hook = AuditHook("A", fixed_users=False, coins_seed=coins_seed, noise_multiplier=noise_multiplier, mutant=mutant,
                      plan=CanaryPlan(users, bits))
     res = spec.run(cfg, [np.random.SeedSequence([seed, 1])], audit=hook)
-    score, count = canary_scores(res.tap.canary_records, users)
-    structure = median_structure(res.tap.canary_records, users)
-    bound = one_run_audit_scores(score, signs, epsilon=cfg.epsilon, delta=cfg.delta, confidence=confidence,
-                                 per_canary_structure=structure, seed=seed, name=f"{cfg.algorithm} {cfg.privacy} one-run")
+    obs = observed(res.tap, users)
+    parts, counts = [], {}
+    for name in names:
+        sc = SCORES[name]
+        score, count = sc(obs)
+        counts[name] = count
+        records = sc.records(obs)
+        exact = sc.exact and not any(r.mechanism == GAUSSIAN_FORM for r in records)
+        st = median_structure(records, users) if exact else None
+        label = f"{cfg.algorithm} {cfg.privacy} one-run" + ("" if len(names) == 1 else f" ({name} score)")
+        parts.append(ScoreBound(name, exact, float(count.mean()), one_run_audit_scores(
+            score, signs, epsilon=cfg.epsilon, delta=cfg.delta, confidence=share if len(names) > 1 else confidence,
+            per_canary_structure=st, seed=seed, name=label)))
+    bound, best = combine_scores(parts, confidence=confidence, passes_allowed=not laplace_toeplitz)
+    structure = median_structure(SCORES["difference"].records(obs), users)
+    count = counts.get("difference", next(iter(counts.values())))
     acc_name, acc = accounted_epsilon(cfg)
     notes = [n for n in (contrast_note(structure),) if n is not None]
     if res.tap.unobserved:
         notes.append("not observed: " + "; ".join(f"{u.group} (users {u.users[0]}..{u.users[1]}): {u.reason}"
                                                   for u in res.tap.unobserved[:5]))
+    if laplace_toeplitz:
+        notes.append("a Laplace Toeplitz counter runs: its canaries are scored output-only (no exact likelihood), so "
+                     "the verdict is fails or inconclusive, never passes (docs/auditing.md#one-run-scores)")
     return OneRunLearnerResult(cfg, len(users), spacing, float(count.mean()), bound, acc_name, float(acc),
-                               time.perf_counter() - t0, tuple(notes))
+                               time.perf_counter() - t0, tuple(notes), tuple(parts), best)
 
 
-__all__ = ["OneRunLearnerResult", "canary_scores", "contrast_note", "one_run_audit_learner", "one_run_config", "plan_users",
-           "resolve_one_run_config"]
+__all__ = ["OneRunLearnerResult", "ScoreBound", "canary_scores", "combine_scores", "contrast_note", "one_run_audit_learner",
+           "one_run_config", "plan_users", "resolve_one_run_config"]

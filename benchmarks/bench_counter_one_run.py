@@ -12,9 +12,13 @@ environment and options (``--episodes K`` runs every learner at K episodes inste
 the paper's K where one row takes over about a minute; ``--option batches=K`` gives the batched learners one user per batch, the only
 configuration whose Gram releases hold a single canary). Seed 0, confidence 0.95. Per row: canaries, guesses, correct, eps_lb (Steinke et al.),
 the f-DP Gaussian figure (mu_lb and its eps(delta): an eps bound only for a GDP-shaped mechanism; none at delta 0),
-the accounted eps of the same configuration, the verdict, seconds. A combination the audit refuses (a one-run audit
-of a Toeplitz counter with Laplace noise, a batched learner whose Gram leaves hold whole batches) is a row with its
-one-line reason. Soundness target: eps_lb <= accounted in every row (``sandwich_ok``).
+the accounted eps of the same configuration, the verdict, seconds, and every score's guesses / correct / bound
+(docs/auditing.md#one-run-scores: ``difference`` always, ``window`` where a Toeplitz counter runs, ``output-only`` where
+it runs with Laplace noise; the confidence split between them) with the name of the one that gave the bound. A Toeplitz
+counter with Laplace noise (ucb-vi, ucb-po, pp-ucrl-vtr-laplace, batched-jdp-lsvi-ucb-laplace with sqrt-toeplitz or
+blt: refused before the output-only score) is audited: fails or inconclusive, never passes. A combination the audit
+refuses (a batched learner whose Gram leaves hold whole batches) is a row with its one-line reason. Soundness
+target: eps_lb <= accounted in every row (``sandwich_ok``).
 
 The many-trial audits of the same strategies are benchmarks/bench_counter_audits.py; this is a separate script
 (not a ``--one-run`` mode of that one) because its rows share nothing with those but the learner list: another
@@ -85,6 +89,10 @@ def row(algorithm: str, counter: str, *, canaries: int = 1000, episodes: int | N
                 "eps_fdp": None if b.epsilon_fdp is None else round(b.epsilon_fdp, 4),
                 "accountant": r.accountant, "accounted": round(r.accounted_epsilon, 4), "sandwich_ok": r.sandwich_ok,
                 "verdict": r.verdict, "power": b.power.description, "notes": list(r.notes),
+                "best_score": r.best_score,
+                "scores": {x.name: {"releases_per_canary": round(x.releases_per_canary, 2), "guesses": int(x.bound.guesses),
+                                    "correct": int(x.bound.correct), "eps_lb": round(float(x.bound.epsilon_lower_bound), 4)}
+                           for x in r.scores},
                 "seconds": round(time.perf_counter() - t0, 1)})
     return out
 
@@ -96,7 +104,8 @@ def line(out: dict) -> str:
     fdp = "n/a" if out["eps_fdp"] is None else f"{out['eps_fdp']:.3f}"
     return (f"{head} K={out['K']} H={out['H']} m={out['canaries']} {out['guesses']}/{out['correct']} eps_lb "
             f"{out['eps_lb']:.3f} mu_lb {out['mu_lb']:.3f} (eps {fdp}) accounted {out['accounted']:.3f} "
-            f"sandwich {out['sandwich_ok']} {out['verdict']} {out['seconds']} s")
+            f"sandwich {out['sandwich_ok']} {out['verdict']} {out['seconds']} s; scores {out['scores']} "
+            f"(bound by {out['best_score']})")
 
 
 def _option(text: str, episodes: int | None) -> tuple:

@@ -19,8 +19,8 @@ Options (``RunConfig.options``), all optional:
   error in place of the tree's (:class:`.design.CounterChoice`). Default (and ``tree``): the printed tree, under
   ``paper`` and ``tight`` alike (benchmarks/linear_mixture.md#counters-pp-ucrl-vtr-jdp-tight measures the
   strategies). Audited runs run the counter the unaudited run of the same configuration runs, and the audit observes
-  it (docs/auditing.md#factorized-counters); only a one-run audit of a Toeplitz counter with Laplace noise is refused,
-  in one line (:func:`refuse_audited_counter`).
+  it (docs/auditing.md#factorized-counters); a one-run audit of a Toeplitz counter with Laplace noise scores it
+  output-only (docs/auditing.md#one-run-scores; :func:`refuse_audited_counter` no longer refuses it).
 
 The audit hook is the contract's :class:`privacct.algorithms.contract.AuditHook` (canaries: :mod:`.canary`;
 valid pair and distances: :func:`.design.mixture_neighbours`).
@@ -113,14 +113,11 @@ def _validate(config: RunConfig, spec_privacy: tuple[str, ...]) -> dict[str, Any
 def refuse_audited_counter(counter: str | None, *, one_run: bool = False, laplace: bool = False) -> None:
     """An audited run observes any counter (privacct.counters.observed, docs/auditing.md#factorized-counters): classic
     audits the tree's or tree-honaker's nodes [1, 2^j] and a Toeplitz counter's releases whitened by its declared L;
-    one-run audits the nodes holding one canary and a Toeplitz counter's difference of releases at a canary's leaf. That
-    difference is not Laplace noise, so a ONE-RUN audit of a Toeplitz counter (sqrt-toeplitz, blt) with Laplace noise
-    (``laplace``) is refused in one line."""
-    if one_run and laplace and counter in ("sqrt-toeplitz", "blt"):
-        raise PrivacctError(f"option counter={counter!r} cannot be audited by a one-run audit with Laplace noise: a "
-                            "canary is observed through the difference of two releases, whose noise is not Laplace "
-                            "(docs/auditing.md#factorized-counters); audit it classically or with counter=tree or "
-                            "tree-honaker")
+    one-run audits the nodes holding one canary and a Toeplitz counter's difference of releases at a canary's leaf. With
+    Laplace noise (``laplace``) that difference is not Laplace noise: a ONE-RUN audit scores it output-only (no exact
+    likelihood; its verdict fails or inconclusive, docs/auditing.md#one-run-scores), so nothing is refused here any more
+    (the signature is kept for callers)."""
+    del counter, one_run, laplace
 
 
 def design_for(name: str, config: RunConfig, default_env: str, noise_factor: float = 1.0) -> D.Design:

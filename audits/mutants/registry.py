@@ -41,8 +41,12 @@ NOISE PATH (:func:`counter_noise_path`, ``counter-noise-path-private-lsvi-ucb``)
 halved (``AuditHook.mutant``; the privatizer row's bug in a learner). It meets
 :data:`privacct.audits.checks.COUNTER_PATH_CHECKS` at the paper's setting (K = 10^4, H = 5, claim (1, 10^-5)): the
 accountant (blind: the log is the faithful one's), the ledger (the executed encoder) and the one-run released-statistics
-audit (``one-run released audit``, 1000 canaries), which sees each canary through one difference of releases, noisier
-under the bug than declared, so it cannot catch it (docs/auditing.md#planted-bugs).
+audit (``one-run released audit``) with :data:`NOISE_PATH_CANARIES` canaries and its default scores for a Toeplitz
+counter (docs/auditing.md#one-run-scores): the ``difference`` score (one difference of releases per canary: noisier
+under the bug than declared, blind to it) and the ``window`` score (a canary's mean of releases over the spacing minus
+the mean before: far quieter under the bug than declared), which catches it at the paper's K with 19 canaries
+(spacing 512; 19 of 19 in seeds 0-2), with 100 at seed 0 (spacing 64) and not with 1000 (spacing 8)
+(docs/auditing.md#planted-bugs).
 """
 
 from __future__ import annotations
@@ -177,10 +181,16 @@ def _learner_spec(name: str):
 COUNTER_NOISE_PATH_LEARNER = "counter-noise-path-private-lsvi-ucb"
 
 
-def counter_noise_path(config=None, *, canaries: int = 1000) -> LearnerMutant:
+#: The one-run released audit's canaries for ``counter-noise-path-private-lsvi-ucb``: its window score sees long averages
+#: of releases, so its power grows with the spacing (at K = 10^4: 19 canaries, spacing 512, catch it with every guess
+#: right in seeds 0-2; 100 at seed 0 with 45 of 50; 1000 do not: benchmarks/learner_audits.md#counter-noise-path-in-a-learner)
+NOISE_PATH_CANARIES = 19
+
+
+def counter_noise_path(config=None, *, canaries: int = NOISE_PATH_CANARIES) -> LearnerMutant:
     """The learner-level ``counter-noise-path`` (module docstring) at ``config`` (a RunConfig of private-lsvi-ucb whose
     Gram counter is BLT; None: the paper's setting, K = 10^4, H = 5, claim (1, 10^-5), tight), its one-run released
-    audit with ``canaries`` (at most K - 1) canaries at confidence 0.95."""
+    audit with ``canaries`` (at most K - 1) canaries at confidence 0.95, its default scores (difference and window)."""
     from ..one_run_learner import one_run_config
     from ..suite import LearnerAudit, OneRunSetting
 
@@ -191,7 +201,9 @@ def counter_noise_path(config=None, *, canaries: int = 1000) -> LearnerMutant:
         f"{cfg.algorithm} ({cfg.privacy}): " + dict(_learner_spec(cfg.algorithm).mutants)["counter-noise-path"]
         .removeprefix("PLANTED: "),
         LearnerAudit(cfg, mutant="counter-noise-path", trials=400), checks=COUNTER_PATH_CHECKS,
-        one_run_released=OneRunSetting(cfg, canaries=m, why="" if config is None else "not the paper's setting"),
+        one_run_released=OneRunSetting(cfg, canaries=m, why=(
+            "scores difference and window; few canaries, wide spacing: the window score's power grows with it"
+            if config is None else "not the paper's setting")),
         reference="learner-level counter-noise-path (issue 20 item 3): docs/auditing.md#planted-bugs; the privatizer "
                   "row counter-noise-path; Dvijotham et al. 2024 (BLT recursion Q(B) u = P(B) z)")
 

@@ -29,7 +29,21 @@ Gaussian noise the difference of consecutive releases y_t - y_(t-1) = x_t + (L z
 t (only leaf t enters it; its noise is Gaussian with per-coordinate std sigma sqrt(sum_(k<t) (l_k - l_(k-1))^2),
 l the declared column 1 of L, l_(-1) = 0). Different canaries' differences share noise draws: the guesses stay a
 function of the output (sound); only the per-canary power reference treats each canary alone. A Laplace Toeplitz
-counter's difference is not Laplace noise: it is listed unobserved.
+counter's difference is not Laplace noise: it is recorded with the mechanism label :data:`GAUSSIAN_FORM` and the scale
+of its DECLARED per-coordinate std (b sqrt(2) sqrt(sum_(k<t) (l_k - l_(k-1))^2)): no exact likelihood, so a score may
+read it only as an output-only statistic (:mod:`privacct.audits.one_run_scores`; no power criterion).
+
+Window means (one-run audits of a Toeplitz counter; docs/auditing.md#one-run-scores): the colluding other users see
+every release, so beside the difference the observer forms, from the RELEASES, e_s = y_s minus the non-canary users'
+exact prefix sum (which still holds the kept canaries' additions), and for the canary at leaf t_i (canaries at leaves
+t_0 < t_1 < ..., each alone in her leaf) the statistic W_i = mean(e_s, s in [t_i, t_(i+1))) - mean(e_s, s in
+[t_(i-1), t_i)): both windows hold a fixed set of canaries (up to t_i, up to t_(i-1)), so W_i = x_(t_i) + the same
+weighted sum of the release noise (the first canary's before-window is [1, t_0), empty at t_0 = 1; the last canary's
+after-window has the length of her before-window and is used only if the run reaches its end). Its DECLARED noise
+is sum_s c_s (L z)_s: per-coordinate std scale x ||coef|| with coef_j = sum_s c_s l_(s-j) (:func:`window_noise_std`;
+Laplace: x sqrt(2), label :data:`GAUSSIAN_FORM`). A counter where a canary shares her leaf makes no window records
+(her share is unknown). They are kept apart from the release records, in :func:`window_records` of the tap, so the
+one-run action audits, which pin releases by name, never see them.
 """
 
 from __future__ import annotations
@@ -38,7 +52,62 @@ import numpy as np
 
 from ..tap import AuditTap, coupled_share, coupled_value, note_uncoupled, record_canary
 
-__all__ = ["CounterObserver", "whiten"]
+__all__ = ["GAUSSIAN_FORM", "CounterObserver", "window_noise_std", "window_records", "whiten"]
+
+#: The mechanism label of a one-canary record whose noise is NOT the mechanism's (Laplace draws through a Toeplitz L):
+#: its ``scale`` is the declared per-coordinate std; no exact likelihood ratio (docs/auditing.md#one-run-scores).
+GAUSSIAN_FORM = "gaussian-form"
+
+
+def window_records(tap: AuditTap) -> list:
+    """The window-mean records of a one-run audited run (module docstring): :class:`privacct.tap.CanaryRecord` s, kept
+    on the tap beside (not in) ``tap.canary_records``; an empty list when none was made."""
+    return tap.__dict__.setdefault("window_records", [])
+
+
+def window_noise_std(l: np.ndarray, before: tuple[int, int], after: tuple[int, int]) -> float:
+    """Per-coordinate std (unit iid noise z) of mean(n_s, s in ``after``) - mean(n_s, s in ``before``), n_s =
+    sum_(j <= s) l_(s-j) z_j the release noise of a Toeplitz L with column ``l`` (1-based steps; windows half-open
+    [a, b); an empty ``before`` (a == b) counts 0): ||coef||, coef_j = sum_s c_s l_(s-j) (docs/auditing.md#one-run-scores)."""
+    l = np.asarray(l, dtype=float)
+    end = after[1] - 1                       # the last step in either window
+    lc = np.concatenate(([0.0], np.cumsum(l[:end])))      # lc[k] = l_0 + ... + l_(k-1)
+    j = np.arange(1, end + 1)
+    coef = np.zeros(end)
+    for (a, b), sign in ((after, 1.0), (before, -1.0)):
+        if b <= a:
+            continue
+        hi, lo = np.clip(b - 1 - j + 1, 0, None), np.clip(np.maximum(a, j) - j, 0, None)
+        coef += sign / (b - a) * np.where(j <= b - 1, lc[hi] - lc[np.minimum(lo, hi)], 0.0)
+    return float(np.linalg.norm(coef))
+
+
+def _flat(values, B: int, n: int) -> np.ndarray:
+    v = np.asarray(values, dtype=float)
+    return np.broadcast_to(v.reshape(v.shape[0], -1), (B, n)).copy()
+
+
+def _append_record(tap: AuditTap, out: list, *, user: int, group: str, name: str, label: str, scale: float,
+                   values, matrix: bool) -> None:
+    """A :class:`privacct.tap.CanaryRecord` of canary ``user`` appended to ``out`` with the mechanism ``label`` (as
+    :func:`privacct.tap.record_canary`, which maps the mechanism through OBSERVED_AS; ``matrix``: a symmetric matrix,
+    its upper triangle kept)."""
+    from ..tap import CanaryRecord
+
+    pair = tap.counterfactual.get((int(user), group))
+    if pair is None:
+        tap.note_unobserved(group, (user, user), "one-run canary whose contribution under each bit the learner did not "
+                                                 "report (privacct.tap.canary_contribution)")
+        return
+    a, b = pair
+    if matrix:
+        from ..mechanisms import upper_triangle
+
+        values, a, b = upper_triangle(np.asarray(values)), upper_triangle(a), upper_triangle(b)
+    values = np.asarray(values, dtype=float)
+    B, n = values.shape[0], int(np.prod(values.shape[1:]))
+    out.append(CanaryRecord(int(user), group, name, label, float(scale), _flat(values, B, n), _flat(a, B, n),
+                            _flat(b, B, n)))
 
 
 def whiten(released_minus_others: np.ndarray, r: np.ndarray) -> np.ndarray:
@@ -82,6 +151,15 @@ class CounterObserver:
         self.plan = tap.plan is not None
         self.canary_x: dict[int, tuple[int, np.ndarray]] = {}
         self.last_y: np.ndarray | None = None
+        #: window means (module docstring): the kept canaries' additions so far, the running sum E of e_s, the open
+        #: canary (user, leaf, E before her leaf), the last closed window ((a, b), its mean); False once a canary
+        #: shares her leaf
+        self.window_ok = self.plan and self.toeplitz
+        self.canary_sum: np.ndarray | float = 0.0
+        self.cum: np.ndarray | float = 0.0
+        self.open: tuple[int, int, np.ndarray | float] | None = None
+        self.closed: tuple[tuple[int, int], np.ndarray | float] | None = None
+        self._l: np.ndarray | None = None
 
     # ------------------------------------------------------------------ additions
     def addition(self, t: int, x: np.ndarray) -> np.ndarray:
@@ -121,7 +199,10 @@ class CounterObserver:
         canaries = _canaries_in(self.tap, leaf)
         if leaf[0] == leaf[1] and canaries:
             self.canary_x[leaf[0]] = (t, np.array(x, dtype=float, copy=True))
+            if self.window_ok:
+                self._window_canary(leaf[0], t, x)
         elif canaries:
+            self.window_ok = False
             self.tap.note_unobserved(self.group, leaf, f"{self.counter.strategy} leaf holds users {leaf[0]}..{leaf[1]} "
                                                        "together: a canary's share of the leaf is unknown to the counter")
 
@@ -181,15 +262,55 @@ class CounterObserver:
         c = self.counter
         y = c.noisy_sum()
         prev, self.last_y = self.last_y, y
+        if self.window_ok:
+            self._window_release(t, y)
         kept = [u for u, (s, _) in self.canary_x.items() if s == t]
         if not kept:
             return
         u = kept[0]
-        if c.mechanism == "laplace":
-            self.tap.note_unobserved(self.group, (u, u), f"{c.strategy} with Laplace noise: the difference of two "
-                                                         "releases at a canary's leaf is not Laplace noise")
-            return
         l = np.asarray(c.implementation.release_noise_column(c.structure, t), dtype=float)
         scale = c.scale * float(np.sqrt(np.sum(np.diff(l, prepend=0.0) ** 2)))
-        record_canary(self.tap, user=u, group=self.group, name=f"{self.group} {c.strategy} release {t} minus release "
-                      f"{t - 1} of user {u}", mechanism=c.mechanism, scale=scale, values=y if prev is None else y - prev)
+        name = f"{self.group} {c.strategy} release {t} minus release {t - 1} of user {u}"
+        values = y if prev is None else y - prev
+        if c.mechanism == "laplace":   # not Laplace noise: its declared std, read by output-only scores only
+            _append_record(self.tap, self.tap.canary_records, user=u, group=self.group, name=name, label=GAUSSIAN_FORM,
+                           scale=float(np.sqrt(2.0)) * scale, values=values, matrix=False)
+            return
+        record_canary(self.tap, user=u, group=self.group, name=name, mechanism=c.mechanism, scale=scale, values=values)
+
+    # ------------------------------------------------------------------ window means (Toeplitz strategies, one-run)
+    def _window_canary(self, u: int, t: int, x: np.ndarray) -> None:
+        """Canary ``u`` enters at leaf ``t`` (before release t; ``self.cum`` is E_(t-1)): the open canary's window
+        closes at t - 1, and ``u`` opens hers."""
+        if self.open is not None:
+            self._close_window(t)
+        elif self.closed is None:        # the first canary: her before-window [1, t) holds no canary
+            self.closed = ((1, t), self.cum / (t - 1) if t > 1 else 0.0)
+        self.open = (u, t, self.cum.copy() if isinstance(self.cum, np.ndarray) else self.cum)
+        self.canary_sum = self.canary_sum + np.asarray(x, dtype=float)
+
+    def _window_release(self, t: int, y: np.ndarray) -> None:
+        c = self.counter
+        e = y - (c._exact - self.canary_sum)      # the release minus the non-canary users' exact prefix sum
+        self.cum = self.cum + e
+        if self.open is not None and self.closed is not None:
+            (a, b), _ = self.closed
+            if b - a > 0 and t - self.open[1] + 1 == b - a:   # the after-window reached the before-window's length
+                self._close_window(t + 1)
+
+    def _close_window(self, end: int) -> None:
+        """Close the open canary's after-window [t, end) (``self.cum`` is E_(end-1)) and record her W."""
+        u, t, e0 = self.open
+        before, mean_before = self.closed
+        after = (t, end)
+        mean_after = (self.cum - e0) / (end - t)
+        self.open, self.closed = None, (after, mean_after)
+        c = self.counter
+        if self._l is None:
+            self._l = np.asarray(c.implementation.release_noise_column(c.structure, c.leaves), dtype=float)
+        sd = c.scale * window_noise_std(self._l, before, after) * (float(np.sqrt(2.0)) if c.mechanism == "laplace" else 1.0)
+        label = GAUSSIAN_FORM if c.mechanism == "laplace" else "gaussian"
+        _append_record(self.tap, window_records(self.tap), user=u, group=self.group, label=label, scale=sd,
+                       name=f"{self.group} {c.strategy} window mean of releases [{after[0]}, {after[1]}) minus "
+                            f"[{before[0]}, {before[1]}) of user {u}", values=mean_after - mean_before,
+                       matrix=c.mechanism == "symmetric-gaussian-matrix")

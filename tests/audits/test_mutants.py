@@ -31,9 +31,10 @@ MUST = {
     # audits of the actions see them, each at its own configuration (test_policy_leaks_... below)
     "bonus-on-exact-counts": {"action audit", "billboard check", "one-run audit"},
     "switch-on-exact-gram": {"billboard check", "one-run audit"},
-    # counter-noise-path in a learner (private-lsvi-ucb's BLT Gram counters, Q halved): the ledger's executed encoder;
-    # the one-run released audit is blind to it (test_learner_counter_noise_path_... below)
-    "counter-noise-path-private-lsvi-ucb": {"ledger"},
+    # counter-noise-path in a learner (private-lsvi-ucb's BLT Gram counters, Q halved): the ledger's executed encoder,
+    # and at the paper's K the one-run released audit's window score with 19 canaries
+    # (test_learner_counter_noise_path_is_caught_by_the_one_run_window_score_at_the_paper_k below)
+    "counter-noise-path-private-lsvi-ucb": {"ledger", "one-run released audit"},
 }
 #: the checks that must NOT catch a policy leak: they see the faithful learner's log, draws and released statistics
 BLIND_TO_POLICY_LEAKS = {"accountant", "ledger", "audit"}
@@ -134,9 +135,10 @@ def _small_counter_noise_path(mutant: str | None = "counter-noise-path"):
 
 
 def test_learner_counter_noise_path_is_caught_by_the_ledger_and_the_faithful_learner_by_none():
-    """Issue 20 item 3, learner level: private-lsvi-ucb whose BLT Gram counters run with Q halved. The ledger (executed
-    encoder) catches it; the accountant (the faithful log) and the one-run released audit do not; the faithful learner
-    at the same configuration is caught by none. The paper's K: benchmarks/learner_audits.md#counter-noise-path-in-a-learner."""
+    """Issue 20 item 3, learner level: private-lsvi-ucb whose BLT Gram counters run with Q halved, at the audit
+    configuration (K = 5). The ledger (executed encoder) catches it; the accountant (the faithful log) and the one-run
+    released audit (4 canaries: too few for any bound) do not; the faithful learner at the same configuration is caught
+    by none. The paper's K: the slow test below and benchmarks/learner_audits.md#counter-noise-path-in-a-learner."""
     bugged = check_mutant(_small_counter_noise_path(), seed=0)
     assert bugged.caught_by == ["ledger"], bugged.notes
     assert bugged.ledger_epsilon > 1.2 * bugged.claimed_epsilon
@@ -150,9 +152,38 @@ def test_learner_counter_noise_path_is_caught_by_the_ledger_and_the_faithful_lea
         assert r.verdicts[ONE_RUN_RELEASED] == "inconclusive" and "2.00 releases each" in r.notes[ONE_RUN_RELEASED]
 
 
+def test_the_noise_path_row_runs_its_one_run_audit_with_19_canaries_at_the_paper_k():
+    from privacct.audits.mutants.registry import COUNTER_NOISE_PATH_LEARNER, NOISE_PATH_CANARIES
+
+    s = MUTANTS[COUNTER_NOISE_PATH_LEARNER].one_run_released
+    assert NOISE_PATH_CANARIES == s.canaries == 19 and s.config.episodes == 10_000 and "window" in s.why
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mutant", ["counter-noise-path", None])
+def test_learner_counter_noise_path_is_caught_by_the_one_run_window_score_at_the_paper_k(mutant):
+    """Issue 20's target: counter-noise-path caught at the paper's K (10^4, H = 5, claim (1, 1e-5)) by the one-run
+    released audit: with 19 canaries (spacing 512) its window score guesses 19 of 19 (eps_lb 1.54 > 1 at confidence
+    0.975, its half of the union bound) while the difference score stays near a coin flip; the faithful learner at the
+    same run configuration is not caught (about a minute each)."""
+    from privacct.audits.mutants.registry import COUNTER_NOISE_PATH_LEARNER, _one_run_released
+
+    m = MUTANTS[COUNTER_NOISE_PATH_LEARNER]
+    if mutant is None:
+        from dataclasses import replace
+
+        m = replace(m, audit=replace(m.audit, mutant=None))
+    got = _one_run_released(m, seed=0)
+    assert "canaries 19" in got["configuration"] and "K=10000" in got["configuration"]
+    if mutant is None:
+        assert got["verdict"] != "fails", got["note"]
+    else:
+        assert got["verdict"] == "fails" and "by score window" in got["note"], got["note"]
+
+
 def test_counter_noise_path_makes_the_one_run_difference_noisier_and_a_window_mean_quieter():
-    """Why the one-run released audit cannot catch counter-noise-path (docs/auditing.md#planted-bugs): it sees a
-    canary at leaf t through y_t - y_(t-1), whose executed noise (coefficients of P / Q_h) is LARGER than the declared
+    """Why the one-run released audit's difference score cannot catch counter-noise-path and its window score can
+    (docs/auditing.md#planted-bugs, docs/auditing.md#one-run-scores): the difference sees a canary at leaf t through y_t - y_(t-1), whose executed noise (coefficients of P / Q_h) is LARGER than the declared
     (P / Q), while the bug's leak is in long averages (the executed noise does not accumulate): the mean of S = 64
     releases after t minus the mean of the 64 before has far less noise than declared. tight's BLT at K - 1 = 1024."""
     from privacct.counters.blt import blt_parameters
