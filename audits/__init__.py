@@ -15,9 +15,11 @@ Modules: :mod:`privacct.audits.bounds` (Clopper-Pearson, eps and GDP bounds), :m
 and :mod:`privacct.audits.testers` (tests chosen on one half, certified on the other),
 :mod:`privacct.audits.catalog` (benchmark mechanisms with known privacy),
 :mod:`privacct.audits.sampling` (chunks on processes or Dask), :mod:`privacct.audits.mechanism_audit` (the runner),
-:mod:`privacct.audits.learner_audit` (learner audits through the AUDIT HOOK), :mod:`privacct.audits.suite`,
+:mod:`privacct.audits.learner_audit` (learner audits through the AUDIT HOOK; :mod:`privacct.audits.action_power`, the
+simulated power of its black-box action audit), :mod:`privacct.audits.suite`,
 :mod:`privacct.audits.mutants` (planted bugs), :mod:`privacct.audits.cli` and :mod:`privacct.audits.pytest_plugin`;
-:mod:`privacct.audits.one_run` (one-run audits: m canaries in ONE run, Steinke et al. and f-DP bounds).
+:mod:`privacct.audits.one_run` (one-run audits: m canaries in ONE run, Steinke et al. and f-DP bounds; the bounds for
+predictable guesses, ``predictable_epsilon_lower_bound`` and ``predictable_fdp_lower_bound``, exported here).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ _EXPORTS = {
     "FdpBound": "one_run", "OneRunResult": "one_run", "best_guesses": "one_run", "fdp_epsilon_lower_bound": "one_run",
     "guess_grid": "one_run", "one_run_audit": "one_run", "one_run_audit_scores": "one_run", "one_run_power": "one_run",
     "steinke_epsilon_lower_bound": "one_run", "steinke_p_value": "one_run",
+    "predictable_epsilon_lower_bound": "one_run", "predictable_fdp_lower_bound": "one_run",
     "one_run_action_audit": "one_run_actions", "OneRunActionResult": "one_run_actions",
 }
 

@@ -80,7 +80,9 @@ def register_audit(subparsers) -> argparse.ArgumentParser:
                    help="runs per side >= 10 (default: the learner's audit setting's, sized for a 2-minute audit)")
     p.add_argument("--observe", choices=["released", "actions"], default="released",
                    help="released (default): every noisy release that contains user 1, white-box, tested with its exact "
-                        "likelihood ratio; actions: the actions sent to the other users (black-box: can fail, never pass)")
+                        "likelihood ratio; actions: the actions sent to the other users (black-box: passes only with power simulated "
+                        "against the same learner with its noise scaled until its log accounts 2 x the claim, 4 x the runs; "
+                        "docs/auditing.md#power-of-the-action-audit)")
     p.add_argument("--fresh-users", action="store_true",
                    help="draw users 2..K from the environment in every trial (default: a fixed response function, so "
                         "D and D' are two fixed neighbouring datasets; far more power)")

@@ -31,7 +31,9 @@ observation (Gaussian observations) and the power check; ``eps_lb <= eps_account
 (:class:`SandwichViolation`: the code leaks more than its log declares, or an accountant bug).
 
 Black-box ``observe="actions"``: the actions sent to users 2..K (user 1's own actions are never part
-of the JDP output M_{-1}; seed 002 Def. 2.2), one-hot encoded by the default candidate statistics.
+of the JDP output M_{-1}; seed 002 Def. 2.2), one-hot encoded by the default candidate statistics; its power is
+simulated against the same learner with its noise scaled until its log accounts 2 x the claim
+(:mod:`privacct.audits.action_power`, docs/auditing.md#power-of-the-action-audit).
 
 Trial seeds: chunk j of a side gets ``default_rng(chunk seed)``; its trials use
 ``chunk_seed.spawn(size)``, so the same seed gives the same result on every executor
@@ -42,7 +44,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -53,7 +55,7 @@ from privacct.errors import PrivacctError
 from .oracle import LossStructure, gdp_epsilon, learner_power_criterion, oracle_epsilon
 from .power import PowerCheck
 from .protocols import FixedPair
-from .mechanism_audit import AuditResult, audit_mechanism, run_audit
+from .mechanism_audit import AuditResult, audit_mechanism, decide, run_audit
 from .statistics import LR_DECIMALS, Statistic
 from .testers import DIRECTIONS, ThresholdTester
 
@@ -398,7 +400,8 @@ class LearnerAuditResult(ConfigFields):
 
     ``verdict`` and ``power`` are the runner's (:class:`privacct.audits.mechanism_audit.AuditResult`): ``fails``
     (eps_lb > claim), ``passes`` (eps_lb <= claim and the learner power criterion says the audit could
-    have seen a 2 x violation), ``inconclusive`` (eps_lb <= claim without that power).
+    have seen a 2 x violation: the oracle of the released statistics, or for ``observe="actions"`` the simulated
+    leakier learner of :mod:`privacct.audits.action_power`), ``inconclusive`` (eps_lb <= claim without that power).
     The configuration's fields read as the result's own (``r.episodes``); other attribute access falls through to
     ``audit`` (counts, test, trials, mu_lower_bound, ...).
     """
@@ -458,6 +461,8 @@ class LearnerAuditResult(ConfigFields):
         pw = (f"; power: {'yes' if self.power.has_power else 'NO'} "
                                             f"(2 x claim certifies {self.power.achievable_lower_bound:.3f}"
                                             + (f", {self.power.trials_needed} trials/side needed" if self.power.trials_needed else "") + ")")
+        if self.observe == "actions":
+            pw = "; " + action_power_text(self.power)
         rel = "<=" if self.sandwich_ok else (f"> (SANDWICH VIOLATED at confidence {a.confidence:g}: the code leaks more than "
                                                  f"its log, unless this is the {1 - a.confidence:.2g}-probability miss of the bound "
                                                  "that a correct learner allows; another --seed tells)")
@@ -466,6 +471,21 @@ class LearnerAuditResult(ConfigFields):
                 f"configuration: K={self.episodes}, H={self.horizon}, {self.calibration}) vs claimed "
                 f"{a.claimed_epsilon:g} (delta {a.delta:g}); {a.trials} trials per side, confidence {a.confidence:g}; "
                 f"test: {a.test}; GDP mu >= {a.mu_lower_bound:.4f}{orc}{pw}")
+
+
+def action_power_text(power: PowerCheck) -> str:
+    """The power part of an action audit's summary (docs/auditing.md#power-of-the-action-audit): against WHICH leakier
+    version, what it certified, and the trials an inconclusive audit would need when the estimate can say."""
+    from .action_power import CRITERION
+
+    if power.criterion != CRITERION or power.achievable_lower_bound is None:   # not simulated, or no simulation asked
+        return f"power: NO ({power.description})"
+    need = ("" if power.has_power else
+            (f"; about {power.trials_needed} trials/side would give power (estimate)" if power.trials_needed else
+             "; no trial count estimated to give power"))
+    return (f"power: {'yes' if power.has_power else 'NO'} against the same learner with its noise scaled until its log "
+            f"accounts 2 x the claim, simulated (median eps_lb {power.achievable_lower_bound:.3f}{need}; power against "
+            "that leakier version only, not against every leak)")
 
 
 def claim_tested(privacy: str, observe: str) -> str:
@@ -480,12 +500,12 @@ def claim_tested(privacy: str, observe: str) -> str:
 
 
 def no_power_criterion(n_eval: int, alpha: float, delta: float, claim: float) -> PowerCheck:
-    """The power criterion of a black-box (actions) learner audit: none. Without the exact likelihood
-    ratio of the observation there is no oracle to say what this many trials could see, so such an
-    audit can fail but never pass."""
+    """The power criterion of a black-box (actions) learner audit run with ``simulate_power=False``: none. Without
+    the exact likelihood ratio of the observation there is no oracle to say what this many trials could see, and no
+    leakier version was simulated (:mod:`privacct.audits.action_power`), so such an audit can fail but never pass."""
     return PowerCheck(criterion="none (black-box actions)",
-                      description="black-box action observation: no exact privacy-loss distribution, so no power "
-                                  "criterion; the audit can show a violation but never that there is none",
+                      description="black-box action observation, no leakier version simulated (simulate_power=False): "
+                                  "no power criterion; the audit can show a violation but never that there is none",
                       reference_epsilon=2.0 * claim, achievable_lower_bound=0.0, has_power=False, trials_needed=None)
 
 
@@ -493,7 +513,8 @@ def audit_learner(config: RunConfig | str, *, observe: str = "released", fixed_u
                   trials: int | None = None, confidence: float = 0.95, seed: int = 0, noise_multiplier: float = 1.0,
                   mutant: str | None = None, coins_seed: int = 0, on_violation: str = "raise",
                   chunk_size: int | None = None, executor: str = "auto", scheduler: Any = None,
-                  workers: int | None = None, name: str = "", **fields: Any) -> LearnerAuditResult:
+                  workers: int | None = None, name: str = "", simulate_power: bool = True,
+                  **fields: Any) -> LearnerAuditResult:
     """Audit a learner's claim on canary A vs canary B (see module docstring).
 
     ``config``: the :class:`~privacct.algorithms.contract.RunConfig` audited, passed whole; its claim (epsilon, delta) is
@@ -510,6 +531,12 @@ def audit_learner(config: RunConfig | str, *, observe: str = "released", fixed_u
     (:class:`privacct.algorithms.contract.AuditHook`). ``on_violation``: ``raise`` (default) raises
     :class:`SandwichViolation` when eps_lb exceeds the accounted eps of the same configuration; ``report`` returns the
     result with ``sandwich_ok`` False (planted bugs).
+
+    ``observe="actions"`` (black-box): when the audit does not fail, its power is SIMULATED against the same learner
+    with its noise scaled until its log accounts 2 x the claim, audited 3 times by the same pipeline
+    (:mod:`privacct.audits.action_power`, docs/auditing.md#power-of-the-action-audit; 4 x the runs in all); it
+    ``passes`` only with that power, else ``inconclusive``. ``simulate_power`` False skips the simulation (no power
+    criterion: it can fail, never pass).
     """
     cfg = resolve_audit_config(config, fields, caller="audit_learner")
     if trials is None and not isinstance(config, RunConfig) and fields.get("episodes") is None:
@@ -523,6 +550,8 @@ def audit_learner(config: RunConfig | str, *, observe: str = "released", fixed_u
         raise PrivacctError(f"fixed_users must be True or False, got {fixed_users!r}")
     if on_violation not in ("raise", "report"):
         raise PrivacctError(f"on_violation must be raise or report, got {on_violation!r}")
+    if not isinstance(simulate_power, (bool, np.bool_)):
+        raise PrivacctError(f"simulate_power must be True or False, got {simulate_power!r}")
     mech = LearnerMechanism(cfg, observe, bool(fixed_users), coins_seed, noise_multiplier, mutant)
     mech.hook("A")  # validates noise_multiplier, mutant and coins_seed before anything runs
     acc_name, acc = accounted_epsilon(cfg)
@@ -556,10 +585,26 @@ def audit_learner(config: RunConfig | str, *, observe: str = "released", fixed_u
             if derived.left_out:
                 notes.append("not observed (the audit sees the other releases; sound, less power): "
                              + "; ".join(f"{n}: {r}" for n, r in derived.left_out))
-    else:
+    elif not simulate_power:
         res = audit_mechanism(mech, "A", "B", power=no_power_criterion, **common)
         notes.append("black-box actions: no exact likelihood ratio, no oracle figure, no power criterion (inconclusive "
                      "unless it fails)")
+    else:
+        from .action_power import action_reference, not_simulated, simulate_action_power
+
+        reference = action_reference(cfg, acc_name, noise_multiplier)   # refused before anything runs if there is none
+        res = audit_mechanism(mech, "A", "B", power=no_power_criterion, **common)
+        if res.verdict == "fails":
+            check = not_simulated("the audit certified a violation (fails needs no power)")
+        else:
+            check = simulate_action_power(mech, reference, claim=cfg.epsilon, delta=cfg.delta, trials=res.trials,
+                                          confidence=res.confidence, seed=seed, chunk_size=chunk_size or LEARNER_CHUNK,
+                                          executor=executor, scheduler=scheduler, workers=workers)
+        res = replace(res, power=check, verdict=decide(res.epsilon_lower_bound, res.claimed_epsilon, check))
+        notes.append("black-box actions: no exact likelihood ratio, no oracle figure; power simulated against the same "
+                     f"learner with its noise x {reference.factor:.4g} (its log accounts {reference.reference_epsilon:g}"
+                     " = 2 x the claim): power against that version only, not against every leak "
+                     "(docs/auditing.md#power-of-the-action-audit)")
     out = LearnerAuditResult(res, cfg, observe, bool(fixed_users), float(noise_multiplier), acc_name, float(acc), oracle,
                              res.power, res.verdict, tuple(notes))
     if not out.sandwich_ok and on_violation == "raise":

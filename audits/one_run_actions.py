@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from privacct.algorithms.contract import RunConfig
 
 ENGINES = ("auto", "fork", "rerun")
+PLACEMENTS = ("auto", "spread", "releases")
 TESTS = ("JDP as its proofs establish it: the releases and the actions sent to the users who are not canaries, "
          "(eps, delta)-DP in each canary (a policy that reads un-noised data fails it)")
 
@@ -127,6 +128,9 @@ class OneRunActionResult:
     #: the f-DP bound of the same predictable guesses (docs/auditing.md#the-f-dp-bound-for-predictable-guesses): its
     #: mu rejects mu-GDP whatever the mechanism; its eps(delta) is a lower bound only for a GDP-shaped one
     fdp: FdpBound | None = None
+    #: where the canaries sit (:func:`place_canaries`): ``spread`` (even spacing) or ``releases`` (the last user before
+    #: each fixed release of a batched learner)
+    placement: str = "spread"
 
     tests: str = TESTS
     check: str = "one-run-actions"
@@ -164,7 +168,7 @@ class OneRunActionResult:
                 "accounted_epsilon": num(self.accounted_epsilon), "sandwich_ok": self.sandwich_ok,
                 "verdict": self.verdict, "reason": self.reason, "engine": self.engine, "seconds": num(self.seconds),
                 "run_seconds": num(self.run_seconds), "replay_episodes": self.replay_episodes, "cut": self.cut,
-                "errors": self.errors, "seed": self.seed, "notes": list(self.notes),
+                "errors": self.errors, "seed": self.seed, "notes": list(self.notes), "placement": self.placement,
                 "decisive": [r.to_dict() for r in self.replays if r.decisive]}
 
     def summary(self) -> str:
@@ -174,7 +178,8 @@ class OneRunActionResult:
         return (f"one-run action audit {self.verdict.upper()} ({self.algorithm} {self.privacy} {self.calibration} "
                 f"K={self.episodes}{'' if self.horizon is None else f' H={self.horizon}'}"
                 + ("" if self.mutant is None else f", mutant {self.mutant}")
-                + f"): {self.canaries} canaries (spacing {self.spacing}"
+                + f"): {self.canaries} canaries ("
+                + ("one before each fixed release, " if self.placement == "releases" else "") + f"spacing {self.spacing}"
                 + ("" if self.window is None else f", window {self.window}") + f"), {self.guesses} guesses, "
                 f"{self.correct} correct; eps lower bound {self.epsilon_lower_bound:.4f} {rel} accounted "
                 f"{self.accounted_epsilon:.4f} ({self.accountant}) vs claimed {self.claimed_epsilon:g} (delta "
@@ -260,8 +265,14 @@ def _verify_pin(p: _Payload, run_records: dict, limit: int, before_user: int | N
             return f"the replay's release {name!r} is not the run's: the pin does not hold for this learner"
         checked += 1
     if not checked:
-        return "no release of the canary was recorded in the replay before its first difference: the pin cannot be checked"
+        return NOTHING_CHECKED
     return None
+
+
+#: :func:`_verify_pin`'s answer when the replay made no release over the canary before its first difference (a batched
+#: learner's window that holds no release: nothing to compare; silent, not an error, when nothing differs either)
+NOTHING_CHECKED = ("no release of the canary was recorded in the replay before its first difference: the pin cannot be "
+                   "checked")
 
 
 def _compare(run_draws: list, run_actions: dict, p: _Payload, user: int, end: int,
@@ -299,12 +310,13 @@ def _compare(run_draws: list, run_actions: dict, p: _Payload, user: int, end: in
         if a.shape != b.shape or np.any(a != b):
             act = k
             break
-    if run_records is not None:
-        why = _verify_pin(p, run_records, limit, act, run_releases, user)
-        if why is not None:
-            return CanaryReplay(user, end, False, episodes=p.episodes, error=why)
     found = [(k, kind) for k, kind in ((act, "actions"), (sched, "schedule")) if k is not None and k <= end
              and (cut is None or k < cut)]
+    if run_records is not None:
+        why = _verify_pin(p, run_records, limit, act, run_releases, user)
+        if why is not None and not (why == NOTHING_CHECKED and not found):
+            # (a window with no release over her and no difference is silent: nothing to pin, nothing seen)
+            return CanaryReplay(user, end, False, episodes=p.episodes, error=why)
     if not found:
         return CanaryReplay(user, end, False, cut_at=cut if cut is not None and cut <= end else None,
                             episodes=p.episodes)
@@ -319,13 +331,19 @@ def _set_bits(plan, bits: tuple[str, ...]) -> None:
 class _Forker:
     """The fork engine's hook (``ActionPin.on_user``): at the end of user u_i - 1's episode the run forks; the child
     turns the pin into canary i's replay and goes on with the learner's loop until its window ends (then
-    :func:`_child_exit`); the parent waits for it, keeps what it sent, and goes on with the run."""
+    :func:`_child_exit`); the parent goes on with the run while at most ``jobs`` - 1 replays are in flight (``jobs``
+    processes at once, the run's among them), collecting each payload, the oldest first, when it must wait and at the
+    end (:meth:`drain`). A replay is a copy of
+    the run's state at its fork, so what it sends does not depend on when the parent collects it: ``jobs`` changes the
+    wall time only, never a payload (tested)."""
 
     def __init__(self, pin, plan, users: tuple[int, ...], bits: tuple[str, ...], ends: dict[int, int],
-                 todo: set[int], progress: Callable[[int], None] | None):
+                 todo: set[int], progress: Callable[[int], None] | None, jobs: int = 1):
         self.pin, self.plan, self.users, self.bits, self.ends = pin, plan, users, bits, ends
         self.before = {u - 1: i for i, u in enumerate(users) if u >= 2 and i in todo}
         self.payloads: dict[int, _Payload] = {}
+        self.inflight: list[tuple[int, int, int, int]] = []   # (canary index, pid, read end, base), oldest first
+        self.jobs = max(1, int(jobs))
         self.child_fd: int | None = None
         self.child_start = 0
         self.child_base = 0
@@ -346,6 +364,9 @@ class _Forker:
         pid = os.fork()
         if pid == 0:   # the replay of canary i: the other bit, the releases pinned, up to the window's end
             os.close(r)
+            for _, _, other, _ in self.inflight:   # the other replays' pipes are the parent's to read
+                os.close(other)
+            self.inflight = []
             self.child_fd = w
             self.child_start = k
             u = self.users[i]
@@ -356,6 +377,13 @@ class _Forker:
             self.child_base, self.child_user, self.child_records = base, u, records
             return
         os.close(w)
+        self.inflight.append((i, pid, r, base))
+        while len(self.inflight) >= self.jobs:   # jobs 1: wait for this replay (the run and one process at a time)
+            self._collect()
+
+    def _collect(self) -> None:
+        """Read the oldest replay's payload to its end and reap its process."""
+        i, pid, r, base = self.inflight.pop(0)
         chunks = []
         while True:
             got = os.read(r, 1 << 20)
@@ -370,6 +398,11 @@ class _Forker:
             self.payloads[i] = _Payload(base, [], [], {}, 0, f"replay process ended without a result ({exc!r})")
         if self.progress is not None:
             self.progress(len(self.payloads))
+
+    def drain(self) -> None:
+        """Collect every replay still in flight (the run has ended)."""
+        while self.inflight:
+            self._collect()
 
 
 def _child_exit(forker: _Forker, exc: BaseException | None) -> None:
@@ -413,6 +446,21 @@ def _rerun(spec, cfg, seeds, hook_args: dict, users, bits, i: int, end: int) -> 
     return _Payload(0, pin.draws, pin.unpinned, pin.actions, pin.last_user, error, _records_of(pin, u), pin.releases)
 
 
+def replay_jobs(jobs: int | None = None) -> int:
+    """Processes at once under the fork engine, the run's included (``jobs`` - 1 replays in flight beside it; 1: the
+    run waits for each replay): ``jobs`` if given (an integer in [1, 64]), else the CPUs this process may run on
+    (``os.sched_getaffinity``, else ``os.cpu_count()``), at most 8."""
+    if jobs is not None:
+        if isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or not 1 <= int(jobs) <= 64:
+            raise PrivacctError(f"jobs must be an integer in [1, 64], got {jobs!r}")
+        return int(jobs)
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return max(1, min(8, cpus))
+
+
 def _window_ends(users: tuple[int, ...], K: int, window: int | None) -> list[int]:
     ends = []
     for i, u in enumerate(users):
@@ -424,12 +472,14 @@ def _window_ends(users: tuple[int, ...], K: int, window: int | None) -> list[int
 
 
 def replay_canaries(spec, cfg, users: tuple[int, ...], bits: tuple[str, ...], ends: list[int], todo: set[int],
-                    hook_args: dict, *, seed: int, engine: str, progress: Callable[[int], None] | None = None):
+                    hook_args: dict, *, seed: int, engine: str, progress: Callable[[int], None] | None = None,
+                    jobs: int | None = None):
     """(the run's result, its seconds, the replays of the canaries in ``todo``): ONE learner run on
     ``SeedSequence([seed, 1])`` with canaries ``users`` playing ``bits``, and canary i's replay of the other bit up to
     user ``ends[i]`` (:class:`CanaryReplay`, in canary order). Soundness needs ``ends[i]`` < the next canary
     (:func:`one_run_action_audit`); a later end gives a DIAGNOSTIC only (the later canaries play their own bits in the
-    replay: a guess from it would read them)."""
+    replay: a guess from it would read them). ``jobs``: processes at once under the fork engine
+    (:func:`replay_jobs`; the payloads are the same for every value)."""
     from threadpoolctl import threadpool_limits
 
     from privacct.algorithms.contract import AuditHook, CanaryPlan
@@ -442,7 +492,7 @@ def replay_canaries(spec, cfg, users: tuple[int, ...], bits: tuple[str, ...], en
     pin = ActionPin("record")
     forker = None
     if engine == "fork":
-        forker = _Forker(pin, plan, users, bits, dict(enumerate(ends)), todo, progress)
+        forker = _Forker(pin, plan, users, bits, dict(enumerate(ends)), todo, progress, jobs=replay_jobs(jobs))
         pin.on_user = forker
     with threadpool_limits(1):   # one BLAS thread: forking with idle BLAS workers is safe, and the machine is shared
         try:
@@ -451,9 +501,13 @@ def replay_canaries(spec, cfg, users: tuple[int, ...], bits: tuple[str, ...], en
         except BaseException as exc:
             if forker is not None and forker.child_fd is not None:
                 _child_exit(forker, exc)
+            if forker is not None:
+                forker.drain()   # reap the replays in flight before the error goes up
             raise
         if forker is not None and forker.child_fd is not None:   # a replay whose run ended inside its window
             _child_exit(forker, None)
+        if forker is not None:
+            forker.drain()
         run_seconds = time.perf_counter() - t0
         if not res.tap.counterfactual:
             raise PrivacctError(f"learner {cfg.algorithm!r} reported no canary's contribution under both bits "
@@ -475,10 +529,52 @@ def replay_canaries(spec, cfg, users: tuple[int, ...], bits: tuple[str, ...], en
     return res, run_seconds, replays
 
 
+def release_users(config: "RunConfig") -> tuple[int, ...] | None:
+    """The users after whose episode a release happens on a FIXED schedule (the declared log's ``release_episodes``,
+    e.g. the batch ends of seed 003's batched LSVI-UCB), those with at least one user after them; None when the log
+    declares no fixed schedule (a release after every episode, or data-dependent update times)."""
+    from privacct.algorithms.registry import get_learner
+
+    log = get_learner(config.algorithm).declared_log(config)
+    ends = None if log is None else log.params.get("release_episodes")
+    if ends is None:
+        return None
+    return tuple(int(e) for e in ends if 1 <= int(e) < int(config.episodes))
+
+
+def place_canaries(config: "RunConfig", canaries: int, placement: str = "auto") -> tuple[tuple[int, ...], str | None]:
+    """(canary users, a note or None). ``spread``: :func:`privacct.audits.one_run_learner.plan_users` (even spacing);
+    ``releases``: at most one canary per release of a fixed schedule (:func:`release_users`), the LAST user before it,
+    ``canaries`` of them spread evenly over the releases (all when there are fewer): between two releases the policy is
+    fixed, so only a canary whose window holds a release can change an action in it, and with batches of many users
+    (docs/auditing.md#batched-learners-in-the-action-audit) the last one before the release is the only canary whose
+    window (up to the next canary) holds users after it; ``auto``: ``releases`` when the log declares a fixed schedule
+    whose batches hold more than one user, else ``spread``."""
+    if placement not in PLACEMENTS:
+        raise PrivacctError(f"placement must be one of {', '.join(PLACEMENTS)}, got {placement!r}")
+    K = int(config.episodes)
+    rel = release_users(config) if placement != "spread" else None
+    if placement == "releases" and not rel:
+        raise PrivacctError(f"placement releases needs a learner whose log declares a fixed release schedule with a user "
+                            f"after a release; {config.algorithm!r} at K = {K} declares none")
+    if placement == "auto" and (not rel or len(rel) >= K - 1):   # no schedule, or a release after every user
+        rel = None
+    if rel is None:
+        return plan_users(K, canaries), None
+    m = check_count("canaries", canaries)
+    picked = rel if m >= len(rel) else tuple(rel[i] for i in np.unique(np.round(np.linspace(0, len(rel) - 1, m))
+                                                                       .astype(int)))
+    note = (f"canaries at the last user before each of {len(picked)} of the {len(rel)} fixed releases "
+            f"(placement releases; {m} asked): between releases the policy is fixed, so a canary can change an action "
+            "in her window only through a release inside it, and a release holding a batch holds other users too "
+            "(docs/auditing.md#batched-learners-in-the-action-audit)")
+    return picked, note
+
+
 def one_run_action_audit(config: "RunConfig | str", *, canaries: int = 1000, confidence: float = 0.95, seed: int = 0,
                          coins_seed: int = 0, mutant: str | None = None, window: int | None = None, engine: str = "auto",
                          audited: tuple[int, ...] | None = None, progress: Callable[[int], None] | None = None,
-                         **fields: Any) -> OneRunActionResult:
+                         placement: str = "auto", jobs: int | None = None, **fields: Any) -> OneRunActionResult:
     """The one-run action audit of a JDP learner (module docstring).
 
     ``config``: a :class:`privacct.algorithms.contract.RunConfig` that gives the whole configuration and claim, or a
@@ -490,11 +586,15 @@ def one_run_action_audit(config: "RunConfig | str", *, canaries: int = 1000, con
     (None: up to the next canary; never further, which soundness needs). ``mutant``: a planted policy bug
     (``LearnerSpec.mutants``). ``engine``: ``fork`` (POSIX: each replay forks off the run at its canary), ``rerun``
     (each replay from episode 1) or ``auto`` (fork where the platform has it). ``audited``: the canary indices to replay
-    (None: all; the others abstain, which keeps the bound sound). ``progress(n)``: replays done."""
+    (None: all; the others abstain, which keeps the bound sound). ``progress(n)``: replays done. ``placement``: where
+    the canaries sit (:func:`place_canaries`: ``auto`` puts them before the fixed releases of a batched learner, else
+    at even spacing). ``jobs``: processes at once under the fork engine, the run's included (:func:`replay_jobs`;
+    default the CPUs this process may use; the result is the same for every value, only the wall time changes)."""
     from privacct.algorithms.contract import AuditHook, CanaryPlan
     from privacct.algorithms.registry import get_learner
 
     cfg = resolve_one_run_config(config, fields, caller="one_run_action_audit")
+    jobs = replay_jobs(jobs)
     if cfg.privacy != "jdp":
         raise PrivacctError(f"privacy must be jdp for an action audit (under LDP the reports are the output), got "
                             f"{cfg.privacy!r}")
@@ -510,7 +610,7 @@ def one_run_action_audit(config: "RunConfig | str", *, canaries: int = 1000, con
     seed = check_count("seed", seed, minimum=0)
     spec = get_learner(cfg.algorithm)
     K = int(cfg.episodes)
-    users = plan_users(K, canaries)
+    users, placed = place_canaries(cfg, canaries, placement)
     m = len(users)
     spacing = users[1] - users[0] if m > 1 else 1
     bits = tuple("A" if v > 0 else "B" for v in draw_bits(seed, m))
@@ -521,7 +621,7 @@ def one_run_action_audit(config: "RunConfig | str", *, canaries: int = 1000, con
     AuditHook("A", plan=CanaryPlan(users, bits), **hook_args)   # validates coins_seed and the mutant before anything runs
     t0 = time.perf_counter()
     _, run_seconds, replays = replay_canaries(spec, cfg, users, bits, ends, todo, hook_args, seed=seed, engine=engine,
-                                              progress=progress)
+                                              progress=progress, jobs=jobs)
     by_index = dict(zip(sorted(todo), replays, strict=True))
     guesses = [bits[i] if (i in by_index and by_index[i].decisive) else None for i in range(m)]
     made = [(g, bits[i]) for i, g in enumerate(guesses) if g is not None]
@@ -533,7 +633,7 @@ def one_run_action_audit(config: "RunConfig | str", *, canaries: int = 1000, con
         prefix += 1
     bound = predictable_epsilon_lower_bound(canaries=m, prefix=prefix, delta=cfg.delta, confidence=confidence)
     acc_name, acc = accounted_epsilon(cfg, cfg.delta)
-    notes = []
+    notes = [] if placed is None else [placed]
     cut = sum(r.cut_at is not None for r in replays)
     if cut:
         notes.append(f"{cut} replays stopped comparing at a release over the canary whose share the learner does not "
@@ -547,9 +647,10 @@ def one_run_action_audit(config: "RunConfig | str", *, canaries: int = 1000, con
         prefix=prefix, epsilon_lower_bound=float(bound), claimed_epsilon=float(cfg.epsilon), delta=float(cfg.delta),
         confidence=float(confidence), accountant=acc_name, accounted_epsilon=float(acc), engine=engine,
         fdp=predictable_fdp_lower_bound(canaries=m, prefix=prefix, delta=cfg.delta, confidence=confidence),
-        seconds=time.perf_counter() - t0, run_seconds=run_seconds,
+        placement="spread" if placed is None else "releases", seconds=time.perf_counter() - t0, run_seconds=run_seconds,
         replay_episodes=int(sum(r.episodes for r in replays)), cut=cut, errors=len(errors), replays=replays, seed=seed,
         notes=tuple(notes))
 
 
-__all__ = ["CanaryReplay", "ENGINES", "OneRunActionResult", "one_run_action_audit", "replay_canaries"]
+__all__ = ["CanaryReplay", "ENGINES", "NOTHING_CHECKED", "OneRunActionResult", "PLACEMENTS", "one_run_action_audit",
+           "place_canaries", "release_users", "replay_canaries"]

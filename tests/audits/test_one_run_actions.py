@@ -137,6 +137,22 @@ def test_the_planted_leak_fails_in_one_run_and_both_engines_agree():
     assert d["mu_lower_bound"] == fdp.parameter > 0 and faithful.to_dict()["mu_lower_bound"] == 0.0
 
 
+def test_replays_in_flight_change_the_wall_time_only():
+    """jobs 1 waits for each replay; jobs 3 keeps two in flight beside the run: the same replays, guesses and bound
+    (a replay is a copy of the run at its fork, whenever the parent reads it). A forker that read a later replay's
+    payload for an earlier canary, or lost one, fails here."""
+    kw = dict(LEAKY_UCB, episodes=129)
+    one = OA.one_run_action_audit("ucb-vi", canaries=16, seed=2, mutant="bonus-on-exact-counts", jobs=1, **kw)
+    three = OA.one_run_action_audit("ucb-vi", canaries=16, seed=2, mutant="bonus-on-exact-counts", jobs=3, **kw)
+    assert one.guesses > 0
+    assert [r.to_dict() for r in one.replays] == [r.to_dict() for r in three.replays]
+    assert (one.guesses, one.prefix, one.epsilon_lower_bound) == (three.guesses, three.prefix, three.epsilon_lower_bound)
+    assert OA.replay_jobs(5) == 5 and 1 <= OA.replay_jobs() <= 8
+    for bad in (0, 65, 1.5, True):
+        with pytest.raises(PrivacctError, match=r"jobs must be an integer in \[1, 64\]"):
+            OA.replay_jobs(bad)
+
+
 def test_a_replay_of_the_bit_the_canary_played_is_the_run():
     """The premise of every guess: replaying the played bit (nothing flipped) reproduces the run's draws and the
     actions of the users after the canary, bit for bit."""
@@ -306,3 +322,65 @@ def test_the_planted_leak_fails_on_a_blt_counter():
     r = OA.one_run_action_audit("ucb-vi", canaries=32, mutant="bonus-on-exact-counts", **kw)
     assert r.verdict == "fails" and r.guesses >= 20 and r.correct == r.guesses and r.errors == 0
     assert r.epsilon_lower_bound > 1.0
+
+
+# ---- seed 003's batched LSVI-UCB (docs/auditing.md#batched-learners-in-the-action-audit) ---------------------------
+
+#: 8 batches of 8 users at eps = 1000: the releases nearly exact, so they decide the actions after each batch end
+BATCHED_DRIVEN = dict(epsilon=1000.0, delta=1e-5, episodes=64, options=(("batches", 8), ("beta", 1.0)))
+
+
+@pytest.mark.parametrize("algorithm", ["batched-jdp-lsvi-ucb", "batched-jdp-lsvi-ucb-laplace"])
+def test_batched_learners_get_a_canary_before_each_release_and_stay_silent_when_faithful(algorithm, monkeypatch):
+    kw = dict(BATCHED_DRIVEN, delta=0.0) if algorithm.endswith("laplace") else BATCHED_DRIVEN
+    r = OA.one_run_action_audit(algorithm, canaries=16, **kw)
+    assert [x.user for x in r.replays] == [8, 16, 24, 32, 40, 48, 56]   # the last user of each released batch
+    assert all(x.window_end == x.user + 8 - 1 or x.window_end == 64 for x in r.replays)   # up to the next canary
+    assert r.canaries == 7 and r.guesses == 0 and r.errors == 0 and r.cut == 0 and r.verdict == "inconclusive"
+    assert "placement releases" in " ".join(r.notes) and r.to_dict()["placement"] == "releases"
+    assert "7 canaries (one before each fixed release, spacing 8" in r.summary()
+    # the whole batch release, Gram and u, is pinned: with the pin's shift lost every replay is refused ...
+    _no_pin(monkeypatch)
+    refused = OA.one_run_action_audit(algorithm, canaries=16, **kw)
+    assert refused.guesses == 0 and refused.errors == 7
+    # ... and without the check of her releases the replays read her THROUGH the releases (false guesses)
+    monkeypatch.setattr(OA, "_verify_pin", lambda *args: None)
+    bad = OA.one_run_action_audit("batched-jdp-lsvi-ucb", canaries=16, **BATCHED_DRIVEN)
+    assert bad.guesses >= 1 and bad.correct == bad.guesses
+
+
+def test_batched_u_releases_are_pinned_by_each_canarys_share(monkeypatch):
+    """Without each canary's reported share of the u releases (privacct.tap.canary_contribution for group u), a u
+    release over her cannot be pinned: every window is cut at her batch's release, as before this audit was built."""
+    import privacct.algorithms.linear_mdp.batched_jdp as BJ
+
+    orig = BJ.canary_contribution
+    monkeypatch.setattr(BJ, "canary_contribution",
+                        lambda user, group, **kw: None if group == "u" else orig(user, group, **kw))
+    r = OA.one_run_action_audit("batched-jdp-lsvi-ucb", canaries=16, **BATCHED_DRIVEN)
+    assert r.guesses == 0 and r.cut == 7
+
+
+def test_placement_of_the_canaries():
+    spread = OA.one_run_action_audit("batched-jdp-lsvi-ucb", canaries=16, placement="spread", **BATCHED_DRIVEN)
+    assert [x.user for x in spread.replays] == list(range(1, 32, 2))   # plan_users: no window but the last holds a release
+    assert spread.guesses == 0 and spread.errors == 0   # a window without a release over her is silent, not refused
+    few = OA.one_run_action_audit("batched-jdp-lsvi-ucb", canaries=3, **BATCHED_DRIVEN)
+    assert [x.user for x in few.replays] == [8, 32, 56]
+    with pytest.raises(PrivacctError, match="placement must be one of"):
+        OA.one_run_action_audit("ucb-vi", episodes=33, canaries=8, placement="random")
+    with pytest.raises(PrivacctError, match="placement releases needs"):
+        OA.one_run_action_audit("ucb-vi", episodes=33, canaries=8, placement="releases")
+    # one user per batch: a release after every user, so the canaries spread as for any learner
+    one = OA.one_run_action_audit("batched-jdp-lsvi-ucb", canaries=8, epsilon=1000.0, delta=1e-5, episodes=33,
+                                  options=(("batches", 33), ("beta", 1.0)))
+    assert [x.user for x in one.replays] == [1 + 4 * j for j in range(8)] and one.guesses == 0
+
+
+def test_cli_one_run_action_audit_of_a_batched_learner(capsys):
+    from privacct.cli import main
+
+    rc = main(["audit", "batched-jdp-lsvi-ucb", "--privacy", "jdp", "--delta", "1e-5", "--one-run", "--observe", "actions",
+               "--canaries", "16", "--episodes", "64", "--option", "batches=8", "--option", "beta=1", "--json", "--quiet"])
+    d = json.loads(capsys.readouterr().out)
+    assert rc == 3 and d["canaries"] == 7 and d["placement"] == "releases" and d["guesses"] == 0 and d["errors"] == 0
