@@ -91,8 +91,13 @@ class TabularMDP:
         return np.concatenate([Q.max(axis=2), np.zeros((1, self.n_states))])
 
     def optimal_value(self) -> float:
-        """V*_1(s_1): the optimal expected return from the initial state."""
-        return float(self.optimal_values()[0, self.initial_state])
+        """V*_1(s_1): the optimal expected return from the initial state (computed once: P and R are read-only, so
+        every call returns the same float; :meth:`regret` reads it per batch)."""
+        v = self.__dict__.get("_v_star")
+        if v is None:
+            v = float(self.optimal_values()[0, self.initial_state])
+            object.__setattr__(self, "_v_star", v)
+        return v
 
     def policy_values(self, policy: np.ndarray) -> np.ndarray:
         """V^pi_1(s_1) for a batch of policies.

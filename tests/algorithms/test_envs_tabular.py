@@ -141,3 +141,32 @@ def test_random_mdp_optimal_dominates_every_policy(S, A, H, seed):
     greedy = m.optimal_q().argmax(axis=2)[None]
     assert m.policy_values(greedy)[0] == pytest.approx(v_star, abs=1e-12)
     assert 0.0 <= v_star <= H
+
+
+def test_optimal_value_is_computed_once_and_is_the_backward_induction_figure():
+    """optimal_value caches V*_1(s_1) (P and R are read-only): the same float as backward induction, read once
+    however many batches' regret are taken; a cache keyed wrongly (shared between MDPs) gives another MDP's V*."""
+    import numpy as np
+
+    from privacct.algorithms.envs.tabular import stationary
+
+    rng = np.random.default_rng(0)
+    mdps = []
+    for _ in range(2):
+        P = rng.random((3, 2, 3)); P /= P.sum(axis=-1, keepdims=True)
+        mdps.append(stationary(P, rng.random((3, 2)), 4))
+    for m in mdps:
+        v = float(m.optimal_values()[0, m.initial_state])
+        assert m.optimal_value() == v and m.optimal_value() == v
+    assert mdps[0].optimal_value() != mdps[1].optimal_value()
+    calls = []
+    m = mdps[0]
+    orig = type(m).optimal_values
+    try:
+        type(m).optimal_values = lambda self: calls.append(1) or orig(self)
+        fresh = stationary(m.P[0], m.R[0], 4)
+        for _ in range(3):
+            fresh.regret(np.zeros((2, 4, 3), dtype=np.int64))
+        assert len(calls) == 1
+    finally:
+        type(m).optimal_values = orig
