@@ -1,7 +1,9 @@
 """One-run ACTION audits of the two planted policy leaks and of the faithful learners (issue 20;
 docs/auditing.md#one-run-action-audits, benchmarks/learner_audits.md#one-run-action-audits).
 
-    python benchmarks/bench_one_run_actions.py [--part main ablation reach soundness mutants] [--only ROW ...] [--json FILE]
+    python benchmarks/bench_one_run_actions.py [--part main ablation reach soundness mutants controls] [--only ROW ...] [--json FILE]
+    python benchmarks/bench_one_run_actions.py --part strategies [--learners L ...] [--counters S ...] [--canaries M]
+                                               [--episodes K] [--json FILE]
 
 ``main``: the faithful learners and the leaks at the audit configurations and at the papers' K (ucb-vi K = 2*10^4,
 H = 20, printed bonus and the paper setting's tuned one; private-lsvi-ucb K = 10^4, (5, 1e-5) and (50, 1e-5)).
@@ -15,6 +17,14 @@ papers' K) of faithful learners where their releases decide their actions: the n
 the accounted eps (a sound bound: at most the confidence's rate; in fact none gets a guess).
 ``mutants``: the one-run audits ``privacct mutants`` runs on the two policy leaks (privacct.audits.suite.policy_leaks),
 faithful and planted, seeds 0..N-1 (``--mutant-seeds``): how far the bound of each seed is from the claim.
+``controls``: the strategies part's positive control, ucb-vi at its audit configuration (K = 1025, H = 2, bonus 10^6,
+E terms 10^-9) with each named counter, faithful and with bonus-on-exact-counts (64 canaries).
+``strategies`` (issue 21: "audits (released statistics, actions, one-run) hold for every strategy with eps_lb <=
+accounted"): every JDP learner that takes ``--option counter=`` x (``default``: tight's own choice, no option; and each
+of ``tree``, ``tree-honaker``, ``sqrt-toeplitz``, ``blt`` named), the faithful learner, tight, claim eps = 1 at the delta
+of the learner's JDP paper setting and that setting's K, H, environment and options -- the configuration
+benchmarks/bench_counter_one_run.py gives the released-statistics audit (its ``config``) -- 1000 canaries (``--canaries``;
+at most K - 1), seed 0. A row the audit refuses gives its one-line reason. Target: eps_lb <= accounted in every row.
 
 Each row: one learner run (seed 0) with M canaries, one replay per canary of its window (engine fork), the guesses,
 the bound for predictable guesses and the wall time (the machine's cores shared with whatever else runs).
@@ -102,7 +112,58 @@ REACH = {
     "ucb-vi-paper-K-printed-leak": ("ucb-vi", PRINTED_UCB, "bonus-on-exact-counts", 1000),
     "lsvi-paper-K-eps5-leak": ("private-lsvi-ucb", LSVI_PAPER, "switch-on-exact-gram", 1000),
 }
-PARTS = {"main": MAIN, "ablation": ABLATION, "reach": REACH, "soundness": SOUNDNESS, "mutants": MUTANT_ROWS}
+# the strategies part's positive control: the leak caught through every counter strategy (ucb-vi at its audit
+# configuration, where the leak acts; the faithful learner beside it)
+CONTROLS = {f"ucb-vi-audit-setting-{c}{'-leak' if m else ''}": (
+    "ucb-vi", dict(LEAKY_UCB, options=LEAKY_UCB["options"] + (("counter", c),)), m, 64)
+    for c in ("tree", "tree-honaker", "sqrt-toeplitz", "blt") for m in (None, "bonus-on-exact-counts")}
+PARTS = {"main": MAIN, "ablation": ABLATION, "reach": REACH, "soundness": SOUNDNESS, "mutants": MUTANT_ROWS,
+         "controls": CONTROLS}
+#: the ``strategies`` part (module docstring): ``default`` = tight's own choice (no ``counter`` option), then the four
+STRATEGY_ROWS = ("default", "tree", "tree-honaker", "sqrt-toeplitz", "blt")
+
+
+def strategy_row(algorithm: str, counter: str, *, canaries: int = 1000, episodes: int | None = None,
+                 seed: int = 0) -> dict:
+    """One row of the ``strategies`` part: the one-run action audit of ``algorithm`` (faithful, tight, claim eps = 1
+    at its JDP paper setting: bench_counter_one_run.config) with ``--option counter=counter`` (``default``: no option,
+    tight's own choice, named in ``chosen``), or the audit's one-line refusal (``refused``)."""
+    import dataclasses
+
+    from bench_counter_one_run import config
+
+    from privacct.algorithms.registry import get_learner
+    from privacct.errors import PrivacctError
+
+    t0 = time.perf_counter()
+    out = {"row": f"{algorithm} {counter}", "learner": algorithm, "counter": counter, "seed": seed}
+    try:
+        cfg = config(algorithm, "tree" if counter == "default" else counter, episodes=episodes)
+        if counter == "default":
+            cfg = dataclasses.replace(cfg, options=tuple(o for o in cfg.options if o[0] != "counter"))
+        params = get_learner(algorithm).build_log(cfg).params
+        choice = params.get("tight_choice") or {}
+        out.update(K=int(cfg.episodes), H=cfg.horizon, delta=float(cfg.delta),
+                   chosen=choice.get("strategy", params.get("counter", counter)))
+        m = min(canaries, max(1, int(cfg.episodes) - 1))
+        r = one_run_action_audit(cfg, canaries=m, seed=seed)
+    except PrivacctError as e:
+        out.update(refused=str(e).splitlines()[0], wall_seconds=time.perf_counter() - t0)
+        return out
+    out.update({k: v for k, v in r.to_dict().items() if k != "decisive"}, wall_seconds=time.perf_counter() - t0,
+               first_decisive=[(x.user, x.difference, x.kind) for x in r.replays if x.decisive][:8])
+    return out
+
+
+def strategy_line(d: dict) -> str:
+    head = f"{d['learner']:<28} {d['counter']:<13} {d.get('chosen', ''):<13}"
+    if "refused" in d:
+        return f"{head} refused: {d['refused']} ({d['wall_seconds']:.1f} s)"
+    return (f"{head} K={d['episodes']} H={d['horizon']} M={d['canaries']} (spacing {d['spacing']}) guesses "
+            f"{d['guesses']} correct {d['correct']} eps_lb {d['epsilon_lower_bound']:.3f} accounted "
+            f"{d['accounted_epsilon']:.3f} ({d['accountant']}) sandwich {d['sandwich_ok']} {d['verdict']} cut {d['cut']} "
+            f"errors {d['errors']} replayed {d['replay_episodes']} run {d['run_seconds']:.1f} s wall "
+            f"{d['wall_seconds']:.1f} s")
 
 
 def reach(name: str, algorithm: str, kw: dict, mutant, canaries: int, sample: int) -> dict:
@@ -132,22 +193,53 @@ def row(name: str, algorithm: str, kw: dict, mutant, canaries: int, seed: int = 
     r = one_run_action_audit(algorithm, canaries=canaries, mutant=mutant, seed=seed, **kw)
     wall = time.perf_counter() - t0
     first = [(x.user, x.difference, x.kind) for x in r.replays if x.decisive][:8]
-    return dict(r.to_dict(), row=name, wall_seconds=wall, first_decisive=first)
+    return dict(r.to_dict(), row=name, wall_seconds=wall, first_decisive=first, counter=_counter_of(algorithm, kw))
+
+
+def _counter_of(algorithm: str, kw: dict) -> str:
+    """The counter strategy the audited run of ``kw`` runs (its log's ``counter``; tight's own choice unless named)."""
+    from privacct.algorithms.registry import get_learner
+    from privacct.audits.one_run_learner import resolve_one_run_config
+
+    cfg = resolve_one_run_config(algorithm, dict(kw, privacy="jdp"), caller="bench_one_run_actions")
+    return str(get_learner(algorithm).build_log(cfg).params.get("counter", "tree"))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", nargs="+", choices=sorted(PARTS), default=["main"])
+    ap.add_argument("--part", nargs="+", choices=sorted(PARTS) + ["strategies"], default=["main"])
     ap.add_argument("--only", nargs="+", default=None, help="rows by name (of the parts chosen)")
     ap.add_argument("--seeds", type=int, default=50, help="soundness part: audits per small row")
     ap.add_argument("--scale-seeds", type=int, default=10, help="soundness part: audits per row at the papers' K")
     ap.add_argument("--sample", type=int, default=16, help="reach part: canaries replayed to the end of the run")
     ap.add_argument("--mutant-seeds", type=int, default=4, help="mutants part: audits (seeds 0..N-1) per row")
+    ap.add_argument("--learners", nargs="+", default=None, help="strategies part: learners (default: every JDP "
+                    "learner with a counter option, bench_counter_one_run.LEARNERS)")
+    ap.add_argument("--counters", nargs="+", choices=STRATEGY_ROWS, default=None,
+                    help="strategies part: default (tight's own choice) and / or named strategies (default: all)")
+    ap.add_argument("--canaries", type=int, default=1000, help="strategies part: canaries per row (at most K - 1)")
+    ap.add_argument("--episodes", type=int, default=None, help="strategies part: K (default: the paper setting's)")
     ap.add_argument("--json", default=None, help="also write the rows to this JSON file")
     args = ap.parse_args()
     out = []
-    print(f"{'row':<40} {'K':>6} {'M':>5} {'guesses':>7} {'correct':>7} {'eps_lb':>7} {'accounted':>9} "
-          f"{'verdict':<12} {'cut':>4} {'replayed':>8} {'wall s':>7}", flush=True)
+    if "strategies" in args.part:
+        from bench_counter_one_run import LEARNERS
+        bad = sorted(set(args.learners or ()) - set(LEARNERS))
+        if bad or args.canaries < 1 or (args.episodes is not None and args.episodes < 2):
+            ap.error(f"--learners must be among {', '.join(LEARNERS)} (got {', '.join(bad)})" if bad else
+                     "--canaries must be >= 1 and --episodes >= 2")
+        for alg in args.learners or LEARNERS:
+            for counter in args.counters or STRATEGY_ROWS:
+                d = strategy_row(alg, counter, canaries=args.canaries, episodes=args.episodes)
+                out.append(d)
+                print(strategy_line(d), flush=True)
+                if args.json:   # written after every row: a long table survives an interrupted run
+                    with open(args.json, "w") as f:
+                        json.dump(out, f, indent=1, allow_nan=False)
+        args.part = [p for p in args.part if p != "strategies"]
+    if args.part:
+        print(f"{'row':<40} {'K':>6} {'M':>5} {'guesses':>7} {'correct':>7} {'eps_lb':>7} {'accounted':>9} "
+              f"{'verdict':<12} {'cut':>4} {'replayed':>8} {'wall s':>7}", flush=True)
     for part in args.part:
         for name, (algorithm, kw, mutant, m) in PARTS[part].items():
             if args.only and name not in args.only:
@@ -161,7 +253,14 @@ def main() -> None:
                 continue
             seeds = (range(args.scale_seeds if name in AT_SCALE else args.seeds) if part == "soundness" else
                      range(args.mutant_seeds) if part == "mutants" else (0,))
-            rows = [row(name, algorithm, kw, mutant, m, seed=s) for s in seeds]
+            rows = []
+            for s in seeds:
+                rows.append(row(name, algorithm, kw, mutant, m, seed=s))
+                if part == "soundness" and name in AT_SCALE:   # bound vs accounted per seed, as each ends
+                    x = rows[-1]
+                    print(f"  {name} seed {s} ({x['counter']}): guesses {x['guesses']} eps_lb "
+                          f"{x['epsilon_lower_bound']:.3f} accounted {x['accounted_epsilon']:.3f} cut {x['cut']} "
+                          f"errors {x['errors']} wall {x['wall_seconds']:.1f} s", flush=True)
             for d in rows:
                 out.append(d)
             if part == "mutants":
