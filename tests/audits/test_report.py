@@ -21,6 +21,7 @@ from privacct.audits.report.build import MEASURES, SUMMARY, SUMMARY_HEADER
 from privacct.audits.report.document import Bullets, Paragraph, Table, plain
 from privacct.audits.report.render import section, to_markdown
 from privacct.cli import main
+from privacct.errors import PrivacctError
 from privacct.log import MechanismLog
 
 ONLY = ["ucb-po", "ldp-ucrl-vtr", "private-lsvi-ucb"]
@@ -492,3 +493,36 @@ def test_an_audit_configuration_the_paper_would_not_run_says_what_it_changed_and
         else:
             assert a["departures"] == "" and "departs from the paper's algorithm" not in text
     assert md.count("departs from the paper's algorithm") == len(_rows(data, "private-lsvi-ucb"))
+
+
+def _no_clock(obj):
+    if isinstance(obj, dict):
+        return {k: _no_clock(v) for k, v in obj.items() if k not in ("seconds", "run_seconds", "generated")}
+    if isinstance(obj, list):
+        return [_no_clock(v) for v in obj]
+    return obj
+
+
+def test_rows_on_worker_processes_equal_the_rows_built_in_one(tiny_report, tmp_path):
+    """``workers`` 2 builds each learner's rows in its own process: the same rows in the same order, the same
+    documents (no clock in them) and the same logs as the one-process report. Rows returned out of order fail
+    here."""
+    from privacct.audits.report.command import report_workers
+
+    out1, one = tiny_report
+    two = make_report(tmp_path / "two", scale=ReportScale.tiny(), only=ONLY, workers=2, shown_dir=out1)  # names the same dir
+    assert [r["algorithm"] for r in two["rows"]] == [r["algorithm"] for r in one["rows"]]
+    assert _no_clock(two["rows"]) == _no_clock(one["rows"])
+    assert (tmp_path / "two" / "report.md").read_text() == (out1 / "report.md").read_text()
+    logs = sorted(p.name for p in (out1 / "logs").iterdir())
+    assert logs and logs == sorted(p.name for p in (tmp_path / "two" / "logs").iterdir())
+    assert report_workers(4, 2) <= 2 and report_workers(1, 5) == 1 and 1 <= report_workers(None, 3) <= 3
+    for bad in (0, 65, True):
+        with pytest.raises(PrivacctError, match=r"workers must be an integer in \[1, 64\]"):
+            report_workers(bad, 3)
+
+
+def test_report_workers_flag_is_checked_before_anything_is_written(tmp_path, capsys):
+    out = tmp_path / "never"
+    assert main(["report", "--out", str(out), "--workers", "0"]) == 2
+    assert "--workers must be an integer in [1, 64]" in capsys.readouterr().err and not out.exists()
