@@ -33,6 +33,7 @@ import functools
 import numba
 import numpy as np
 
+from ..linear_mixture.episode_jit import solve_identity
 from ..linear_mixture.numpy_loops import ccall as _ccall
 from ..linear_mixture.planning_jit import _clip
 from ..pairwise_sum import pairwise_sum
@@ -104,29 +105,6 @@ def lsvi_q(X, Ainv, y, h, beta, cap, pol, V, ys, w, mean, XA, row, Q):
 
 
 @numba.njit(cache=True)
-def _solve_identity(a, rhs, out, ipiv, iv, gesv):
-    """``out`` = a^-1 by ``dgesv`` on ``a``, already the column-major copy (overwritten), the identity as right-hand
-    side (``rhs`` scratch), read back from column-major: ``np.linalg.inv``'s call. False when dgesv reports a singular
-    matrix (numpy raises there)."""
-    d = a.shape[0]
-    for i in range(d):
-        for j in range(d):
-            rhs[j, i] = 1.0 if i == j else 0.0
-    iv[0] = d
-    iv[1] = d
-    iv[2] = d
-    iv[3] = 0
-    _ccall(gesv, (iv[0:].ctypes.data, iv[1:].ctypes.data, a.ctypes.data, iv[2:].ctypes.data, ipiv.ctypes.data,
-                  rhs.ctypes.data, iv[2:].ctypes.data, iv[3:].ctypes.data))
-    if iv[3] != 0:
-        return False
-    for i in range(d):
-        for j in range(d):
-            out[j, i] = rhs[i, j]
-    return True
-
-
-@numba.njit(cache=True)
 def invert(G, lam, out, work, ipiv, iv, gesv):
     """``out`` = np.linalg.inv(G + lam * I) for one (d, d) matrix, by numpy's own ``dgesv`` (module docstring);
     False when dgesv reports a singular matrix (numpy raises there; the caller's numpy path does)."""
@@ -135,7 +113,7 @@ def invert(G, lam, out, work, ipiv, iv, gesv):
     for i in range(d):
         for j in range(d):
             a[j, i] = G[i, j] + lam * (1.0 if i == j else 0.0)
-    return _solve_identity(a, work[1], out, ipiv, iv, gesv)
+    return solve_identity(a, work[1], out, ipiv, iv, gesv)
 
 
 @numba.njit(cache=True)
@@ -163,7 +141,7 @@ def release_inverse(M, floor, Ainv, work, ipiv, iv, uplo, potrf, gesv):
             for i in range(d):
                 for j in range(d):
                     a[j, i] = M[b, h, i, j]
-            if not _solve_identity(a, work[1], Ainv[b, h], ipiv, iv, gesv):
+            if not solve_identity(a, work[1], Ainv[b, h], ipiv, iv, gesv):
                 return False
     return True
 

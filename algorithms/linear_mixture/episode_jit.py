@@ -116,6 +116,29 @@ def einsum_dot(a, b, n):
 
 
 @numba.njit(cache=True)
+def solve_identity(a, rhs, out, ipiv, iv, gesv):
+    """``out`` = a^-1 by ``dgesv`` on ``a``, already the column-major copy (overwritten), the identity as right-hand
+    side (``rhs`` scratch), read back from column-major: ``np.linalg.inv``'s call. False when dgesv reports a singular
+    matrix (numpy raises there). ``iv`` (4,) int64 and ``ipiv`` (d,) int64 scratch; ``gesv`` the routine's address."""
+    d = a.shape[0]
+    for i in range(d):
+        for j in range(d):
+            rhs[j, i] = 1.0 if i == j else 0.0
+    iv[0] = d
+    iv[1] = d
+    iv[2] = d
+    iv[3] = 0
+    _ccall(gesv, (iv[0:].ctypes.data, iv[1:].ctypes.data, a.ctypes.data, iv[2:].ctypes.data, ipiv.ctypes.data,
+                  rhs.ctypes.data, iv[2:].ctypes.data, iv[3:].ctypes.data))
+    if iv[3] != 0:
+        return False
+    for i in range(d):
+        for j in range(d):
+            out[j, i] = rhs[i, j]
+    return True
+
+
+@numba.njit(cache=True)
 def inverse_pd(S, out, work, ipiv, iv, uplo, potrf, gesv):
     """``out`` = S^{-1} when S (d, d) passes numpy's positive-definiteness test; returns whether it did.
 
@@ -132,25 +155,13 @@ def inverse_pd(S, out, work, ipiv, iv, uplo, potrf, gesv):
         for j in range(d):
             a[j, i] = S[i, j]
             f[j, i] = S[i, j]
-            rhs[j, i] = 1.0 if i == j else 0.0
     iv[0] = d
     iv[1] = d
     iv[2] = 0
     _ccall(potrf, (uplo.ctypes.data, iv[0:].ctypes.data, a.ctypes.data, iv[1:].ctypes.data, iv[2:].ctypes.data))
     if iv[2] != 0:
         return False
-    iv[0] = d
-    iv[1] = d
-    iv[2] = d
-    iv[3] = 0
-    _ccall(gesv, (iv[0:].ctypes.data, iv[1:].ctypes.data, f.ctypes.data, iv[2:].ctypes.data, ipiv.ctypes.data,
-                  rhs.ctypes.data, iv[2:].ctypes.data, iv[3:].ctypes.data))
-    if iv[3] != 0:
-        return False
-    for i in range(d):
-        for j in range(d):
-            out[j, i] = rhs[i, j]
-    return True
+    return solve_identity(f, rhs, out, ipiv, iv, gesv)
 
 
 @numba.njit(cache=True)
