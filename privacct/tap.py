@@ -525,21 +525,34 @@ def canary_contribution(user: int, group: str, *, a, b) -> None:
 
 def record_canary(tap: AuditTap, *, user: int, group: str, name: str, mechanism: str, scale: float, values) -> None:
     """A primitive's record of a release holding exactly one canary ``user`` (values: her contribution + noise)."""
+    append_canary_record(tap, tap.canary_records, user=user, group=group, name=name, label=OBSERVED_AS[mechanism],
+                         scale=scale, values=values, matrix=mechanism == "symmetric-gaussian-matrix")
+
+
+def append_canary_record(tap: AuditTap, out: list, *, user: int, group: str, name: str, label: str, scale: float,
+                         values, matrix: bool) -> None:
+    """A :class:`CanaryRecord` of canary ``user`` appended to ``out`` (``tap.canary_records``, or another list of the
+    tap's such as privacy.counters.observed's window records) with the mechanism ``label``, values and her contribution
+    under each bit flattened per seed (B, n); ``matrix``: a symmetric matrix, its upper triangle kept. A canary whose
+    contribution the learner did not report (:func:`canary_contribution`) is noted unobserved instead."""
     pair = tap.counterfactual.get((int(user), group))
     if pair is None:
         tap.note_unobserved(group, (user, user), "one-run canary whose contribution under each bit the learner did not "
                                                  "report (privacct.tap.canary_contribution)")
         return
     a, b = pair
-    if mechanism == "symmetric-gaussian-matrix":
+    if matrix:
         from .mechanisms import upper_triangle
 
         values, a, b = upper_triangle(np.asarray(values)), upper_triangle(a), upper_triangle(b)
-    B = np.asarray(values).shape[0]
-    flat = lambda v: np.broadcast_to(np.asarray(v, dtype=float).reshape(np.asarray(v).shape[0], -1),  # noqa: E731
-                                     (B, int(np.prod(np.asarray(values).shape[1:])))).copy()
-    tap.canary_records.append(CanaryRecord(int(user), group, name, OBSERVED_AS[mechanism], float(scale), flat(values),
-                                           flat(a), flat(b)))
+    values = np.asarray(values, dtype=float)
+    B, n = values.shape[0], int(np.prod(values.shape[1:]))
+
+    def flat(v) -> np.ndarray:
+        v = np.asarray(v, dtype=float)
+        return np.broadcast_to(v.reshape(v.shape[0], -1), (B, n)).copy()
+
+    out.append(CanaryRecord(int(user), group, name, label, float(scale), flat(values), flat(a), flat(b)))
 
 
 def prescribed(user: int, actions) -> None:
@@ -573,4 +586,4 @@ def note_draw(group: str | None, users: tuple[int, int] | None, mechanism: str) 
 
 __all__ = ["ActionPin", "AuditTap", "ReplayWindowDone", "ToeplitzDraw", "current_pin", "pinning", "release_fingerprint",
            "same_release", "toeplitz_draw", "CanaryRecord", "Coupling", "OBSERVED_AS", "TapRecord", "Unobserved", "after_noise",
-           "canary_contribution", "coupled_share", "coupled_value", "current", "note_uncoupled", "inside_primitive", "note_draw", "prescribed", "record_canary", "tapping", "user_contribution"]
+           "append_canary_record", "canary_contribution", "coupled_share", "coupled_value", "current", "note_uncoupled", "inside_primitive", "note_draw", "prescribed", "record_canary", "tapping", "user_contribution"]

@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tap import AuditTap, coupled_share, coupled_value, note_uncoupled, record_canary
+from ..tap import AuditTap, append_canary_record, coupled_share, coupled_value, note_uncoupled, record_canary
 
 __all__ = ["GAUSSIAN_FORM", "CounterObserver", "window_noise_std", "window_records", "whiten"]
 
@@ -80,34 +80,6 @@ def window_noise_std(l: np.ndarray, before: tuple[int, int], after: tuple[int, i
         hi, lo = np.clip(b - 1 - j + 1, 0, None), np.clip(np.maximum(a, j) - j, 0, None)
         coef += sign / (b - a) * np.where(j <= b - 1, lc[hi] - lc[np.minimum(lo, hi)], 0.0)
     return float(np.linalg.norm(coef))
-
-
-def _flat(values, B: int, n: int) -> np.ndarray:
-    v = np.asarray(values, dtype=float)
-    return np.broadcast_to(v.reshape(v.shape[0], -1), (B, n)).copy()
-
-
-def _append_record(tap: AuditTap, out: list, *, user: int, group: str, name: str, label: str, scale: float,
-                   values, matrix: bool) -> None:
-    """A :class:`privacct.tap.CanaryRecord` of canary ``user`` appended to ``out`` with the mechanism ``label`` (as
-    :func:`privacct.tap.record_canary`, which maps the mechanism through OBSERVED_AS; ``matrix``: a symmetric matrix,
-    its upper triangle kept)."""
-    from ..tap import CanaryRecord
-
-    pair = tap.counterfactual.get((int(user), group))
-    if pair is None:
-        tap.note_unobserved(group, (user, user), "one-run canary whose contribution under each bit the learner did not "
-                                                 "report (privacct.tap.canary_contribution)")
-        return
-    a, b = pair
-    if matrix:
-        from ..mechanisms import upper_triangle
-
-        values, a, b = upper_triangle(np.asarray(values)), upper_triangle(a), upper_triangle(b)
-    values = np.asarray(values, dtype=float)
-    B, n = values.shape[0], int(np.prod(values.shape[1:]))
-    out.append(CanaryRecord(int(user), group, name, label, float(scale), _flat(values, B, n), _flat(a, B, n),
-                            _flat(b, B, n)))
 
 
 def whiten(released_minus_others: np.ndarray, r: np.ndarray) -> np.ndarray:
@@ -273,8 +245,8 @@ class CounterObserver:
         name = f"{self.group} {c.strategy} release {t} minus release {t - 1} of user {u}"
         values = y if prev is None else y - prev
         if c.mechanism == "laplace":   # not Laplace noise: its declared std, read by output-only scores only
-            _append_record(self.tap, self.tap.canary_records, user=u, group=self.group, name=name, label=GAUSSIAN_FORM,
-                           scale=float(np.sqrt(2.0)) * scale, values=values, matrix=False)
+            append_canary_record(self.tap, self.tap.canary_records, user=u, group=self.group, name=name,
+                                 label=GAUSSIAN_FORM, scale=float(np.sqrt(2.0)) * scale, values=values, matrix=False)
             return
         record_canary(self.tap, user=u, group=self.group, name=name, mechanism=c.mechanism, scale=scale, values=values)
 
@@ -310,7 +282,7 @@ class CounterObserver:
             self._l = np.asarray(c.implementation.release_noise_column(c.structure, c.leaves), dtype=float)
         sd = c.scale * window_noise_std(self._l, before, after) * (float(np.sqrt(2.0)) if c.mechanism == "laplace" else 1.0)
         label = GAUSSIAN_FORM if c.mechanism == "laplace" else "gaussian"
-        _append_record(self.tap, window_records(self.tap), user=u, group=self.group, label=label, scale=sd,
-                       name=f"{self.group} {c.strategy} window mean of releases [{after[0]}, {after[1]}) minus "
-                            f"[{before[0]}, {before[1]}) of user {u}", values=mean_after - mean_before,
-                       matrix=c.mechanism == "symmetric-gaussian-matrix")
+        append_canary_record(self.tap, window_records(self.tap), user=u, group=self.group, label=label, scale=sd,
+                             name=f"{self.group} {c.strategy} window mean of releases [{after[0]}, {after[1]}) minus "
+                                  f"[{before[0]}, {before[1]}) of user {u}", values=mean_after - mean_before,
+                             matrix=c.mechanism == "symmetric-gaussian-matrix")
