@@ -9,7 +9,7 @@ version of the same learner, as :func:`privacct.audits.mechanism_audit.run_audit
 * **the reference**: the SAME code at the SAME configuration (K, H, environment, options, bonus, the fixed users and
   coins, any planted mutant or noise multiplier) with every privacy noise scale further multiplied by the common factor
   f that makes the learner's declared log account to ``FACTOR`` (= 2) x the claim
-  (:func:`privacct.audits.learner_audit.noise_factor_for`, under the accountant of the audit's own sandwich;
+  (:func:`privacct.audits.noise_factor.noise_factor_for`, under the accountant of the audit's own sandwich;
   :class:`privacct.algorithms.contract.AuditHook` ``noise_multiplier``: the log and the ledger keep the declared
   scales). For a faithful learner its releases are then (2 x claim)-DP by the accountant, and its actions, a
   post-processing of them, at most that (the billboard lemma);
@@ -71,7 +71,7 @@ class ActionReference:
 def action_reference(config, accountant: str, noise_multiplier: float = 1.0, *, factor: float = FACTOR) -> ActionReference:
     """The reference learner's noise multiplier (module docstring): ``noise_multiplier`` (the audited run's, > 0) times
     the factor f with which ``config``'s declared log accounts ``factor`` x its claim under ``accountant``."""
-    from .learner_audit import noise_factor_for
+    from .noise_factor import noise_factor_for
 
     if not (factor > 1):
         raise PrivacctError(f"factor must be a number > 1, got {factor!r}")

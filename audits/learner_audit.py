@@ -56,6 +56,7 @@ from .oracle import LossStructure, gdp_epsilon, learner_power_criterion, oracle_
 from .power import PowerCheck
 from .protocols import FixedPair
 from .mechanism_audit import AuditResult, audit_mechanism, decide, run_audit
+from .noise_factor import noise_factor_for
 from .statistics import LR_DECIMALS, Statistic
 from .testers import DIRECTIONS, ThresholdTester
 
@@ -364,21 +365,6 @@ def accounted_epsilon(config: RunConfig, delta: float | None = None) -> tuple[st
     if log is None:
         raise PrivacctError(f"learner {config.algorithm!r} has no mechanism log for privacy={config.privacy!r}")
     return tightest_epsilon(log, delta=config.delta if delta is None else delta)
-
-
-def noise_factor_for(config: RunConfig, accountant: str | None = None):
-    """``f(eps)``: the common factor on every noise scale of ``config``'s log that makes it account to eps
-    (under ``accountant``, default: the tightest that applies)."""
-    from privacct.algorithms.registry import get_learner
-    from privacct.calibrate import calibrate_log
-
-    log = get_learner(config.algorithm).declared_log(config)
-
-    @functools.lru_cache(maxsize=8)
-    def f(eps: float) -> float:
-        cal = calibrate_log(log, epsilon=eps, delta=config.delta, accountant=accountant)
-        return cal.release_groups[0].noise_scale / log.release_groups[0].noise_scale
-    return f
 
 
 # --------------------------------------------------------------------------- the result

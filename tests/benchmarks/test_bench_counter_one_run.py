@@ -35,6 +35,11 @@ def test_row_of_a_toeplitz_counter_keeps_its_sandwich_and_the_planted_bug_breaks
 
 
 def test_a_refused_combination_is_a_row_with_its_reason(bench):
-    r = bench.row("ucb-vi", "blt", canaries=8, episodes=33, horizon=1)
-    assert "\n" not in r["refused"] and "eps_lb" not in r
+    """A batched learner whose Gram leaves hold whole batches: no release holds one canary, so the one-run released
+    audit is refused in one line (Laplace noise through a Toeplitz counter is no longer refused: scored output-only,
+    docs/auditing.md#one-run-scores)."""
+    r = bench.row("batched-jdp-lsvi-ucb", "tree", canaries=8, episodes=64)
+    assert "\n" not in r["refused"] and "whole batch" in r["refused"] and "eps_lb" not in r
     assert "refused" in bench.line(r)
+    lap = bench.row("ucb-vi", "blt", canaries=8, episodes=33, horizon=1)
+    assert "refused" not in lap and lap["eps_lb"] <= lap["accounted"] and lap["verdict"] != "passes"
