@@ -33,8 +33,7 @@ import functools
 import numba
 import numpy as np
 
-from ..linear_mixture.episode_jit import solve_identity
-from ..linear_mixture.numpy_loops import ccall as _ccall
+from ..linear_mixture.episode_jit import cholesky_ok, solve_identity
 from ..linear_mixture.planning_jit import _clip
 from ..pairwise_sum import pairwise_sum
 from .batched_jit import play_chunk, regrets
@@ -130,11 +129,7 @@ def release_inverse(M, floor, Ainv, work, ipiv, iv, uplo, potrf, gesv):
             for i in range(d):
                 for j in range(d):
                     a[j, i] = M[b, h, i, j] - floor * (1.0 if i == j else 0.0)
-            iv[0] = d
-            iv[1] = d
-            iv[2] = 0
-            _ccall(potrf, (uplo.ctypes.data, iv[0:].ctypes.data, a.ctypes.data, iv[1:].ctypes.data, iv[2:].ctypes.data))
-            if iv[2] != 0:
+            if not cholesky_ok(a, iv, uplo, potrf):
                 return False
     for b in range(B):
         for h in range(H):

@@ -139,6 +139,19 @@ def solve_identity(a, rhs, out, ipiv, iv, gesv):
 
 
 @numba.njit(cache=True)
+def cholesky_ok(a, iv, uplo, potrf):
+    """``np.linalg.cholesky``'s positive-definiteness test: ``dpotrf('L')`` on ``a`` (d, d), already the column-major
+    copy (overwritten by the factor), info 0. ``iv`` (>= 3,) int64 scratch, ``uplo`` the byte 'L', ``potrf`` the
+    routine's address."""
+    d = a.shape[0]
+    iv[0] = d
+    iv[1] = d
+    iv[2] = 0
+    _ccall(potrf, (uplo.ctypes.data, iv[0:].ctypes.data, a.ctypes.data, iv[1:].ctypes.data, iv[2:].ctypes.data))
+    return iv[2] == 0
+
+
+@numba.njit(cache=True)
 def inverse_pd(S, out, work, ipiv, iv, uplo, potrf, gesv):
     """``out`` = S^{-1} when S (d, d) passes numpy's positive-definiteness test; returns whether it did.
 
@@ -155,11 +168,7 @@ def inverse_pd(S, out, work, ipiv, iv, uplo, potrf, gesv):
         for j in range(d):
             a[j, i] = S[i, j]
             f[j, i] = S[i, j]
-    iv[0] = d
-    iv[1] = d
-    iv[2] = 0
-    _ccall(potrf, (uplo.ctypes.data, iv[0:].ctypes.data, a.ctypes.data, iv[1:].ctypes.data, iv[2:].ctypes.data))
-    if iv[2] != 0:
+    if not cholesky_ok(a, iv, uplo, potrf):
         return False
     return solve_identity(f, rhs, out, ipiv, iv, gesv)
 
