@@ -10,8 +10,9 @@ count, App. E.1 / E.3 of seed 003) follows K: 8 batches (7 releases) at K = 10^4
 Laplace one. CPU time is ``time.process_time`` of one ``LearnerSpec.run`` (this process only; OMP_NUM_THREADS=1
 set before numpy loads) after an untimed warm-up run (imports, numba) and the cached plan; seed counts interleaved
 ``--repeat`` times, the best repeat reported (the machine is shared). ``--numpy`` times the numpy episode loop alongside
-(``batched_jdp.COMPILED = False``: the code that ran before). ``--episodes-many``: K at the larger seed counts (default
-``--episodes``).
+(``batched_jdp.COMPILED = False``: the code that ran before). ``--one-by-one`` times the H Gram trees stepped one
+by one alongside (``batched_jdp.STACKED = False``: the code before the stacked tree counter,
+:mod:`privacct.counters.stacked_tree`). ``--episodes-many``: K at the larger seed counts (default ``--episodes``).
 
 The floor (``--floor``, per episode at the same seed count and K) is what the learner's bytes cannot do without,
 measured alone:
@@ -62,15 +63,16 @@ def config(name: str, episodes: int) -> RunConfig:
     return RunConfig(name, "jdp", epsilon=1.0, delta=0.0 if name.endswith("-laplace") else 1e-5, episodes=episodes)
 
 
-def run_once(name: str, seeds: int, episodes: int, numpy_loop: bool = False) -> float:
+def run_once(name: str, seeds: int, episodes: int, numpy_loop: bool = False, stacked: bool = True) -> float:
     """CPU seconds of one run (its plan built and cached first, untimed); ``numpy_loop``: the compiled episodes
-    switched off (``batched_jdp.COMPILED``)."""
+    switched off (``batched_jdp.COMPILED``); ``stacked=False``: the H Gram trees one by one (``batched_jdp.STACKED``)."""
     from privacct.algorithms.linear_mdp import batched_jdp, lsvi_ucb
 
     spec = get_learner(name)
     cfg = config(name, episodes)
     spec.build_log(cfg)
     before = (batched_jdp.COMPILED, lsvi_ucb.COMPILED)
+    stacked_before, batched_jdp.STACKED = batched_jdp.STACKED, stacked
     if numpy_loop:
         batched_jdp.COMPILED = lsvi_ucb.COMPILED = False
     try:
@@ -79,6 +81,7 @@ def run_once(name: str, seeds: int, episodes: int, numpy_loop: bool = False) -> 
         return time.process_time() - t
     finally:
         batched_jdp.COMPILED, lsvi_ucb.COMPILED = before
+        batched_jdp.STACKED = stacked_before
 
 
 @functools.lru_cache(maxsize=1)
@@ -220,10 +223,13 @@ def main(argv=None) -> list[dict]:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--floor", action="store_true")
     ap.add_argument("--numpy", action="store_true", help="also the numpy episode loop (compiled loop switched off)")
+    ap.add_argument("--one-by-one", action="store_true",
+                    help="also the H Gram trees stepped one by one (batched_jdp.STACKED = False: the code before)")
     a = ap.parse_args(argv)
     run_once(a.learner, 2, 20)   # warm-up: imports, numba
     best: dict[int, float] = {}
     best_np: dict[int, float] = {}
+    best_obo: dict[int, float] = {}
     fl: dict[int, float] = {}
     K = {b: a.episodes if b == min(a.seeds) or a.episodes_many is None else a.episodes_many for b in a.seeds}
     for _ in range(a.repeat):
@@ -231,6 +237,8 @@ def main(argv=None) -> list[dict]:
             best[b] = min(best.get(b, np.inf), run_once(a.learner, b, K[b]) / K[b])
             if a.numpy:
                 best_np[b] = min(best_np.get(b, np.inf), run_once(a.learner, b, K[b], numpy_loop=True) / K[b])
+            if a.one_by_one:
+                best_obo[b] = min(best_obo.get(b, np.inf), run_once(a.learner, b, K[b], stacked=False) / K[b])
             if a.floor:
                 fl[b] = min(fl.get(b, np.inf), floor(a.learner, b, K[b]) / K[b])
     rows = []
@@ -240,6 +248,8 @@ def main(argv=None) -> list[dict]:
                "python": platform.python_version(), "numpy": np.__version__}
         if b in best_np:
             row["numpy_loop_us_per_episode"] = round(1e6 * best_np[b], 2)
+        if b in best_obo:
+            row["one_by_one_trees_us_per_episode"] = round(1e6 * best_obo[b], 3)
         if a.floor:
             row["floor_us_per_episode"] = round(1e6 * fl[b], 2)
             row["x_floor"] = round(best[b] / fl[b], 2)

@@ -94,6 +94,7 @@ from typing import Any
 import numpy as np
 
 from privacct.counters.choice import tree_kept
+from privacct.counters.stacked_tree import StackedTreeCounters
 from privacct.errors import PrivacctError, check_count
 from privacct.ledger import Ledger
 from privacct.log import (
@@ -122,6 +123,9 @@ COUNTERS = FACTORIZED_STRATEGIES  # the counting strategies, named once (privacc
 #: Outside audits the episodes between two releases run compiled (:mod:`.batched_jit`, same bytes); False: the numpy
 #: loop, the reference (its tests compare both)
 COMPILED = True
+#: the H Gram trees step as one (:class:`privacct.counters.stacked_tree.StackedTreeCounters`, same bytes) outside audits;
+#: False: one by one (the reference, its tests compare both)
+STACKED = True
 #: episodes per compiled call (and per seed's ``Generator.random`` call), at most: never across a release, and fewer
 #: when the seeds' uniforms would pass 8 MB (:func:`.chunks.chunk`)
 _CHUNK = 1024
@@ -374,9 +378,13 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
     if gram_structure.kind == "tree":
         trees = [TreeCounter(gram_shape, leaves=n_rel, mechanism=gram_mech, scale=sig_lam, rngs=noise_rngs,
                              ledger=ledger, group=f"gram_h{h + 1}", leaf_users=leaf_users) for h in range(H)]
+        # the H trees stepped as one (privacct.counters.stacked_tree: one generator call per seed per node for the H
+        # steps, the same bytes and ledger; one by one in an audited run)
+        stacked = StackedTreeCounters(trees) if audit is None and STACKED else None
     else:   # option counter: the strategy over the same batch leaves (module docstring)
         from privacct.counters.counter import FactorizedCounter
 
+        stacked = None
         trees = [FactorizedCounter(gram_shape, strategy=gram_structure, leaves=n_rel, mechanism=gram_mech, scale=sig_lam,
                                    rngs=noise_rngs, ledger=ledger, group=f"gram_h{h + 1}", leaf_users=leaf_users)
                  for h in range(H)]
@@ -422,13 +430,16 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
             prescribed(k, actions)   # the actions sent to user k (an audit's JDP output M_-1; a no-op otherwise)
             batch_gram += phi[..., :, None] * phi[..., None, :]
         if rel < n_rel and k == ends[rel]:
-            noisy = np.empty((Bs, H, d, d))
-            for h in range(H):
-                if user1 is not None and rel == 0:   # leaf 1 holds users 1..B0: user 1's share under each canary
-                    own = {w: _gram_value(env.phi[user1[w][0][:, h], user1[w][1][:, h]], lap) for w in user1}
-                    user_contribution(f"gram_h{h + 1}", a=own["A"], b=own["B"])
-                noisy[:, h] = (C.sym(trees[h].add(C.upper(batch_gram[:, h])), d) if lap
-                               else trees[h].add(batch_gram[:, h]))
+            if stacked is not None:   # the H trees as one: trees[h].add(batch_gram[:, h]) for every h
+                noisy = C.sym(stacked.add(C.upper(batch_gram)), d) if lap else stacked.add(batch_gram)
+            else:
+                noisy = np.empty((Bs, H, d, d))
+                for h in range(H):
+                    if user1 is not None and rel == 0:   # leaf 1 holds users 1..B0: user 1's share under each canary
+                        own = {w: _gram_value(env.phi[user1[w][0][:, h], user1[w][1][:, h]], lap) for w in user1}
+                        user_contribution(f"gram_h{h + 1}", a=own["A"], b=own["B"])
+                    noisy[:, h] = (C.sym(trees[h].add(C.upper(batch_gram[:, h])), d) if lap
+                                   else trees[h].add(batch_gram[:, h]))
             batch_gram[:] = 0.0
             lam_t = noisy + (lam + c_K + ups) * eye
             mats, Ainv, low = release_inverse(lam_t, lam + c_K, allow_floor=allow_floor,
