@@ -23,9 +23,12 @@ episode (``common.floored_logdet``'s fast path), made as the learner makes them 
 written into a reused (2, B, H, d, d) buffer (one ``np.subtract(..., out=)``, one copy) and factored by ONE
 ``np.linalg.cholesky`` call (``common.released_logdet``). ``floor_two_calls_us_per_episode`` is the floor as defined
 before that slice (two ``np.linalg.cholesky`` calls, ``M - lam * eye`` allocated each episode), for comparison with
-the older rows. Not counted: the noise mixing and every elementwise operation, the policy's rollout and the history's
-sums, the ledger (a stacked step's rows kept lazily since part 2: O(1) a step besides one O(t) comparison of their
-bits; privacct/ledger.py _Prefix), the rare policy updates, any Python.
+the older rows. ``floor_compiled_lapack_us_per_episode`` (not with ``--numpy``): the same floor with the factorisations
+made as the learner makes them since part 4 (numpy's ``dpotrf`` called from its compiled kernel,
+algorithms/linear_mdp/logdet_jit.py, which also takes the log-determinants), i.e. without ``np.linalg.cholesky``'s
+wrapper: the floor the learner's own calls allow, printed beside the issue's (``x_floor_compiled_lapack``). Not counted: the noise mixing and every elementwise operation, the policy's rollout and the history's
+sums, the ledger (a stacked step's rows kept lazily since part 2, and recorded together once per run since part 4:
+privacct/ledger.py _Prefix, Ledger.record_prefix_steps), the rare policy updates, any Python.
 """
 
 from __future__ import annotations
@@ -64,10 +67,12 @@ def run_once(seeds: int, episodes: int) -> float:
     return time.process_time() - t
 
 
-def floor(seeds: int, episodes: int, H: int = 10, d: int = 10, lam: float = 1.0, two_calls: bool = False) -> float:
+def floor(seeds: int, episodes: int, H: int = 10, d: int = 10, lam: float = 1.0, two_calls: bool = False,
+          compiled: bool = False) -> float:
     """CPU seconds of the floor's calls over ``episodes`` episodes at ``seeds`` seeds (module docstring; ``two_calls``:
     the uniforms drawn per episode and the factorisations as two ``np.linalg.cholesky`` calls: the floor of the rows
-    before issue 23's last slice)."""
+    before issue 23's last slice; ``compiled``: the factorisations by the learner's kernel since part 4, numpy's
+    ``dpotrf`` called from compiled code with the log-determinants, :mod:`.logdet_jit`, no numpy wrapper)."""
     env_rngs, noise_rngs = spawn_generators(1, seeds), spawn_generators(2, seeds)
     A = np.random.default_rng(3).normal(size=(seeds, H, d, d))
     M = A @ np.swapaxes(A, -1, -2) + 4.0 * lam * np.eye(d)
@@ -76,6 +81,12 @@ def floor(seeds: int, episodes: int, H: int = 10, d: int = 10, lam: float = 1.0,
     pair = np.empty((2,) + M.shape)
     upper = np.empty((seeds, H * d * (d + 1) // 2))
     u = np.empty((seeds, 256, H))
+    fast = logdet = None
+    if compiled:
+        from privacct.algorithms.linear_mdp.logdet_jit import compiled_logdet
+
+        fast, logdet = compiled_logdet(seeds, H, d, lam_eye), np.empty((seeds, H))
+        fast(M, logdet)
     t = time.process_time()
     for k in range(episodes):
         if two_calls:
@@ -88,6 +99,8 @@ def floor(seeds: int, episodes: int, H: int = 10, d: int = 10, lam: float = 1.0,
         if two_calls:
             np.linalg.cholesky(M - lam * eye)
             np.linalg.cholesky(M)
+        elif fast is not None:
+            fast(M, logdet)
         else:
             np.subtract(M, lam_eye, out=pair[0])
             pair[1] = M
@@ -124,12 +137,20 @@ def main(argv=None) -> list[dict]:
     best: dict[int, float] = {}
     fl: dict[int, float] = {}
     fl2: dict[int, float] = {}
+    fl3: dict[int, float] = {}
+    try:   # an older tree (bench_lsvi_floor_ab.py's BEFORE arm) has no such kernel
+        import privacct.algorithms.linear_mdp.logdet_jit  # noqa: F401
+        has_kernel = True
+    except ImportError:
+        has_kernel = False
     for _ in range(a.repeat):
         for b in a.seeds:
             best[b] = min(best.get(b, np.inf), run_once(b, a.episodes) / a.episodes)
             if a.floor:
                 fl[b] = min(fl.get(b, np.inf), floor(b, a.episodes) / a.episodes)
                 fl2[b] = min(fl2.get(b, np.inf), floor(b, a.episodes, two_calls=True) / a.episodes)
+                if not a.numpy and has_kernel:
+                    fl3[b] = min(fl3.get(b, np.inf), floor(b, a.episodes, compiled=True) / a.episodes)
     rows = []
     for b in a.seeds:
         row = {"learner": NAME, "env": "linear-d10-h10", "episodes": a.episodes, "seeds": b,
@@ -139,6 +160,9 @@ def main(argv=None) -> list[dict]:
             row["floor_us_per_episode"] = round(1e6 * fl[b], 1)
             row["x_floor"] = round(best[b] / fl[b], 2)
             row["floor_two_calls_us_per_episode"] = round(1e6 * fl2[b], 1)
+            if b in fl3:
+                row["floor_compiled_lapack_us_per_episode"] = round(1e6 * fl3[b], 1)
+                row["x_floor_compiled_lapack"] = round(best[b] / fl3[b], 2)
         rows.append(row)
         print(json.dumps(row))
     return rows

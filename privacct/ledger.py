@@ -64,6 +64,7 @@ from __future__ import annotations
 import math
 from array import array
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Iterable, Iterator, Sequence
 
 import numpy as np
@@ -185,6 +186,26 @@ class _Prefix:
         self.n += 1
         if self.size < hi:
             self.size = max(hi, 2 * self.size)
+
+    def extend(self, r: np.ndarray, hi: int) -> None:
+        """Rows n + 1 .. n + len(r) (newest coefficients ``r``), over users lo..hi, lo..hi + 1, ...: the
+        :meth:`append` calls in order."""
+        m = len(r)
+        need = self.n + m
+        if need > self.coef.size:
+            size = self.coef.size
+            while size < need:
+                size *= 2
+            grown = np.empty(size)
+            grown[:self.n] = self.coef[:self.n]
+            self.coef = grown
+        self.coef[self.n:need] = r
+        self.n = need
+        size = self.size
+        for h in range(hi, hi + m):
+            if size < h:
+                size = max(h, 2 * size)
+        self.size = size
 
     def sums(self) -> list[np.ndarray]:
         """[sum of w^2, sum of |w|] per user (index 0 is user 1), as the eager records leave them."""
@@ -427,6 +448,70 @@ class Ledger:
             if not shared:
                 self._add_weights(wk, lo, sq, ab)
             self._append_draw(k, lo, hi)
+
+    def record_prefix_steps(self, groups, *, lo: int, hi: int, count: int, row: np.ndarray, mechanism: str,
+                            scale: float, shape: tuple[int, ...], batch: int = 1) -> None:
+        """``count`` (>= 0) calls of :meth:`record_groups`, for i = 0..count - 1: ``groups`` over users
+        (``lo``, ``hi`` + i), every group's weights ``row[:hi + i - lo + 1][::-1]`` (a Toeplitz counter's executed
+        rows r_(t-1), ..., r_0 of one coefficient array ``row``, read now): the same ledger, bit for bit, as those
+        calls made one after the other (privacct/counters/stacked.py records a stacked counter's steps so, deferred).
+        When the first call leaves the groups' rows kept lazily (:class:`_Prefix`; it compared the row's bits with
+        those kept) and the rest would each take record_groups' fast path (the same groups and key fields, ``row``'s
+        next values finite), the rest are recorded at once: their coefficients appended, their order entries and runs extended as the
+        calls would; otherwise each is a call of :meth:`record_groups` (which checks and refuses as it does)."""
+        count = int(count)
+        if count <= 0:
+            return
+        groups = list(groups)
+        lo, hi = int(lo), int(hi)
+        row = np.asarray(row, dtype=float)
+
+        def weights(i: int) -> list:
+            return [row[:hi + i - lo + 1][::-1]] * len(groups)
+
+        self.record_groups(groups, users=(lo, hi), mechanism=mechanism, scale=scale, shape=shape, batch=batch,
+                           weights=weights(0))
+        if count == 1:
+            return
+        memo = self._groups_memo
+        p = None if memo is None or not memo[3] else self._lazy.get(memo[2][0])
+        last = hi + count - 1
+        fast = (p is not None and memo[0] == (groups, mechanism, scale, shape, batch) and p.lo == lo
+                and p.n == hi - lo + 1 and row.ndim == 1 and row.shape[0] >= last - lo + 1 and last <= MAX_COUNT
+                and len(p.keys) == len(memo[2]) and all(self._lazy.get(wk) is p for wk in memo[2]))
+        if fast:   # the first call kept its row lazily (p.n is its length): p.coef holds row[:p.n]'s bits
+            new = row[p.n:p.n + count - 1]
+            fast = bool(np.isfinite(new).all())
+        if not fast:
+            for i in range(1, count):
+                self.record_groups(groups, users=(lo, hi + i), mechanism=mechanism, scale=scale, shape=shape,
+                                   batch=batch, weights=weights(i))
+            return
+        p.extend(new, hi + 1)
+        self._append_draws_steps(memo[1], lo, hi + 1, count - 1)
+
+    def _append_draws_steps(self, keys, lo: int, hi: int, count: int) -> None:
+        """:meth:`_append_draws` of ``keys`` (distinct) over users (lo, hi + i) for i = 0..count - 1, in order. After
+        the first, no step continues a key's open run (lo is fixed and the open run starts at lo, or continues from
+        below it), so each closes it and opens its own: appended as columns."""
+        self._append_draws(keys, lo, hi)
+        if count == 1:
+            return
+        rest = count - 1
+        self._pending.extend(list(keys) * rest)
+        on_, olo, ohi = self._on, self._olo, self._ohi
+        mid = range(hi + 1, hi + rest)          # the closed runs (lo, h, 1) of the steps between
+        for k in keys:
+            rlo, rhi, rn = self._rlo[k], self._rhi[k], self._rn[k]
+            rlo.append(olo[k])
+            rhi.append(ohi[k])
+            rn.append(on_[k])
+            rlo.extend(repeat(lo, rest - 1))
+            rhi.extend(mid)
+            rn.extend(repeat(1, rest - 1))
+            olo[k], ohi[k], on_[k] = lo, hi + rest, 1
+        if len(self._pending) >= _FLUSH:
+            self._flush()
 
     def _append_draw(self, k: int, lo: int, hi: int) -> None:
         """One draw of key ``k`` over users lo..hi: its order entry and its run (the tail of :meth:`record` and

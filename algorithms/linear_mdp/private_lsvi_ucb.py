@@ -114,6 +114,7 @@ import numpy as np
 
 from privacct.errors import PrivacctError, check_count, check_positive
 from privacct.ledger import Ledger
+from privacct.ledger_tree_runs import TreeRunLedger
 from privacct.log import (FACTORIZED_STRATEGIES, Claim, MechanismLog, PaperStatement, ReleaseGroup, Sensitivity, Structure,
                           tree_depth)
 from privacct.log_readings import GroupOverride, Reading
@@ -701,6 +702,22 @@ def _compiled_episode(env, audit: AuditHook | None, B: int, K: int,
     return play
 
 
+def _compiled_logdet(play, B: int, H: int, d: int, lam_eye: np.ndarray):
+    """The switching test's log-determinants compiled (:func:`.logdet_jit.compiled_logdet`: the fast path of
+    :func:`.common.released_logdet`, the same bits; a matrix needing the floor sends that episode to numpy), when the
+    episode runs compiled (``play`` not None: unaudited, :data:`COMPILED_EPISODE`) and numpy's LAPACK and log loop
+    pass its self-check; None otherwise."""
+    if play is None or C.released_logdet is not _RELEASED_LOGDET:
+        return None
+    from .logdet_jit import compiled_logdet
+
+    return compiled_logdet(B, H, d, lam_eye)
+
+
+#: :func:`.common.released_logdet` as imported: a patched one keeps the numpy call every episode
+_RELEASED_LOGDET = C.released_logdet
+
+
 def build_log(config: RunConfig) -> MechanismLog:
     return plan(config)[0]
 
@@ -718,7 +735,7 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
     allow_floor = bool(opts.get("eig_floor", True))
     env_rngs = stream_generators(seeds, 0, audit, fixed=audit is not None and audit.fixed_users)
     noise_rngs = noise_generators(seeds, 1, audit)
-    tree_ledger = Ledger()
+    tree_ledger = TreeRunLedger()   # a binary tree's node draws kept as (offset, count) (privacct.ledger_tree_runs)
     y_ledgers = [Ledger() for _ in range(B)]
     gram_structure = log.release_groups[0].structure
     if gram_structure.kind == "tree":
@@ -734,7 +751,9 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
         _plant_noise_path(trees, gram_structure)
     # the H factorized counters stepped as one (privacct.counters.stacked: one generator call per seed per step for
     # the H statistics, one mixing step; same bytes); the trees one by one
-    step_all = None if gram_structure.kind == "tree" else StackedCounters(trees).add
+    # the stack's ledger rows recorded together when the episodes end (defer_records; the same ledger)
+    stack = None if gram_structure.kind == "tree" else StackedCounters(trees, defer_records=True)
+    step_all = None if stack is None else stack.add
     hist = C.History(env, B)
     eye = np.eye(d)
     shift = 2.0 * lam * eye
@@ -761,9 +780,14 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
     chol_buf = np.empty((2,) + cur.shape)   # the fast path's pair of factorisations, one call (C.released_logdet)
     capped = False         # every seed at its cap with its cap_hit episode set: the switching test can change nothing
     play = _compiled_episode(env, audit, B, K, env_rngs)
+    fast_logdet = _compiled_logdet(play, B, H, d, lam_eye)
+    logdet_buf = np.empty((B, H))
     for k in range(1, K + 1):
-        mats, logdet, low = C.released_logdet(cur, lam, lam_eye, allow_floor=allow_floor, buf=chol_buf,
-                                              what=lambda k=k: f"{NAME} episode {k}")
+        if fast_logdet is not None and fast_logdet(cur, logdet_buf):   # released_logdet's fast path, compiled
+            mats, logdet, low = cur, logdet_buf, None
+        else:
+            mats, logdet, low = C.released_logdet(cur, lam, lam_eye, allow_floor=allow_floor, buf=chol_buf,
+                                                  what=lambda k=k: f"{NAME} episode {k}")
         if low is not None:
             floor_events += low.sum(axis=1)
         if exact_switch:
@@ -816,6 +840,8 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
         if progress is not None:
             progress(k)
     regret[:, filled:] = cur_regret[:, None]
+    if stack is not None:
+        stack.flush_records()   # before any ledger is read
     if np.any(n_upd > cap):  # cannot happen: the cap is enforced above; kept as a guard
         raise PrivacctError(f"{NAME}: internal error, {int(n_upd.max())} updates exceed the cap {cap}")
     # Seed b's ledger = the shared tree draws + its own y draws: a read-only view over the one tree ledger and

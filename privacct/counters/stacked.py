@@ -14,6 +14,9 @@ floating-point operations in the same order whatever the stack (tests/privacct/c
 against H separate counters, draws, releases and ledgers). BLT counters of symmetric Gaussian matrices (private-lsvi-ucb's
 Gram counters) take that step compiled on the d(d+1)/2 upper entries (:mod:`.blt_jit`: the same operations per
 element; :data:`COMPILED`), and ``add(x, out=, plus=)`` writes the releases plus a shift into the caller's array.
+With ``defer_records`` such a step's ledger rows (the next rows of the counters' one read-only executed encoder) are
+kept pending and recorded together by :meth:`StackedCounters.flush_records` (the same ledger:
+:meth:`privacct.ledger.Ledger.record_prefix_steps`); the owner flushes before its ledger is read.
 
 The counters stay the state's owners: their arrays become views into the stacked ones, so ``noisy_sum()``, the
 ledger's executed weights (each counter's own :meth:`FactorizedCounter._row_weights`: the probe, the refusal of a
@@ -95,8 +98,14 @@ class StackedCounters:
     ``x`` of shape (B, H, *shape) and returns the H releases as (B, H, *shape), the same bytes, draws and ledger
     records as ``counters[h].add(x[:, h])`` for h = 0..H-1 (module docstring)."""
 
-    def __init__(self, counters) -> None:
+    def __init__(self, counters, *, defer_records: bool = False) -> None:
         self.counters = list(counters)
+        #: ``defer_records``: a compiled step whose ledger rows are the next rows of the counters' one executed encoder
+        #: (:meth:`_unchanged_row`) keeps only (first user, last user, count) and the rows are recorded together
+        #: (:meth:`privacct.ledger.Ledger.record_prefix_steps`, the same ledger) by :meth:`flush_records`, which the
+        #: owner calls before the ledger is read; any other step records what is pending first
+        self.defer_records = bool(defer_records)
+        self._deferred: list | None = None       # [executed row array, lo, first hi, count]
         if not self.counters:
             raise PrivacctError("StackedCounters needs at least one counter")
         self._stacked: bool | None = None        # decided at the first addition
@@ -229,6 +238,7 @@ class StackedCounters:
                 self._st = SimpleNamespace(**vars(self._state))
                 self._compile()
         if not self._stacked or current_tap() is not None or current_pin() is not None:
+            self.flush_records()
             if self._compiled:
                 self._expand_upper()
             rel = np.stack([c.add(x[:, h]) for h, c in enumerate(cs)], axis=1)
@@ -241,6 +251,10 @@ class StackedCounters:
             raise PrivacctError(f"counter is full: it was built for leaves={c0.leaves} additions")
         t = c0.steps + 1
         row = self._unchanged_row(t)
+        defer = (row is not None and self.defer_records and self._compiled and c0.ledger is not None
+                 and not c0._executed.flags.writeable)
+        if not defer:
+            self.flush_records()
         if row is not None:    # what every counter's _row_weights returns, without its H calls
             weights = [row] * H
         else:
@@ -256,7 +270,9 @@ class StackedCounters:
             P, Q = self._coefficients()
             for b, r in enumerate(c0.rngs):      # stacked_noise's draws: one call per seed, the same values
                 r.standard_normal(out=up.raw[b])
-            if c0.ledger is not None:
+            if defer:              # this step's rows: ex[:t][::-1] of the one executed encoder ex (_unchanged_row)
+                self._defer(c0._executed, users)
+            elif c0.ledger is not None:
                 c0.ledger.record_groups(list(map(_GROUP, cs)), users=users, mechanism=c0.mechanism, scale=c0.scale,
                                         shape=c0.shape, batch=c0.batch, weights=weights)
             res = np.empty(x.shape) if out is None else out
@@ -273,6 +289,27 @@ class StackedCounters:
         c0._mix_noise(self._st, t, z)
         self._sync_stack()
         return self._finish((self._state._exact + self._state._noise).swapaxes(0, 1), out, plus)
+
+    def _defer(self, ex: np.ndarray, users: tuple[int, int]) -> None:
+        """Keep this step's ledger rows (users ``users``, weights ``ex[:t][::-1]``) for :meth:`flush_records`: the
+        pending run grows when it is the next step of the same read-only encoder, else it is recorded first."""
+        got = self._deferred
+        if got is not None and got[0] is ex and got[1] == users[0] and got[2] + got[3] == users[1]:
+            got[3] += 1
+            return
+        self.flush_records()
+        self._deferred = [ex, users[0], users[1], 1]
+
+    def flush_records(self) -> None:
+        """Record the deferred steps' ledger rows (``defer_records``), in step order: the same ledger as recording
+        each at its step (:meth:`privacct.ledger.Ledger.record_prefix_steps`). A no-op when nothing is pending."""
+        got = self._deferred
+        if got is None:
+            return
+        self._deferred = None
+        c0 = self.counters[0]
+        c0.ledger.record_prefix_steps(list(map(_GROUP, self.counters)), lo=got[1], hi=got[2], count=got[3], row=got[0],
+                                      mechanism=c0.mechanism, scale=c0.scale, shape=c0.shape, batch=c0.batch)
 
     def _unchanged_row(self, t: int) -> np.ndarray | None:
         """Row t of the counters' one executed encoder, when every counter's
