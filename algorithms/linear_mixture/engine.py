@@ -35,7 +35,8 @@ statistics paired from a canary-A and a canary-B run (:func:`privacct.algorithms
 actions sent to users 2..K are reported with :func:`privacct.tap.prescribed`.
 
 Compiled (issue 23 item 1): outside audits, the whole episode loop of every seed runs in :mod:`.episode_jit`
-(:func:`_run_compiled`, one call per chunk of episodes) for every learner: LDP messages and JDP trees, Gaussian or
+(:func:`_run_compiled`, one call per chunk of episodes) for every learner: LDP messages and JDP counters (binary
+trees, or named ``tree-honaker`` / ``blt`` counters: :func:`_counter_strategy`, :mod:`.counter_records`), Gaussian or
 Laplace, with reward regression (seed 000) or variance weights (seed 003 Alg. 3), and the non-private instances of
 seeds 000, 001 (UCRL-VTR: its log det kept with numpy's own ``log1p`` loop, :mod:`.numpy_loops`) and 003; under
 mirror descent (private-linopt-po) the policy's exponential by numpy's own ``exp`` loop called from the compiled loop
@@ -55,6 +56,7 @@ import numpy as np
 
 from privacct.errors import PrivacctError
 from privacct.ledger import Ledger
+from privacct.ledger_tree_runs import TreeRunLedger
 from privacct.log import MechanismLog
 from privacct.mechanisms import TreeCounter
 
@@ -65,7 +67,7 @@ from ..contract import AuditHook, noise_generators, stream_generators
 from . import canary as CAN
 from .aggregators import ExactRidge, LocalNoise, TreeNoise, upper
 from .design import Design
-from .noise_ahead import GAUSSIAN_KINDS, NoiseAhead, gaussian_only
+from .noise_ahead import GAUSSIAN_KINDS, NoiseAhead, StepsAhead, gaussian_only, honaker_draws
 from .planning import plan
 
 CHUNK = 128
@@ -95,7 +97,7 @@ def run_design(des: Design, log: MechanismLog | None, seeds: list[np.random.Seed
     rng_pol = stream_generators(seeds, 1, audit, fixed=audit is not None)
     rng_noise = noise_generators(seeds, 2, audit)
     private = des.mechanism in ("local", "tree")
-    ledger = Ledger() if private else None
+    ledger = TreeRunLedger() if private else None   # tree node draws as (offset, count): privacct.ledger_tree_runs
     scales = {g.name: g.noise_scale for g in log.release_groups} if (private and log is not None) else {}
     mechs = {g.name: g.mechanism for g in log.release_groups} if (private and log is not None) else {}
     structures = {g.name: g.structure for g in log.release_groups} if (private and log is not None) else {}
@@ -270,8 +272,9 @@ def _compiled_mode(des: Design, audit: AuditHook | None, aggs: dict, mechs: dict
     """The aggregation of the compiled episode loop (:mod:`.episode_jit`: ``LOCAL``, ``TREE`` or ``EXACT``) this run
     takes, or None for the numpy loop. Compiled: :data:`COMPILED`, outside audits (no :mod:`privacct.tap` active: an
     audit observes what the per-draw primitives record), a greedy or mirror-descent policy, every release group
-    Gaussian or every one Laplace (one kind of draw in the noise stream), LDP messages or JDP binary trees (no other
-    counter) for every family (``aggs``: p, r under reward regression, q under variance weights), or no privacy with
+    Gaussian or every one Laplace (one kind of draw in the noise stream), LDP messages or JDP counters of one strategy
+    the compiled loop runs (:func:`_counter_strategy`: binary trees, ``tree-honaker`` or ``blt``; not sqrt-toeplitz)
+    for every family (``aggs``: p, r under reward regression, q under variance weights), or no privacy with
     a radius that reads no log det (:func:`_radius_ignores_logdet`) or reads it in UCRL-VTR's closed form with numpy's
     ``log1p`` loop at hand (:func:`_logdet_radius`), d within the compiled planning's bound, and
     numpy's LAPACK found and the loop's arithmetic giving numpy's bits here (:func:`.episode_jit.self_check`; under
@@ -287,11 +290,8 @@ def _compiled_mode(des: Design, audit: AuditHook | None, aggs: dict, mechs: dict
         mode = 2
     elif des.mechanism == "local" and all(isinstance(a, LocalNoise) for a in aggs.values()):
         mode = 0
-    elif des.mechanism == "tree" and all(
-            isinstance(a, TreeNoise)
-            and all(type(c) is TreeCounter and c.steps == 0 and c.mechanism in GAUSSIAN_KINDS + ("laplace",)
-                    for c in a.counters.values())
-            for a in aggs.values()):
+    elif des.mechanism == "tree" and all(isinstance(a, TreeNoise) for a in aggs.values()) \
+            and _counter_strategy(aggs) is not None:
         mode = 1
     else:
         return None
@@ -311,6 +311,83 @@ def _compiled_mode(des: Design, audit: AuditHook | None, aggs: dict, mechs: dict
         B, H, S, A = cumQ.shape
         ok = po_self_check(B, H, S, A)
     return (LOCAL, TREE, EXACT)[mode] if ok else None
+
+
+def _loaded_functions() -> dict:
+    """The functions a compiled counter stands for, as this module loaded them: FactorizedCounter's ``add``, ``_draw``,
+    ``_mix_noise``, ``_init_mixing_state`` and the strategies' steps (a class-level change after that, e.g. a planted
+    bug, keeps the numpy loop, which runs the changed code; as privacct/counters/stacked.py does)."""
+    from privacct.counters.blt import Blt
+    from privacct.counters.counter import FactorizedCounter
+    from privacct.counters.tree_honaker import TreeHonaker
+
+    names = ((FactorizedCounter, ("add", "_draw", "_mix_noise", "_init_mixing_state")),
+             (TreeHonaker, ("start", "step", "noisy_sum")),
+             (Blt, ("start", "step", "noisy_sum", "mix_noise", "init_mixing_state", "init_parameters")))
+    return {(cls, n): getattr(cls, n) for cls, ns in names for n in ns}
+
+
+_PLAIN = _loaded_functions()
+
+
+def _counter_strategy(aggs: dict, probe: bool = True) -> int | None:
+    """The strategy code (:data:`.episode_jit.BINARY`, ``HONAKER``, ``BLT``) of the JDP counters of every family
+    when the compiled loop runs them, else None (the numpy loop). Admitted: every counter fresh (no step yet), Gaussian
+    or Laplace, of one strategy for the whole run: the printed tree (a :class:`privacct.mechanisms.TreeCounter` itself),
+    or a plain :class:`privacct.counters.counter.FactorizedCounter` of ``tree-honaker`` or ``blt`` (that class and
+    that strategy class exactly, nothing of their step overridden on the instance or changed on the class since this
+    module loaded (:data:`_PLAIN`), no batched leaves, users from 1,
+    no audit observer, no action audit's pin active); for BLT the same recursion coefficients in every counter, whose
+    impulse response the compiled step reproduces bit for bit (:func:`_blt_step_ok`: the ledger's executed weights
+    are probed from the counter's own noise path, so the path that runs must be that one; ``probe`` False: not
+    again, :func:`_run_compiled` reading the strategy :func:`_compiled_mode` admitted)."""
+    from privacct.counters.blt import Blt
+    from privacct.counters.counter import FactorizedCounter
+    from privacct.counters.executed_cache import recursion_key
+    from privacct.counters.tree_honaker import TreeHonaker
+    from privacct.tap import current_pin
+
+    counters = [c for a in aggs.values() for c in a.counters.values()]
+    if any(c.steps != 0 or c.mechanism not in GAUSSIAN_KINDS + ("laplace",) for c in counters):
+        return None
+    if all(type(c) is TreeCounter for c in counters):   # (no counter at all: as the binary trees, nothing to add)
+        return 0
+    if current_pin() is not None or not all(type(c) is FactorizedCounter and c.leaf_users is None and c.first_user == 1
+                                            and c._observer is None for c in counters):
+        return None
+    impl = {type(c.implementation) for c in counters}
+    if any(getattr(cls, n) is not f for (cls, n), f in _PLAIN.items()):
+        return None
+    if impl == {TreeHonaker}:
+        if any("step" in vars(c.implementation) for c in counters):
+            return None
+        return 1
+    if impl == {Blt}:
+        params = {tuple(np.asarray(p, dtype=float).tobytes() for p in c._mixing_parameters()) for c in counters}
+        if len(params) != 1 or any(recursion_key(c) is None for c in counters):
+            return None
+        if probe and not _blt_step_ok(counters[0]):
+            return None
+        return 2
+    return None
+
+
+def _blt_step_ok(counter) -> bool:
+    """Whether the compiled BLT step (:func:`.episode_jit._blt_add`) on the counter's coefficients gives, fed a unit
+    impulse on a scalar state, the counter's own :meth:`~privacct.counters.counter.FactorizedCounter.impulse_response`
+    bit for bit over the first min(K, 64) steps (the noise path the ledger's weights are probed from; as
+    :func:`privacct.counters.executed_cache._short_probe` runs it)."""
+    from privacct.counters.executed_cache import _short_probe
+
+    from .episode_jit import blt_impulse
+
+    n = min(int(counter.leaves), 64)
+    P, Q = (np.ascontiguousarray(np.asarray(p, dtype=float)) for p in counter._mixing_parameters())
+    if P.ndim != 1 or Q.shape != P.shape or P.size == 0:
+        return False
+    got = np.empty(n)
+    blt_impulse(P, Q, got)
+    return got.tobytes() == _short_probe(counter, n).tobytes()
 
 
 def _logdet_radius(des: Design) -> tuple[int, np.ndarray] | None:
@@ -374,25 +451,37 @@ class _ExponentialsAhead(NoiseAhead):
             self.pos = 0
 
 
-def _stacked_trees(agg: TreeNoise, groups, B: int, sizes: dict):
-    """The family's tree counters' state as four stacks per kind (Gram: (n, levels, B, m) alpha and noise, (n, B, m)
-    exact and release, m = ``sizes["gram"]`` the counter's values (d*d, or d(d+1)/2 for an upper-triangle Laplace
-    counter); target: the same with m = d), each counter's ``_alpha``, ``_noise``, ``_exact`` and ``_release`` rebound
-    to views of them (the counters are fresh: all zero), so that the compiled loop adds into the counters themselves;
-    and each group's slot in its kind's stacks."""
+#: the counter attributes :func:`_stacked_trees` stacks, per strategy code (:data:`.episode_jit.BINARY`, ``HONAKER``,
+#: ``BLT``): the (levels, B, *shape) pair (None: not kept), then the (B, *shape) pair (exact sum, release / release noise)
+_STACKED = {0: ("_alpha", "_noise", "_exact", "_release"), 1: ("_est", None, "_exact", "_noise"),
+            2: ("_zhist", "_uhist", "_exact", "_noise")}
+
+
+def _stacked_trees(agg: TreeNoise, groups, B: int, sizes: dict, strategy: int = 0):
+    """The family's counters' state as four stacks per kind (Gram: (n, levels, B, m) and (n, B, m), m =
+    ``sizes["gram"]`` the counter's values (d*d, or d(d+1)/2 for an upper-triangle Laplace counter); target: the same
+    with m = d), each counter's attributes of :data:`_STACKED` (the tree: ``_alpha``, ``_noise``, ``_exact``,
+    ``_release``; tree-honaker: ``_est``, -, ``_exact``, ``_noise``; blt: ``_zhist``, ``_uhist``, ``_exact``,
+    ``_noise``; levels: the first's leading axis) rebound to views of them (the counters are fresh: all zero), so that
+    the compiled loop adds into the counters themselves; and each group's slot in its kind's stacks."""
     gram = [g for g in groups if g.kind == "gram"]
     target = [g for g in groups if g.kind != "gram"]
-    levels = next(iter(agg.counters.values())).levels if agg.counters else 1
+    names = _STACKED[strategy]
+    levels = getattr(next(iter(agg.counters.values())), names[0]).shape[0] if agg.counters else 1
     out = []
     for gs, m in ((gram, sizes["gram"]), (target, sizes["target"])):
-        A_, N_ = np.zeros((len(gs), levels, B, m)), np.zeros((len(gs), levels, B, m))
+        A_ = np.zeros((len(gs), levels, B, m))
+        N_ = np.zeros((len(gs), levels, B, m) if names[1] else (len(gs), 1, B, 1))
         X_, R_ = np.zeros((len(gs), B, m)), np.zeros((len(gs), B, m))
         for j, g in enumerate(gs):
             c = agg.counters[g.name]
-            if int(np.prod(c.shape)) != m:
-                raise PrivacctError(f"tree counter {g.name}: {c.shape} values, the compiled loop expects {m}")
-            c._alpha, c._noise = A_[j].reshape((levels, B) + c.shape), N_[j].reshape((levels, B) + c.shape)
-            c._exact, c._release = X_[j].reshape((B,) + c.shape), R_[j].reshape((B,) + c.shape)
+            if int(np.prod(c.shape)) != m or getattr(c, names[0]).shape[0] != levels:
+                raise PrivacctError(f"counter {g.name}: {c.shape} values, the compiled loop expects {m}")
+            setattr(c, names[0], A_[j].reshape((levels, B) + c.shape))
+            if names[1]:
+                setattr(c, names[1], N_[j].reshape((levels, B) + c.shape))
+            setattr(c, names[2], X_[j].reshape((B,) + c.shape))
+            setattr(c, names[3], R_[j].reshape((B,) + c.shape))
         out += [A_, N_, X_, R_]
     slot = np.array([gram.index(g) if g.kind == "gram" else target.index(g) for g in groups], dtype=np.int64)
     return slot, out
@@ -409,10 +498,12 @@ def _draw_of(g, laplace: bool) -> tuple[str, tuple[int, ...], int]:
 
 
 def _family(fam_groups, agg, scales: dict, laplace: bool, d: int, B: int, H: int, n: int, tree: bool,
-            logdet: bool = False):
+            logdet: bool = False, strategy: int = 0):
     """The :data:`.episode_jit.Family` of one regression family (its chunk arrays ``lamshift``, ``beta`` sized n and
-    filled per chunk by the caller); with ``tree`` its counters' state stacked (:func:`_stacked_trees`); with
-    ``logdet`` (an exact family whose log det the radius reads) the aggregator's own log det array, updated in place."""
+    filled per chunk by the caller); with ``tree`` its counters' state stacked (:func:`_stacked_trees`; ``strategy``
+    their :func:`_counter_strategy`, with tree-honaker's level weights ``_honaker_weight(i)`` or the BLT coefficients
+    ``_P``, ``_Q`` of its first counter, the same in all: :func:`_counter_strategy`); with ``logdet`` (an exact family
+    whose log det the radius reads) the aggregator's own log det array, updated in place."""
     from privacct.mechanisms import _triangle
 
     from .episode_jit import GRAM_GAUSS, GRAM_LAPLACE, TARGET_GAUSS, TARGET_LAPLACE, Family
@@ -420,15 +511,25 @@ def _family(fam_groups, agg, scales: dict, laplace: bool, d: int, B: int, H: int
     rows, cols = (x.astype(np.int64) for x in _triangle(d))
     slot, stacks = np.zeros(0, dtype=np.int64), [np.zeros((0, 1, B, 1)), np.zeros((0, 1, B, 1)), np.zeros((0, B, 1)),
                                                  np.zeros((0, B, 1))] * 2
+    hw, cp, cq = np.zeros(0), np.zeros(0), np.zeros(0)
     if tree:
-        slot, stacks = _stacked_trees(agg, fam_groups, B, {"gram": rows.size if laplace else d * d, "target": d})
+        slot, stacks = _stacked_trees(agg, fam_groups, B, {"gram": rows.size if laplace else d * d, "target": d},
+                                      strategy)
+        first = next(iter(agg.counters.values()), None)
+        if strategy == 1 and first is not None:
+            from privacct.counters.tree_honaker import _honaker_weight
+
+            hw = np.array([_honaker_weight(i) for i in range(first._est.shape[0])])
+        elif strategy == 2 and first is not None:
+            cp, cq = (np.ascontiguousarray(np.asarray(v, dtype=float)) for v in first._mixing_parameters())
     codes = (GRAM_LAPLACE, TARGET_LAPLACE) if laplace else (GRAM_GAUSS, TARGET_GAUSS)
     Sinv = agg.Minv if isinstance(agg, ExactRidge) else np.empty((B, H, d, d))   # EXACT: updated in place
     return Family(agg.G, agg.u, Sinv, np.empty(n), np.empty((n, H)),
                   np.array([codes[0] if g.kind == "gram" else codes[1] for g in fam_groups], dtype=np.int64),
                   np.array([g.h for g in fam_groups], dtype=np.int64),
                   np.array([float(scales[g.name]) for g in fam_groups]), rows, cols, slot, *stacks,
-                  agg.logdet() if (logdet and isinstance(agg, ExactRidge)) else np.zeros((0, 0)))
+                  agg.logdet() if (logdet and isinstance(agg, ExactRidge)) else np.zeros((0, 0)), int(strategy), hw, cp,
+                  cq)
 
 
 def _run_compiled(mode: int, des: Design, aggs: dict, ahead: NoiseAhead | None, ledger: Ledger, groups, scales: dict,
@@ -477,8 +578,11 @@ def _run_compiled(mode: int, des: Design, aggs: dict, ahead: NoiseAhead | None, 
     fams = {f: [g for g in groups if g.family == f] for f in aggs}
     dims = {"p": d, "r": d2, "q": d}
     ldr = _logdet_radius(des) if (mode == EXACT and not _radius_ignores_logdet(des)) else None   # UCRL-VTR
-    fam = {f: _family(fams[f], aggs[f], scales, laplace, dims[f], B, H, CHUNK, tree, ldr is not None and f == "p")
-           for f in aggs}
+    strategy = _counter_strategy(aggs, probe=False) if tree else 0   # JDP: binary trees, tree-honaker or BLT
+    if strategy is None:
+        raise PrivacctError("the compiled loop was given counters it does not run (engine._counter_strategy)")
+    fam = {f: _family(fams[f], aggs[f], scales, laplace, dims[f], B, H, CHUNK, tree, ldr is not None and f == "p",
+                      strategy) for f in aggs}
     log1p, radf = (0, np.zeros(0)) if ldr is None else ldr
     if ldr is not None:
         radf = radf.copy()
@@ -488,11 +592,20 @@ def _run_compiled(mode: int, des: Design, aggs: dict, ahead: NoiseAhead | None, 
                                                                               u=np.zeros((B, H, 1)), LD=np.zeros((0, 0)))
     order = [g for f in aggs for g in fams[f]]   # the update order: p's groups, then r's, then q's
     draws = [_draw_of(g, laplace) for g in order]
-    # one ledger key per draw of an episode, in the update order (the messages' / the counters' records)
+    # one ledger key per draw of an episode, in the update order (the messages' / the counters' records; BLT: its
+    # weighted draws' keys, counter_records.BltRows)
     keys = np.array([ledger.key(group=g.name, mechanism=mech, scale=scales[g.name], shape=shape, batch=B)
-                     for g, (mech, shape, _) in zip(order, draws, strict=True)], dtype=np.int64)   # none: no groups
+                     for g, (mech, shape, _) in zip(order, draws, strict=True)] if strategy != 2 else [],
+                    dtype=np.int64)   # none: no groups
+    rows = None
+    if strategy == 2:
+        from .counter_records import BltRows
+
+        rows = BltRows(ledger, [aggs[g.family].counters[g.name] for g in order])
     last = K - 1 if tree else K   # TreeNoise.update: user K's data would enter no prefix anyone receives
-    if tree or laplace:   # LDP Gaussian: the engine's own NoiseAhead, shared with LocalNoise
+    if strategy == 1:   # tree-honaker: nu(k) + 1 draws per group at step k
+        ahead = StepsAhead(rng_noise, [n for _, _, n in draws], CHUNK, last, honaker_draws, exponential=laplace)
+    elif tree or laplace:   # LDP Gaussian: the engine's own NoiseAhead, shared with LocalNoise
         ahead = (_ExponentialsAhead if laplace else NoiseAhead)(rng_noise, [n for _, _, n in draws], CHUNK, last)
     vs, F3 = float(des.vs), env._flat   # type: ignore[attr-defined]
     wfloor = vs * vs / d               # _Weights: vs * vs / self.d
@@ -569,7 +682,7 @@ def _run_compiled(mode: int, des: Design, aggs: dict, ahead: NoiseAhead | None, 
                 if ahead is not None:
                     ahead.pos = pos
                 if not md:   # mirror descent: once per chunk, below (one bulk record, not one per episode)
-                    _record_chunk(ledger, keys, tree, k + e, min(k + e + done, last + 1))
+                    _record_chunk(ledger, keys, tree, k + e, min(k + e + done, last + 1), strategy, rows)
                 j += done
                 given = False
                 if status == DONE:
@@ -594,7 +707,7 @@ def _run_compiled(mode: int, des: Design, aggs: dict, ahead: NoiseAhead | None, 
                 given = True
             c += m
         if md:
-            _record_chunk(ledger, keys, tree, k, min(k + n, last + 1))
+            _record_chunk(ledger, keys, tree, k, min(k + n, last + 1), strategy, rows)
         if progress is not None:
             for kk in range(k, k + n):
                 if kk % 100 == 0 or kk == K:
@@ -607,14 +720,24 @@ def _run_compiled(mode: int, des: Design, aggs: dict, ahead: NoiseAhead | None, 
     return beta_first
 
 
-def _record_chunk(ledger: Ledger | None, keys: np.ndarray, tree: bool, first: int, stop: int) -> None:
+def _record_chunk(ledger: Ledger | None, keys: np.ndarray, tree: bool, first: int, stop: int, strategy: int = 0,
+                  rows=None) -> None:
     """The ledger records of episodes first .. stop - 1, one per group in order: LDP messages over users (k, k), or
-    the tree node completing at step k over users (k - 2^i + 1, k), i its level (TreeCounter.node_noise)."""
-    if stop <= first or ledger is None or not keys.size:
+    the JDP counters' draws at step k (:mod:`.counter_records`): the tree node completing at step k over users
+    (k - 2^i + 1, k), i its level (TreeCounter.node_noise); tree-honaker's leaf and nodes; BLT's weighted z_k (``rows``)."""
+    if stop <= first or ledger is None:
         return
-    ks = np.arange(first, stop, dtype=np.int64)
-    lo = ks - (ks & -ks) + 1 if tree else ks
-    ledger.record_many(np.tile(keys, ks.size), np.repeat(lo, keys.size), np.repeat(ks, keys.size))
+    from .counter_records import honaker_records, tree_records
+
+    if tree and strategy == 2:
+        rows.record(first, stop)
+    elif tree and strategy == 1:
+        honaker_records(ledger, keys, first, stop)
+    elif tree:
+        tree_records(ledger, keys, first, stop)
+    elif keys.size:
+        ks = np.arange(first, stop, dtype=np.int64)
+        ledger.record_many(np.tile(keys, ks.size), np.repeat(ks, keys.size), np.repeat(ks, keys.size))
 
 
 def _respond_rollout(env, which: str, start: int, prescribe, B: int):

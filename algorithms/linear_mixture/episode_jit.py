@@ -38,8 +38,9 @@ regression (seed 000 Alg. 1 line 10) the reward family ``r``, and with variance 
    (:func:`variance_weights`: x / sigma_bar, y / sigma_bar for ``p``);
 7. the release (step 6), family by family in the engine's update order p, r, q: :data:`LOCAL`, each user's
    messages summed into G and u (Gaussian: :func:`.messages_jit.messages`; Laplace: :func:`laplace_messages`);
-   :data:`TREE`, one binary-tree counter per release group (:func:`tree_update`, the arithmetic of
-   :meth:`privacct.mechanisms.TreeCounter.add`, Gaussian or Laplace nodes); :data:`EXACT` (no privacy), the
+   :data:`TREE`, one continual counter per release group (:func:`tree_update`: the arithmetic of
+   :meth:`privacct.mechanisms.TreeCounter.add`, or of a ``tree-honaker`` or ``blt``
+   :class:`privacct.counters.counter.FactorizedCounter`'s step, Gaussian or Laplace draws); :data:`EXACT` (no privacy), the
    Sherman-Morrison update of Sigma^{-1} and the exact sums (:func:`ridge_update`), and for UCRL-VTR, whose radius
    reads it, log det(Sigma / lambda I) accumulated with numpy's own ``log1p`` loop (:func:`logdet_beta`).
 
@@ -76,6 +77,10 @@ LOCAL, TREE, EXACT = 0, 1, 2
 #: normals, :func:`.messages_jit.messages` reads 0 as Gram and anything else as target) or Laplace (the upper triangle
 #: / the vector, each value E1 - E2 of two exponentials)
 GRAM_GAUSS, TARGET_GAUSS, GRAM_LAPLACE, TARGET_LAPLACE = 0, 1, 2, 3
+#: a family's JDP counters (``Family.ST``, one strategy for every group): the printed binary tree
+#: (:class:`privacct.mechanisms.TreeCounter`), or a :class:`privacct.counters.counter.FactorizedCounter` of
+#: ``tree-honaker`` or ``blt`` (:func:`tree_update`)
+BINARY, HONAKER, BLT = 0, 1, 2
 
 #: One regression family's state and schedule, as :func:`run_chunk` takes it (a numba-typed namedtuple). ``G`` (B, H,
 #: d, d), ``u`` (B, H, d): the server's statistics (updated); ``Sinv`` (B, H, d, d): the inverses (written; given by
@@ -83,8 +88,10 @@ GRAM_GAUSS, TARGET_GAUSS, GRAM_LAPLACE, TARGET_LAPLACE = 0, 1, 2, 3
 #: x radius_k; ``kinds``, ``hs``, ``sc``: per release group its statistic and noise (:data:`GRAM_GAUSS` ...), its
 #: stage, its noise scale, in the update order; ``rows``, ``cols``: the upper triangle of d x d; ``slot`` and ``AG`` ... ``RT``: the tree counters'
 #: state (:func:`tree_update`; empty for LOCAL); ``LD`` (B, H): EXACT under a radius that reads it (UCRL-VTR), the
-#: aggregator's log det(Sigma / lambda I), updated (:func:`ridge_update`); else empty.
-Family = namedtuple("Family", "G u Sinv lamshift beta kinds hs sc rows cols slot AG NG XG RG AT NT XT RT LD")
+#: aggregator's log det(Sigma / lambda I), updated (:func:`ridge_update`); else empty. ``ST``: the family's counter
+#: strategy (:data:`BINARY` ...; the stacks then hold that counter's state, :func:`tree_update`), ``HW`` (levels,)
+#: tree-honaker's level weights, ``CP``, ``CQ`` (nb,) the BLT recursion's P_1..P_nb, Q_1..Q_nb (empty otherwise).
+Family = namedtuple("Family", "G u Sinv lamshift beta kinds hs sc rows cols slot AG NG XG RG AT NT XT RT LD ST HW CP CQ")
 
 
 @numba.njit(cache=True, inline="always")
@@ -454,73 +461,214 @@ def _tree_add(i, alpha, noise, exact, rel, b, x, nz, sa, sn):
 
 
 @numba.njit(cache=True)
-def tree_update(k, G, u, X, Y, kinds, hs, sc, slot, AG, NG, XG, RG, AT, NT, XT, RT, buf, pos, rows, cols):
+def _node(buf, b, p, kind, s, mu, d, rows, cols, nz):
+    """One draw's noise of seed ``b`` from ``buf[b, p:]`` into ``nz`` (flat), as the primitives make it
+    (:func:`privacct.mechanisms.symmetric_gaussian`: the next mu normals x scale on the upper triangle, mirrored into
+    the d x d matrix; :func:`privacct.mechanisms.gaussian`: d normals x scale; :func:`privacct.mechanisms.laplace`:
+    (E1 - E2) x scale from the next two blocks of exponentials). Returns the values read."""
+    if kind == GRAM_GAUSS:
+        for t in range(mu):
+            z = buf[b, p + t] * s
+            nz[rows[t] * d + cols[t]] = z
+            nz[cols[t] * d + rows[t]] = z
+        return mu
+    if kind == GRAM_LAPLACE:
+        for t in range(mu):
+            z = buf[b, p + t] - buf[b, p + mu + t]
+            nz[t] = z * s
+        return 2 * mu
+    if kind == TARGET_LAPLACE:
+        for e in range(d):
+            z = buf[b, p + e] - buf[b, p + d + e]
+            nz[e] = z * s
+        return 2 * d
+    for e in range(d):
+        nz[e] = buf[b, p + e] * s
+    return d
+
+
+@numba.njit(cache=True)
+def _honaker_add(k, x, buf, b, p, kind, s, mu, d, rows, cols, hw, est, noise, exact, cur, y):
+    """:meth:`privacct.counters.counter.FactorizedCounter.add` of ``x`` (flat, m values) at step ``k`` for seed ``b``
+    under ``tree-honaker`` (privacct/counters/tree_honaker.py ``step``): the leaf [k, k] drawn first, then the nodes
+    [k - 2^i + 1, k], i = 1..nu(k), each estimate ``w y + (1 - w)(est[i - 1] + est)`` with w = ``hw[i]`` (the
+    strategy's own ``_honaker_weight``); ``_noise -= _est[i]`` for i < nu(k) in order, ``_est[nu] = est``, ``_noise +=
+    est``, ``_exact += x``. ``est`` (levels, B, m), ``noise``, ``exact`` (B, m): the counter's ``_est``, ``_noise``,
+    ``_exact``; ``cur``, ``y`` (m,) work. Element by element numpy's operations in numpy's order. Returns the next
+    unread value of ``buf``."""
+    m = x.size
+    nu = _level(k)
+    p += _node(buf, b, p, kind, s, mu, d, rows, cols, cur)
+    for i in range(1, nu + 1):
+        p += _node(buf, b, p, kind, s, mu, d, rows, cols, y)
+        w = hw[i]
+        om = 1.0 - w
+        lo = est[i - 1, b]
+        for e in range(m):
+            cur[e] = w * y[e] + om * (lo[e] + cur[e])
+    ex = exact[b]
+    nn = noise[b]
+    for e in range(m):
+        ex[e] += x[e]
+    for i in range(nu):
+        li = est[i, b]
+        for e in range(m):
+            nn[e] -= li[e]
+    ln = est[nu, b]
+    for e in range(m):
+        ln[e] = cur[e]
+        nn[e] += cur[e]
+    return p
+
+
+@numba.njit(cache=True)
+def _blt_add(k, x, buf, b, p, kind, s, mu, d, rows, cols, P, Q, zh, uh, noise, exact, z, u):
+    """:meth:`privacct.counters.counter.FactorizedCounter.add` of ``x`` (flat, m values) at step ``k`` for seed ``b``
+    under ``blt`` (:meth:`privacct.counters.blt.Blt.mix_noise`): the draw z_k, ``u = z``, then for j = 1..nb in order
+    ``u = u + P_j zh[(k - j) % nb]`` and ``u = u - Q_j uh[(k - j) % nb]`` (each product rounded, then added), ``zh[k %
+    nb] = z``, ``uh[k % nb] = u``, ``_noise += u``, ``_exact += x``. ``P``, ``Q`` (nb,): the counter's ``_P``, ``_Q``;
+    ``zh``, ``uh`` (nb, B, m) its ``_zhist``, ``_uhist``; ``noise``, ``exact`` (B, m); ``z``, ``u`` (m,) work. Returns the
+    next unread value of ``buf``."""
+    m = x.size
+    nb = P.shape[0]
+    p += _node(buf, b, p, kind, s, mu, d, rows, cols, z)
+    for e in range(m):
+        u[e] = z[e]
+    for j in range(1, nb + 1):
+        slot = (k - j) % nb
+        zk = zh[slot, b]
+        uk = uh[slot, b]
+        pj = P[j - 1]
+        qj = Q[j - 1]
+        for e in range(m):
+            u[e] = u[e] + pj * zk[e]
+        for e in range(m):
+            u[e] = u[e] - qj * uk[e]
+    cur = k % nb
+    zc = zh[cur, b]
+    uc = uh[cur, b]
+    ex = exact[b]
+    nn = noise[b]
+    for e in range(m):
+        zc[e] = z[e]
+        uc[e] = u[e]
+        ex[e] += x[e]
+        nn[e] += u[e]
+    return p
+
+
+@numba.njit(cache=True)
+def blt_impulse(P, Q, out):
+    """``out`` (n,) = l_0..l_(n-1), the release noise of :func:`_blt_add` on one scalar value fed z = (1, 0, ..., 0):
+    the impulse response of the recursion the compiled loop runs (compared with the counter's own,
+    :func:`.engine._blt_step_ok`)."""
+    nb = P.shape[0]
+    zh = np.zeros((nb, 1, 1))
+    uh = np.zeros((nb, 1, 1))
+    noise = np.zeros((1, 1))
+    exact = np.zeros((1, 1))
+    x = np.zeros(1)
+    buf = np.zeros((1, 1))
+    rc = np.zeros(1, dtype=np.int64)
+    z = np.empty(1)
+    u = np.empty(1)
+    for t in range(1, out.size + 1):
+        buf[0, 0] = 1.0 if t == 1 else 0.0
+        _blt_add(t, x, buf, 0, 0, TARGET_GAUSS, 1.0, 1, 1, rc, rc, P, Q, zh, uh, noise, exact, z, u)
+        out[t - 1] = noise[0, 0]
+
+
+@numba.njit(cache=True)
+def tree_update(k, G, u, X, Y, kinds, hs, sc, slot, AG, NG, XG, RG, AT, NT, XT, RT, buf, pos, rows, cols, st, hw, cp,
+                cq):
     """:meth:`.aggregators.TreeNoise.update` of every group of a family at episode k (one addition per group, in
     order). The addition: ``np.einsum("bi,bj->bij", x, x)`` (each product plus the zeroed output; its upper triangle
-    for a Laplace group, whose counter holds d(d+1)/2 values) or ``x * y``. The node's noise, per ``kinds``
-    (:data:`GRAM_GAUSS` ...): the next normals of ``buf`` x scale, mirrored for a Gram group
-    (:func:`privacct.mechanisms.symmetric_gaussian` / :func:`privacct.mechanisms.gaussian`), or the next two blocks
-    of exponentials, (E1 - E2) x scale (:func:`privacct.mechanisms.laplace`). The tree's arithmetic
-    (:func:`_tree_add`), then G[:, h] (mirrored from the upper triangle for a Laplace group:
-    :func:`privacct.mechanisms.symmetric_from_upper`) or u[:, h] = the release. ``slot``: the group's index among the
-    family's Gram (``AG``, ``NG``, ``XG``, ``RG``) or target (``AT`` ...) counters. Returns the next unread value."""
+    for a Laplace group, whose counter holds d(d+1)/2 values) or ``x * y``. The counter, per ``st`` (one for the
+    family): :data:`BINARY` the printed tree, its node's noise per ``kinds`` (:func:`_node`), the tree's arithmetic
+    (:func:`_tree_add`), ``AG``, ``NG`` (n, levels, B, m) its ``_alpha``, ``_noise``, ``XG``, ``RG`` (n, B, m) its
+    ``_exact``, ``_release``; :data:`HONAKER` (:func:`_honaker_add`, weights ``hw``: ``AG`` the ``_est``, ``XG``,
+    ``RG`` the ``_exact``, ``_noise``) or :data:`BLT` (:func:`_blt_add`, coefficients ``cp``, ``cq``: ``AG``, ``NG``
+    the ``_zhist``, ``_uhist``), whose release is ``_exact + _noise`` (``noisy_sum``). Then G[:, h] (mirrored from the
+    upper triangle for a Laplace group: :func:`privacct.mechanisms.symmetric_from_upper`) or u[:, h] = the release.
+    ``slot``: the group's index among the family's Gram (``AG`` ...) or target (``AT`` ...) counters. Returns the next
+    unread value of ``buf``."""
     B, H, d = X.shape
     mu = rows.size
     i = _level(k)
     xg = np.empty(d * d)
     ng = np.empty(d * d)
+    yg = np.empty(d * d)
     xt = np.empty(d)
     nt = np.empty(d)
+    yt = np.empty(d)
     sa = np.empty(d * d)
     sn = np.empty(d * d)
+    rg = np.empty(d * d)
     for gi in range(kinds.size):
         h = hs[gi]
         s = sc[gi]
         j = slot[gi]
         kind = kinds[gi]
-        if kind == GRAM_GAUSS:
-            for b in range(B):
+        gram = kind == GRAM_GAUSS or kind == GRAM_LAPLACE
+        p0 = pos
+        for b in range(B):
+            p = p0
+            if kind == GRAM_GAUSS:
+                m = d * d
                 for r in range(d):
                     for c in range(d):
                         xg[r * d + c] = X[b, h, r] * X[b, h, c] + 0.0
-                for t in range(mu):
-                    z = buf[b, pos + t] * s
-                    ng[rows[t] * d + cols[t]] = z
-                    ng[cols[t] * d + rows[t]] = z
-                rel = RG[j, b]
-                _tree_add(i, AG[j], NG[j], XG[j, b], rel, b, xg, ng, sa, sn)
-                for r in range(d):
-                    for c in range(d):
-                        G[b, h, r, c] = rel[r * d + c]
-            pos += mu
-        elif kind == GRAM_LAPLACE:
-            for b in range(B):
+            elif kind == GRAM_LAPLACE:
+                m = mu
                 for t in range(mu):
                     xg[t] = X[b, h, rows[t]] * X[b, h, cols[t]] + 0.0
-                    z = buf[b, pos + t] - buf[b, pos + mu + t]
-                    ng[t] = z * s
-                rel = RG[j, b]
-                _tree_add(i, AG[j], NG[j], XG[j, b], rel, b, xg[:mu], ng[:mu], sa, sn)
-                for t in range(mu):
-                    G[b, h, rows[t], cols[t]] = rel[t]
-                    G[b, h, cols[t], rows[t]] = rel[t]
-            pos += 2 * mu
-        else:
-            laplace = kind == TARGET_LAPLACE
-            for b in range(B):
+            else:
+                m = d
                 y = Y[b, h]
                 for e in range(d):
                     xt[e] = X[b, h, e] * y
-                    if laplace:
-                        z = buf[b, pos + e] - buf[b, pos + d + e]
-                        nt[e] = z * s
+            x = xg[:m] if gram else xt
+            nz = ng[:m] if gram else nt
+            if st == BINARY:
+                p += _node(buf, b, p, kind, s, mu, d, rows, cols, nz)
+                if gram:
+                    rel = RG[j, b]
+                    _tree_add(i, AG[j], NG[j], XG[j, b], rel, b, x, nz, sa, sn)
+                else:
+                    rel = RT[j, b]
+                    _tree_add(i, AT[j], NT[j], XT[j, b], rel, b, x, nz, sa, sn)
+            else:
+                rel = rg[:m]
+                if st == HONAKER:
+                    if gram:
+                        p = _honaker_add(k, x, buf, b, p, kind, s, mu, d, rows, cols, hw, AG[j], RG[j], XG[j], nz,
+                                         yg[:m])
                     else:
-                        nt[e] = buf[b, pos + e] * s
-                rel = RT[j, b]
-                _tree_add(i, AT[j], NT[j], XT[j, b], rel, b, xt, nt, sa, sn)
+                        p = _honaker_add(k, x, buf, b, p, kind, s, mu, d, rows, cols, hw, AT[j], RT[j], XT[j], nz,
+                                         yt)
+                else:
+                    if gram:
+                        p = _blt_add(k, x, buf, b, p, kind, s, mu, d, rows, cols, cp, cq, AG[j], NG[j], RG[j], XG[j],
+                                     nz, yg[:m])
+                    else:
+                        p = _blt_add(k, x, buf, b, p, kind, s, mu, d, rows, cols, cp, cq, AT[j], NT[j], RT[j], XT[j],
+                                     nz, yt)
+                ex = XG[j, b] if gram else XT[j, b]
+                nn = RG[j, b] if gram else RT[j, b]
+                for e in range(m):
+                    rel[e] = ex[e] + nn[e]
+            if kind == GRAM_GAUSS:
+                for r in range(d):
+                    for c in range(d):
+                        G[b, h, r, c] = rel[r * d + c]
+            elif kind == GRAM_LAPLACE:
+                for t in range(mu):
+                    G[b, h, rows[t], cols[t]] = rel[t]
+                    G[b, h, cols[t], rows[t]] = rel[t]
+            else:
                 for e in range(d):
                     u[b, h, e] = rel[e]
-            pos += 2 * d if laplace else d
+            pos = p
     return pos
 
 
@@ -700,7 +848,7 @@ def _release(mode, k, last, fam, X, Y, buf, pos, log1p):
         return messages(fam.G, fam.u, X, Y, fam.kinds, fam.hs, fam.sc, buf, pos, fam.rows, fam.cols)
     if k <= last:
         return tree_update(k, fam.G, fam.u, X, Y, fam.kinds, fam.hs, fam.sc, fam.slot, fam.AG, fam.NG, fam.XG, fam.RG,
-                           fam.AT, fam.NT, fam.XT, fam.RT, buf, pos, fam.rows, fam.cols)
+                           fam.AT, fam.NT, fam.XT, fam.RT, buf, pos, fam.rows, fam.cols, fam.ST, fam.HW, fam.CP, fam.CQ)
     return pos
 
 

@@ -12,7 +12,9 @@ generator call per seed per chunk instead of one per seed per message (issue 14 
 The ledger still gets exactly one record per message, with the arguments :func:`privacct.mechanisms.add_noise`
 gives it (group, users (k, k), mechanism, scale, shape, batch). Only all-Gaussian schedules are drawn ahead:
 Laplace messages draw exponentials from the same generator, and mixing the two streams per message is
-not a sequential stream of one kind; :func:`gaussian_only` says when a schedule qualifies.
+not a sequential stream of one kind; :func:`gaussian_only` says when a schedule qualifies. The JDP counters of the
+compiled loop draw ahead the same way, one kind of draw per run: :class:`StepsAhead` for a counter drawing several
+draws a step (tree-honaker's leaf and nodes), normals or exponentials.
 """
 
 from __future__ import annotations
@@ -66,6 +68,38 @@ class NoiseAhead:
         z = self.buf[:, self.pos:self.pos + m]
         self.pos += m
         return z
+
+
+
+def honaker_draws(k: int) -> int:
+    """Draws of a ``tree-honaker`` counter's step ``k``: the leaf and the nodes [k - 2^i + 1, k], i = 1..nu(k)
+    (privacct/counters/tree_honaker.py ``step``): nu(k) + 1, nu the trailing zeros of k."""
+    return (k & -k).bit_length()
+
+
+class StepsAhead(NoiseAhead):
+    """:class:`NoiseAhead` for counters drawing ``per_step(k)`` draws of every group at step k (``tree-honaker``:
+    :func:`honaker_draws`), one group's draws after another's in the update order (each counter's ``add`` makes its
+    step's draws together): a chunk of episodes k .. k + n - 1 holds sum_k per_step(k) x ``per_episode`` values per
+    seed, one generator call per seed, standard normals or, with ``exponential`` (Laplace: E1 then E2 per draw, as
+    :func:`privacct.mechanisms.laplace` draws them), standard exponentials: the same sequential stream as the
+    per-draw calls."""
+
+    def __init__(self, rngs, sizes: list[int], chunk: int, K: int, per_step, exponential: bool = False) -> None:
+        super().__init__(rngs, sizes, chunk, K)
+        self.per_step, self.exponential = per_step, bool(exponential)
+
+    def ensure(self, k: int) -> None:
+        if self.pos >= self.buf.shape[1]:
+            n = min(self.chunk, self.K - k + 1)
+            total = self.per_episode * sum(self.per_step(j) for j in range(k, k + n))
+            self.buf = np.empty((len(self.rngs), total))
+            for b, r in enumerate(self.rngs):
+                if self.exponential:
+                    r.standard_exponential(out=self.buf[b])
+                else:
+                    r.standard_normal(out=self.buf[b])
+            self.pos = 0
 
 
 def gaussian_message(value: np.ndarray, kind: str, scale: float, ahead: NoiseAhead, ledger: Ledger, group: str,

@@ -2,7 +2,7 @@
 
 Since the loops draw each episode's exponentials themselves (per seed, from the privatizer's Generators), the
 counters here keep the state the loops add to and record the ledger draws per chunk (:meth:`TreeAhead.reserve`,
-:meth:`HonakerAhead.reserve`, :func:`local_records`); :meth:`TreeAhead.draw_ahead` and :func:`local_ahead` still
+:meth:`HonakerAhead.reserve`, :meth:`BltAhead.reserve`, :func:`local_records`); :meth:`TreeAhead.draw_ahead` and :func:`local_ahead` still
 draw ahead (tests compare them with :func:`privacct.mechanisms.laplace`).
 
 :func:`privacct.mechanisms.laplace` draws one node (or one local report) as ``standard_exponential`` of shape
@@ -21,6 +21,7 @@ import numpy as np
 
 from privacct.errors import PrivacctError
 from privacct.ledger import Ledger
+from privacct.counters.blt import Blt
 from privacct.counters.counter import FactorizedCounter
 from privacct.mechanisms import TreeCounter
 from privacct.tap import current as current_tap
@@ -177,3 +178,79 @@ class HonakerAhead(_AddedInTheLoop, FactorizedCounter):
         d = self.draws(n)
         self.reserve(n)
         return exponentials(self.rngs, d, int(np.prod(self.shape)), buffer).reshape((self.batch, d, 2) + self.shape)
+
+
+#: the functions a BltAhead stands for, as this process loaded them (a class-level change after that, e.g. a planted bug,
+#: keeps the plain counter, which runs the changed code)
+_BLT_PLAIN = {(cls, n): getattr(cls, n) for cls, names in (
+    (FactorizedCounter, ("add", "_draw", "_mix_noise", "_init_mixing_state")),
+    (Blt, ("start", "step", "noisy_sum", "mix_noise", "init_mixing_state", "init_parameters"))) for n in names}
+
+
+class BltAhead(_AddedInTheLoop, FactorizedCounter):
+    """A Laplace ``blt`` :class:`~privacct.counters.counter.FactorizedCounter` whose draws the compiled loop makes (mode
+    5 of :func:`.episode_jit.release`): the same draws from the same Generators in the same order (z_t at step t), the
+    recursion of :meth:`privacct.counters.blt.Blt.mix_noise` on this counter's own state (``_zhist``, ``_uhist``,
+    ``_noise``: views of one array ``hist``, (2 nb + 1, B, *shape); ``_exact``; ``_release`` the running ``_exact +
+    _noise``) and the same ledger records (:meth:`reserve`, in step order: users (1, t), weighted by the counter's own
+    row of its executed encoder). Built by :meth:`like` from a fresh counter that :meth:`runs` admits. Not for audited
+    runs, and not to be mixed with :meth:`add`."""
+
+    _plain = "FactorizedCounter"
+
+    def __init__(self, shape, *, structure, leaves: int, scale: float, rngs, ledger: Ledger | None = None,
+                 group: str | None = None) -> None:
+        _no_tap("BltAhead")
+        super().__init__(shape, strategy=structure, leaves=leaves, mechanism="laplace", scale=scale, rngs=rngs,
+                         ledger=ledger, group=group)
+        nb = len(self._P)
+        self.hist = np.zeros((2 * nb + 1, self.batch) + self.shape)
+        self._zhist, self._uhist, self._noise = self.hist[:nb], self.hist[nb:2 * nb], self.hist[2 * nb]
+        self._release = np.zeros((self.batch,) + self.shape)
+        #: P_1..P_nb then Q_1..Q_nb, the coefficients the recursion reads (the compiled loop's ``hw``)
+        self.coefs = np.concatenate([np.asarray(self._P, dtype=float), np.asarray(self._Q, dtype=float)])
+        self.drawn = 0
+
+    @classmethod
+    def like(cls, counter: FactorizedCounter) -> "BltAhead":
+        """A BltAhead of ``counter``'s structure, leaves, scale, Generators, ledger and group (``counter`` fresh)."""
+        return cls(counter.shape, structure=counter.structure, leaves=counter.leaves, scale=counter.scale,
+                   rngs=counter.rngs, ledger=counter.ledger, group=counter.group)
+
+    @staticmethod
+    def runs(counter) -> bool:
+        """Whether the compiled loop runs ``counter`` with its bytes: a fresh Laplace ``blt`` FactorizedCounter (that
+        class and strategy class exactly, its noise path not overridden: a recursion key; their functions the ones
+        loaded with this module, :data:`_BLT_PLAIN`), one leaf per user from 1, no
+        audit (no tap, no pin), and the compiled recursion's impulse response (:func:`.episode_jit.blt_impulse`) equal bit
+        for bit to the counter's own noise path's over min(K, 64) steps (the path its ledger weights are probed from)."""
+        from privacct.counters.executed_cache import _short_probe, recursion_key
+        from privacct.tap import current_pin
+
+        if (type(counter) is not FactorizedCounter or type(counter.implementation) is not Blt or counter.steps
+                or counter.mechanism != "laplace" or counter.leaf_users is not None or counter.first_user != 1
+                or counter._observer is not None or current_tap() is not None or current_pin() is not None
+                or recursion_key(counter) is None
+                or any(getattr(cls, n) is not f for (cls, n), f in _BLT_PLAIN.items())):
+            return False
+        from .episode_jit import blt_impulse   # numba loads here
+
+        P, Q = (np.ascontiguousarray(np.asarray(p, dtype=float)) for p in counter._mixing_parameters())
+        if P.ndim != 1 or P.size == 0 or Q.shape != P.shape:
+            return False
+        n = min(int(counter.leaves), 64)
+        got = np.empty(n)
+        blt_impulse(P, Q, got)
+        return got.tobytes() == _short_probe(counter, n).tobytes()
+
+    def reserve(self, n: int) -> None:
+        """Record the ledger draws of steps ``drawn + 1 .. drawn + n`` (the fields ``FactorizedCounter._draw`` records,
+        with the weights its ``_row_weights`` gives) without drawing them: one weighted draw per step through
+        :meth:`privacct.ledger.Ledger.record_groups` (the same ledger as :meth:`~privacct.ledger.Ledger.record`)."""
+        self._check_reserve(n, "BltAhead.reserve")
+        if self.ledger is not None:
+            for t in range(self.steps + 1, self.steps + n + 1):
+                w = self.implementation.ledger_weights(self, t)
+                self.ledger.record_groups([self.group], users=(1, t), mechanism=self.mechanism, scale=self.scale,
+                                          shape=self.shape, batch=self.batch, weights=[w])
+        self.drawn += n

@@ -20,7 +20,7 @@ episode, operation for operation as numpy does it (docs/performance.md#same-byte
    (:meth:`~privacct.mechanisms.TreeCounter.add`: ``alpha[:i].sum(axis=0)`` is a sequential sum from 0 over the
    levels, the node noise ``(E1 - E2) b`` of :func:`privacct.mechanisms.laplace`, the running release), 2 the
    local randomizer (``sums + (x + (E1 - E2) b)``), 3 none here: the statistic is returned in ``x_out`` and the
-   caller releases it (any other counter; then ``m`` = 1).
+   caller releases it (any other counter; then ``m`` = 1), 4 tree-honaker, 5 blt (:func:`_blt_add`).
 
 Steps 1, 5 and 6 are :func:`optimistic_model`, :func:`episode_statistic` and :func:`release`, shared with UCB-PO's
 compiled episode (:mod:`.po_jit`). The noise's standard exponentials are drawn here, per seed just before each
@@ -196,13 +196,73 @@ def _honaker_add(t, ex, node, scale, hw, est, hnoise, rel, texact, b, x, cur):
 
 
 @numba.njit(cache=True)
+def _blt_add(t, e12, scale, hist, nb, P, Q, rel, texact, b, x, u):
+    """:meth:`privacct.counters.counter.FactorizedCounter.add` of ``x`` at step ``t`` for seed ``b`` under ``blt``
+    (:meth:`privacct.counters.blt.Blt.mix_noise`): the draw z_t = ``(e12[0] - e12[1]) scale`` as
+    :func:`privacct.mechanisms.laplace`, ``u = z``, then for j = 1..nb in order ``u = u + P_j zh[(t - j) % nb]`` and
+    ``u = u - Q_j uh[(t - j) % nb]`` (each product rounded, then added), ``zh[t % nb] = z``, ``uh[t % nb] = u``,
+    ``_noise += u``, ``_exact += x``; ``rel`` (the release of seed b) = ``_exact + _noise``. ``hist`` (2 nb + 1, B, dim):
+    the counter's ``_zhist`` (rows 0..nb-1), ``_uhist`` (rows nb..2nb-1) and ``_noise`` (row 2nb) (:class:`.ahead.BltAhead`),
+    ``texact`` (B, dim) its ``_exact``; ``u`` (dim,) work."""
+    dim = x.size
+    e1 = e12[0]
+    e2 = e12[1]
+    for e in range(dim):
+        z = e1[e] - e2[e]
+        z *= scale
+        u[e] = z
+    for j in range(1, nb + 1):
+        slot = (t - j) % nb
+        zk = hist[slot, b]
+        uk = hist[nb + slot, b]
+        pj = P[j - 1]
+        qj = Q[j - 1]
+        for e in range(dim):
+            u[e] = u[e] + pj * zk[e]
+        for e in range(dim):
+            u[e] = u[e] - qj * uk[e]
+    cur = t % nb
+    zc = hist[cur, b]
+    uc = hist[nb + cur, b]
+    nn = hist[2 * nb, b]
+    tx = texact[b]
+    for e in range(dim):
+        z = e1[e] - e2[e]
+        z *= scale
+        zc[e] = z
+        uc[e] = u[e]
+        tx[e] += x[e]
+        nn[e] += u[e]
+        rel[e] = tx[e] + nn[e]
+
+
+@numba.njit(cache=True)
+def blt_impulse(P, Q, out):
+    """``out`` (n,) = the release noise of :func:`_blt_add` on one scalar fed z = (1, 0, ..., 0) (E1 - E2 = 1, 0 at
+    scale 1): the impulse response of the recursion the compiled loop runs (:meth:`.ahead.BltAhead.runs` compares it
+    with the counter's own)."""
+    nb = P.shape[0]
+    hist = np.zeros((2 * nb + 1, 1, 1))
+    ex = np.zeros((2, 1))
+    rel = np.zeros(1)
+    texact = np.zeros((1, 1))
+    x = np.zeros(1)
+    u = np.empty(1)
+    for t in range(1, out.size + 1):
+        ex[0, 0] = 1.0 if t == 1 else 0.0
+        _blt_add(t, ex, 1.0, hist, nb, P, Q, rel, texact, 0, x, u)
+        out[t - 1] = hist[2 * nb, 0, 0]
+
+
+@numba.njit(cache=True)
 def step_draws(mode, k, K):
     """How many (2, dim) blocks of standard exponentials episode ``k``'s release draws: 1 per tree node (mode 1, k <=
-    K - 1) or local report (mode 2), nu(k) + 1 for tree-honaker (mode 4, k <= K - 1), else 0."""
+    K - 1), BLT step (mode 5, k <= K - 1) or local report (mode 2), nu(k) + 1 for tree-honaker (mode 4, k <= K - 1),
+    else 0."""
     if mode == 2:
         return 1
-    if (mode == 1 or mode == 4) and k <= K - 1:
-        if mode == 1:
+    if (mode == 1 or mode == 4 or mode == 5) and k <= K - 1:
+        if mode == 1 or mode == 5:
             return 1
         nu = 0
         while ((k >> nu) & 1) == 0:
@@ -216,7 +276,8 @@ def release(mode, k, K, b, x, released, exact, ex, node, scale, alpha, noise, te
     """Step 6 of the module docstring for seed ``b`` at episode ``k``: ``ex[node ..]`` (draws, 2, dim) are the
     episode's draws (:func:`step_draws` of them: its tree node, its local report or its tree-honaker nodes);
     ``sum_a``, ``sum_n`` (dim,) work arrays. Mode 4 (tree-honaker): ``alpha`` the levels' estimates, ``noise[0]`` the
-    release noise (:func:`_honaker_add`)."""
+    release noise (:func:`_honaker_add`). Mode 5 (blt): ``alpha`` the counter's ring buffers and release noise,
+    ``hw`` its P_1..P_nb then Q_1..Q_nb (:func:`_blt_add`)."""
     dim = x.size
     if mode == 0:
         for e in range(dim):
@@ -234,6 +295,10 @@ def release(mode, k, K, b, x, released, exact, ex, node, scale, alpha, noise, te
     elif mode == 4:
         if k <= K - 1:
             _honaker_add(k, ex, node, scale, hw, alpha, noise[0], released[b], texact, b, x, sum_a)
+    elif mode == 5:
+        if k <= K - 1:
+            nb = hw.size // 2
+            _blt_add(k, ex[node], scale, alpha, nb, hw[:nb], hw[nb:], released[b], texact, b, x, sum_a)
     else:
         for e in range(dim):
             x_out[b, e] = x[e]
@@ -301,7 +366,8 @@ def run_episodes(k0, m, K, pooled, mode, E1, c_root, c_inv, bonus, R, P, cost, s
     each episode's draws (:func:`step_draws` blocks of (2, dim) standard exponentials) are drawn from seed b's
     Generator just before its release (:func:`draw_exponentials`: the values and order of numpy's draws, no buffer
     travelling through memory); ``alpha``, ``noise`` (levels, B, dim), ``texact`` (B, dim): the tree's ``_alpha``,
-    ``_noise``, ``_exact`` (mode 1; mode 4: :func:`release`); ``hw`` tree-honaker's level weights; ``fast``: the
+    ``_noise``, ``_exact`` (mode 1; modes 4 and 5: :func:`release`); ``hw`` tree-honaker's level weights (mode 5: BLT's
+    coefficients); ``fast``: the
     products without the BLAS call (:func:`..small_gemv.gemv_small`); ``regret`` (B, K) written at column k - 1;
     ``x_out`` (B, dim): the statistics (mode 3).
     """

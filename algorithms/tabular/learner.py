@@ -52,7 +52,7 @@ from typing import Any, Callable
 import numpy as np
 
 from privacct.errors import PrivacctError, check_delta, check_positive
-from privacct.ledger import Ledger
+from privacct.ledger_tree_runs import TreeRunLedger
 from privacct.log import FACTORIZED_STRATEGIES
 from privacct.tap import canary_contribution, prescribed
 from privacct.tap import current as current_tap
@@ -167,7 +167,7 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
     # the spec's log of this record, built once per record (algorithms/contract.py): an audited run runs (and its
     # audit observes) the counter the unaudited run of the same config runs
     log = get_learner(algorithm).declared_log(config)
-    ledger = Ledger() if log is not None else None
+    ledger = TreeRunLedger() if log is not None else None   # tree node draws as (offset, count): privacct.ledger_tree_runs
     env_rngs = _stream_rngs(seeds, 0, audit, fixed=audit is not None and audit.fixed_users)
     noise_rngs = noise_generators(seeds, 1, audit)
     agent_rngs = _stream_rngs(seeds, 2, audit, fixed=audit is not None)
@@ -282,8 +282,9 @@ def _uniforms(rngs, n: int, H: int, B: int) -> np.ndarray:
 class _Release:
     """How the compiled loop releases (:func:`_drive`): ``mode`` 0 none, 1 the tree (:class:`.ahead.TreeAhead`),
     2 the local randomizer, 3 any other counter (each episode's statistic through :meth:`Privatizer.release`),
-    4 tree-honaker (:class:`.ahead.HonakerAhead`); ``scale`` the Laplace b (0 without privacy); ``gens`` the
-    privatizer's Generators as a numba typed List (modes 1, 2, 4 draw from them in the compiled loop); the counter's
+    4 tree-honaker (:class:`.ahead.HonakerAhead`), 5 blt (:class:`.ahead.BltAhead`, its state ``hist`` as ``alpha``, its
+    coefficients as ``hw``); ``scale`` the Laplace b (0 without privacy); ``gens`` the
+    privatizer's Generators as a numba typed List (modes 1, 2, 4, 5 draw from them in the compiled loop); the counter's
     state arrays (``alpha``, ``noise``, ``texact``: the tree's ``_alpha``, ``_noise``, ``_exact``; tree-honaker's
     ``_est``, ``_noise[None]``, ``_exact``; empty otherwise), tree-honaker's level weights ``hw`` and the exact sums
     at the start (``exact``)."""
@@ -310,7 +311,7 @@ def _drive(mdp: TabularMDP, priv: Privatizer, env_rngs, agent_rngs, *, K: int, p
     loop, its exact sums) at the end."""
     from numba.typed import List
 
-    from .ahead import HonakerAhead, TreeAhead, local_records
+    from .ahead import BltAhead, HonakerAhead, TreeAhead, local_records
 
     H = mdp.horizon
     B, dim = priv.sums.shape
@@ -323,16 +324,20 @@ def _drive(mdp: TabularMDP, priv: Privatizer, env_rngs, agent_rngs, *, K: int, p
         mode = 4
     elif priv.kind == "local":
         mode = 2
+    elif BltAhead.runs(tree):   # a fresh blt counter: drawn and added in the compiled loop (the same bytes, .ahead)
+        tree = priv.tree = BltAhead.like(tree)
+        mode = 5
     else:
         mode = 3
     scale = 0.0 if priv.log is None else float(priv.log.group(GROUP).noise_scale)
     gens = List(priv.rngs)   # numba's view of the same Generators: draws in the compiled loop advance them
     none3, none2 = np.empty((0, B, dim)), np.empty((0, dim))
     state = {1: lambda: (tree._alpha, tree._noise, tree._exact, np.empty(0)),
-             4: lambda: (tree._est, tree._noise[None], tree._exact, tree.weights)}
+             4: lambda: (tree._est, tree._noise[None], tree._exact, tree.weights),
+             5: lambda: (tree.hist, none3, tree._exact, tree.coefs)}
     rel = _Release(mode, scale, gens, *state.get(mode, lambda: (none3, none3, none2, np.empty(0)))(), exact=priv.exact)
-    # the sums planned from: the counter's running release itself (modes 1 and 4)
-    released = tree._release if mode in (1, 4) else priv.sums
+    # the sums planned from: the counter's running release itself (modes 1, 4 and 5)
+    released = tree._release if mode in (1, 4, 5) else priv.sums
     agent_u = None
     k = 1
     while k <= K:
@@ -344,7 +349,7 @@ def _drive(mdp: TabularMDP, priv: Privatizer, env_rngs, agent_rngs, *, K: int, p
                 agent_u = np.stack([r.random((n, H)) for r in agent_rngs])
         m = 1 if mode == 3 else min(_AHEAD_EPISODES, K - k + 1, _CHUNK - j)
         x_out, nodes = none2, 0
-        if mode in (1, 4):
+        if mode in (1, 4, 5):
             nodes = max(0, min(k + m - 1, K - 1) - k + 1)
             if nodes:
                 tree.reserve(nodes)
@@ -364,7 +369,7 @@ def _drive(mdp: TabularMDP, priv: Privatizer, env_rngs, agent_rngs, *, K: int, p
         k += m
     if mode == 1:   # Privatizer.release's sums and exact: copies of the tree's (the same additions, in the same order)
         released, priv.exact = tree.noisy_sum(), tree.exact_sum()
-    elif mode == 4:
+    elif mode in (4, 5):
         released, priv.exact = released.copy(), tree.exact_sum()
     priv.sums = released
 

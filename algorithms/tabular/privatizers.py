@@ -277,7 +277,8 @@ class Privatizer:
 
     ``ahead`` (the compiled loop of :mod:`.episode_jit`, outside audits): a binary tree is a
     :class:`.ahead.TreeAhead` and a tree-honaker counter a :class:`.ahead.HonakerAhead`, whose nodes the compiled
-    loop draws and adds (:meth:`release` is not called then).
+    loop draws and adds (:meth:`release` is not called then). A fresh blt counter is swapped for an
+    :class:`.ahead.BltAhead` by the compiled loop (``learner._drive``, ``BltAhead.runs``).
     """
 
     def __init__(self, log: MechanismLog | None, dim: int, K: int, rngs: list[np.random.Generator],

@@ -28,6 +28,7 @@ from ..errors import PrivacctError, check_count
 from .base import MAX_BLT_BUFFERS, FactorizedSpec, ToeplitzStrategy, up
 from .sqrt_toeplitz import toeplitz_coefficients
 
+_F8 = np.dtype(np.float64)
 BLT_MARGIN = 2.0**-20                   # relative margin for the float recursion that generates C^{-1} z
 DEFAULT_BLT_BUFFERS = 4
 _LFILTER_MAX = 2**22                    # variance: lfilter up to here, partial fractions beyond
@@ -59,6 +60,14 @@ def blt_polynomials(buffers) -> tuple[np.ndarray, np.ndarray]:
                 Pi = np.convolve(Pi, [1.0, -t])
         Q[1:1 + Pi.size] += w * Pi
     return P, Q[:P.size]
+
+
+@lru_cache(maxsize=32)
+def _recursion_tuples(buffers: tuple[tuple[float, float], ...]) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """(P_1..P_d, Q_1..Q_d) of :func:`blt_polynomials` as tuples of Python floats (immutable: shared by the counters
+    of one set of buffers, computed once)."""
+    P, Q = blt_polynomials(buffers)
+    return tuple(float(v) for v in P[1:]), tuple(float(v) for v in Q[1:])
 
 
 def _geometric(log_r: float, n: int, one_minus_r: float) -> float:
@@ -226,10 +235,9 @@ class Blt(ToeplitzStrategy):
 
     # ---------------------------------------------------------------- the noise path: Q(B) u = P(B) z, release += u
     def init_parameters(self, counter: Any) -> None:
-        P, Q = blt_polynomials(counter.structure.buffers)
         # P_0 = Q_0 = 1; tuples of Python floats (immutable: :meth:`parameter_objects`); a mutant or a test that
         # alters them rebinds the attribute (a list), which the ledger's check then compares by its bytes
-        counter._P, counter._Q = tuple(float(v) for v in P[1:]), tuple(float(v) for v in Q[1:])
+        counter._P, counter._Q = _recursion_tuples(tuple(counter.structure.buffers))
 
     def init_mixing_state(self, counter: Any, st: Any, batch: int, shape: tuple[int, ...]) -> None:
         d = len(counter._P)
@@ -237,6 +245,23 @@ class Blt(ToeplitzStrategy):
         st._uhist = np.zeros((d, batch) + shape)
 
     def mix_noise(self, counter: Any, st: Any, t: int, z: np.ndarray) -> None:
+        d = len(counter._P)
+        zh, uh, noise = st._zhist, st._uhist, st._noise
+        f8 = _F8
+        if (d and len(counter._Q) == d and zh.dtype == f8 and uh.dtype == f8 and noise.dtype == f8 and z.dtype == f8
+                and zh.flags.c_contiguous and uh.flags.c_contiguous and noise.flags.c_contiguous
+                and z.size == noise.size and zh.shape[0] == d and zh.size == uh.size == d * noise.size):
+            # the same step compiled (privacct/counters/blt_jit.py: element by element, no fused operation; the same
+            # bytes), on the arrays themselves (C-contiguous: their flat views are views); numba loads on the first step
+            from .blt_jit import blt_mix
+
+            P, Q = counter._P, counter._Q
+            got = counter.__dict__.get("_pq_arrays")   # the coefficients as arrays, while the same objects are there
+            if got is None or got[0] is not P or got[1] is not Q or type(P) is not tuple or type(Q) is not tuple:
+                got = counter._pq_arrays = (P, Q, np.asarray(P, dtype=float), np.asarray(Q, dtype=float))
+            blt_mix(t, got[2], got[3], z.reshape(-1) if z.flags.c_contiguous else np.ascontiguousarray(z).reshape(-1),
+                    zh.reshape(d, -1), uh.reshape(d, -1), noise.reshape(-1))
+            return
         u = z.copy()
         tmp = np.empty_like(u)                                    # each product rounded, then added: no fused op
         d = len(counter._P)

@@ -75,3 +75,29 @@ def blt_symmetric_step(t, P, Q, raw, scale, rows, cols, zh, uh, noise, exact, x,
                     if use_shift:
                         rv = rv + shift[i, j]
                     ohb[i, j] = rv
+
+
+@numba.njit(cache=True)
+def blt_mix(t, P, Q, z, zh, uh, noise):
+    """:meth:`privacct.counters.blt.Blt.mix_noise` of one counter's step ``t`` (1-based) on flat C-contiguous arrays,
+    element by element as the numpy step does it (module docstring, step 2): ``u = z``, then for k = 1..nb in order
+    ``u = u + P_k zh[(t - k) % nb]`` and ``u = u - Q_k uh[(t - k) % nb]``, each product rounded before the sum;
+    ``zh[t % nb] = z``, ``uh[t % nb] = u``, ``noise = noise + u``. ``P``, ``Q`` (nb,); ``z``, ``noise`` (n,); ``zh``,
+    ``uh`` (nb, n) the ring buffers."""
+    nb = P.shape[0]
+    n = z.shape[0]
+    u = z.copy()
+    for k in range(1, nb + 1):
+        slot = (t - k) % nb
+        zk = zh[slot]
+        uk = uh[slot]
+        pk, qk = P[k - 1], Q[k - 1]
+        for e in range(n):
+            u[e] = u[e] + pk * zk[e]
+        for e in range(n):
+            u[e] = u[e] - qk * uk[e]
+    cur = t % nb
+    for e in range(n):
+        zh[cur, e] = z[e]
+        uh[cur, e] = u[e]
+        noise[e] = noise[e] + u[e]

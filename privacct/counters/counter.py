@@ -317,6 +317,24 @@ class FactorizedCounter:
                                         "executed weights no longer describe what runs; refused")
         return self._executed[:t][::-1]
 
+    def share_probe(self, other: "FactorizedCounter") -> None:
+        """Take ``other``'s executed encoder (probed at its first draw) as this counter's, before this counter's own
+        first draw, for counters whose noise one compiled recursion makes in their place (a loop that checks that
+        recursion's impulse response against ``other``'s own noise path: algorithms/linear_mixture/engine.py
+        ``_blt_step_ok``): the ledger weights of every draw are then the probe of the path that runs, made once.
+        Refused unless both run the same recursion (:func:`.executed_cache.recursion_key` equal, not None), ``other``
+        has probed and this counter has neither drawn nor probed. Later draws check the coefficients as usual."""
+        key = recursion_key(self)
+        if (key is None or key != recursion_key(other) or other._executed is None or self.steps
+                or self._executed is not None):
+            raise PrivacctError("share_probe: the counters do not run the same recursion, or the probe is not to share")
+        self._executed = other._executed
+        self._probed = self._coefficient_bytes()
+        names = self.implementation.parameter_attributes()
+        objs = None if names is None else tuple(getattr(self, n) for n in names)
+        self._probed_objects = objs if objs is not None and all(
+            type(o) is tuple and all(type(v) is float for v in o) for o in objs) else None
+
     def _coefficient_bytes(self) -> tuple:
         """(dtype, shape, bytes) of each coefficient array the recursion reads (:meth:`_mixing_parameters`)."""
         return tuple((a.dtype.str, a.shape, a.tobytes()) for a in map(np.asarray, self._mixing_parameters()))
