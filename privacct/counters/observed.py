@@ -122,6 +122,8 @@ class CounterObserver:
         #: one-run audits: canary user -> (her leaf t, her addition); the previous release (Toeplitz)
         self.plan = tap.plan is not None
         self.canary_x: dict[int, tuple[int, np.ndarray]] = {}
+        #: leaf t -> the canary user whose addition it is (at most one single-user canary leaf a step)
+        self.canary_at: dict[int, int] = {}
         self.last_y: np.ndarray | None = None
         #: window means (module docstring): the kept canaries' additions so far, the running sum E of e_s, the open
         #: canary (user, leaf, E before her leaf), the last closed window ((a, b), its mean); False once a canary
@@ -171,6 +173,7 @@ class CounterObserver:
         canaries = _canaries_in(self.tap, leaf)
         if leaf[0] == leaf[1] and canaries:
             self.canary_x[leaf[0]] = (t, np.array(x, dtype=float, copy=True))
+            self.canary_at[t] = leaf[0]
             if self.window_ok:
                 self._window_canary(leaf[0], t, x)
         elif canaries:
@@ -236,10 +239,9 @@ class CounterObserver:
         prev, self.last_y = self.last_y, y
         if self.window_ok:
             self._window_release(t, y)
-        kept = [u for u, (s, _) in self.canary_x.items() if s == t]
-        if not kept:
+        u = self.canary_at.get(t)
+        if u is None or self.canary_x[u][0] != t:
             return
-        u = kept[0]
         l = np.asarray(c.implementation.release_noise_column(c.structure, t), dtype=float)
         scale = c.scale * float(np.sqrt(np.sum(np.diff(l, prepend=0.0) ** 2)))
         name = f"{self.group} {c.strategy} release {t} minus release {t - 1} of user {u}"

@@ -7,7 +7,8 @@ continual observation"; Henzinger, Upadhyay, Upadhyay 2023), docs/counters.md#sq
 so that C^2 = A ((1 - x)^(-1/2) squared is (1 - x)^(-1), the generating function of a column of A). Column 1 is
 (c_0, ..., c_(K-1)): multiplier l2 = sqrt(sum_(j<K) c_j^2), about sqrt(1 + ln(K)/pi); l1 = sum_(j<K) c_j, about
 2 sqrt(K/pi) (a strategy for Gaussian noise); the release after t steps has variance sum_(j<t) c_j^2 node variances
-(row t of L = C), increasing in t. The counter keeps every z_t and sums t of them at step t (O(K^2) a run).
+(row t of L = C), increasing in t. The counter keeps every z_t and sums t of them at step t (O(K^2) a run; the sum
+compiled, :mod:`.sqrt_toeplitz_jit`, in the cumsum's order: the same bytes).
 """
 
 from __future__ import annotations
@@ -65,6 +66,20 @@ def _combine(coef: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return np.cumsum(np.multiply(coef.reshape((-1,) + (1,) * (rows.ndim - 1)), rows), axis=0)[-1]
 
 
+def _mix(coef: Any, t: int, zs: np.ndarray) -> np.ndarray:
+    """(C z)_t = ``_combine(coef[:t][::-1], zs[:t])``, a new array: compiled (:mod:`.sqrt_toeplitz_jit`, the same bytes,
+    no t x B x size temporaries) for float64 coefficients and a C-contiguous float64 history, else the cumsum itself (a
+    patched or non-float recursion runs the numpy step unchanged)."""
+    if (type(coef) is np.ndarray and coef.dtype == np.float64 and coef.ndim == 1 and coef.shape[0] >= t >= 1
+            and type(zs) is np.ndarray and zs.dtype == np.float64 and zs.flags.c_contiguous and zs.shape[0] >= t):
+        from .sqrt_toeplitz_jit import combine_reversed
+
+        out = np.empty(zs.shape[1:])
+        combine_reversed(coef, t, zs.reshape(zs.shape[0], -1), out.reshape(-1))
+        return out
+    return _combine(coef[:t][::-1], zs[:t])
+
+
 class SqrtToeplitz(ToeplitzStrategy):
     name: ClassVar[str] = "sqrt-toeplitz"
     summary: ClassVar[str] = ("L = R = C, the Toeplitz matrix of (1 - x)^(-1/2), C^2 = A "
@@ -95,7 +110,7 @@ class SqrtToeplitz(ToeplitzStrategy):
 
     def mix_noise(self, counter: Any, st: Any, t: int, z: np.ndarray) -> None:
         st._z[t - 1] = z
-        st._noise = _combine(counter._coef[:t][::-1], st._z[:t])
+        st._noise = _mix(counter._coef, t, st._z)
 
     def mixing_parameters(self, counter: Any) -> tuple[np.ndarray, ...]:
         return (np.asarray(counter._coef, dtype=float),)
