@@ -25,19 +25,9 @@ import functools
 import numba
 import numpy as np
 
-from ..linear_mixture.numpy_loops import ccall, loop_address, unary_into
+from ..linear_mixture.episode_jit import cholesky_ok
+from ..linear_mixture.numpy_loops import loop_address, unary_into
 from ..pairwise_sum import pairwise_sum
-
-
-@numba.njit(cache=True)
-def _potrf_ok(a, iv, uplo, potrf):
-    """``dpotrf('L')`` on ``a`` (d, d), already the column-major copy (overwritten by its factor), info 0."""
-    d = a.shape[0]
-    iv[0] = d
-    iv[1] = d
-    iv[2] = 0
-    ccall(potrf, (uplo.ctypes.data, iv[0:].ctypes.data, a.ctypes.data, iv[1:].ctypes.data, iv[2:].ctypes.data))
-    return iv[2] == 0
 
 
 @numba.njit(cache=True)
@@ -53,14 +43,14 @@ def logdet_into(M, floor_eye, work, iv, uplo, potrf, logfn, diag, logs, ivl, log
             for i in range(d):
                 for j in range(d):
                     a[j, i] = M[b, h, i, j] - floor_eye[i, j]
-            if not _potrf_ok(a, iv, uplo, potrf):
+            if not cholesky_ok(a, iv, uplo, potrf):
                 return False
     for b in range(B):
         for h in range(H):
             for i in range(d):
                 for j in range(d):
                     a[j, i] = M[b, h, i, j]
-            if not _potrf_ok(a, iv, uplo, potrf):
+            if not cholesky_ok(a, iv, uplo, potrf):
                 return False
             for k in range(d):
                 diag[b, h, k] = a[k, k]
