@@ -59,6 +59,8 @@ from collections import namedtuple
 import numba
 import numpy as np
 
+from privacct.counters.tree_honaker_jit import honaker_finish
+
 from ..tabular.po_jit import policy_values as stochastic_values
 from ..tabular.po_jit import row_sums
 from .messages_jit import messages
@@ -506,18 +508,7 @@ def _honaker_add(k, x, buf, b, p, kind, s, mu, d, rows, cols, hw, est, noise, ex
         lo = est[i - 1, b]
         for e in range(m):
             cur[e] = w * y[e] + om * (lo[e] + cur[e])
-    ex = exact[b]
-    nn = noise[b]
-    for e in range(m):
-        ex[e] += x[e]
-    for i in range(nu):
-        li = est[i, b]
-        for e in range(m):
-            nn[e] -= li[e]
-    ln = est[nu, b]
-    for e in range(m):
-        ln[e] = cur[e]
-        nn[e] += cur[e]
+    honaker_finish(nu, cur, est, b, noise[b], exact[b], x)
     return p
 
 

@@ -36,6 +36,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from privacct.counters.tree_honaker_jit import honaker_finish
+
 from ..policy_value_jit import greedy_policy_value_gemv
 from ..small_gemv import gemv
 
@@ -182,16 +184,8 @@ def _honaker_add(t, ex, node, scale, hw, est, hnoise, rel, texact, b, x, cur):
             cur[e] = w * y + om * (lo[e] + cur[e])
     tx = texact[b]
     hn = hnoise[b]
+    honaker_finish(nu, cur, est, b, hn, tx, x)
     for e in range(dim):
-        tx[e] += x[e]
-    for i in range(nu):
-        li = est[i, b]
-        for e in range(dim):
-            hn[e] -= li[e]
-    ln = est[nu, b]
-    for e in range(dim):
-        ln[e] = cur[e]
-        hn[e] += cur[e]
         rel[e] = tx[e] + hn[e]
 
 
