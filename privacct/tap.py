@@ -192,6 +192,8 @@ class ActionPin:
     releases: dict = field(default_factory=dict)
     #: replay: (Toeplitz counter, flipped user) -> her contribution difference D at her leaf (:meth:`note_draw`)
     toeplitz_shifts: dict = field(default_factory=dict)
+    #: replay: the recorded run's logs above, kept referenced (:meth:`start_replay`)
+    _recorded: tuple = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
         if self.mode not in ("record", "replay"):
@@ -205,6 +207,10 @@ class ActionPin:
         self.stop_after = int(stop_after)
         self.keep_from = int(keep_from)
         self.on_user = None
+        # the recorded run's logs stay referenced: in a forked replay, dropping their last reference would free them,
+        # and freeing writes (reference counts, the allocator's lists) to every page that holds them -- copy-on-write
+        # faults that grew with the run's length, 0.03 s a replay at K = 2 x 10^4 (benchmarks/learner_audits.md#the-forked-replays-page-faults)
+        self._recorded = (self.draws, self.unpinned, self.actions, self.records_at, self.releases, self.toeplitz_shifts)
         self.draws, self.unpinned, self.actions, self.records_at = [], [], {}, []
         self.releases, self.toeplitz_shifts = {}, {}
 

@@ -128,3 +128,37 @@ def test_pin_coefficients_are_those_of_the_recursion_that_runs_not_a_cached_fait
     doubled._mix_noise = twice
     np.testing.assert_allclose(doubled.pin_coefficients(), faithful / 2.0, rtol=1e-12)
     np.testing.assert_array_equal(make().pin_coefficients(), faithful)
+
+
+def test_start_replay_keeps_the_recorded_logs_referenced():
+    pin = T.ActionPin("record")
+    pin.draws.append((("g", (1, 1), "gaussian", (2,)), 1))
+    draws, releases = pin.draws, pin.releases
+    pin.start_replay({1: ("A", "B")}, stop_after=3, keep_from=1)
+    assert pin.draws == [] and pin.draws is not draws
+    assert pin._recorded[0] is draws and pin._recorded[4] is releases
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="the fork engine's replays need os.fork (POSIX)")
+def test_a_forked_replay_writes_no_page_of_the_recorded_run():
+    """start_replay in a forked child must not free the recorded run's logs: freeing writes to every page holding
+    them (copy-on-write faults growing with the run; benchmarks/learner_audits.md#the-forked-replays-page-faults)."""
+    import os
+    import resource
+
+    pin = T.ActionPin("record")
+    pin.draws.extend(((("group", (k, k), "gaussian", (3,)), k)) for k in range(300_000))   # about 40 MB of tuples
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:   # pragma: no cover - the child reports through the pipe
+        try:
+            before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+            pin.start_replay({5: ("A", "B")}, stop_after=10, keep_from=5)
+            os.write(w, str(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before).encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    faults = int(os.read(r, 64).decode() or -1)
+    os.close(r)
+    os.waitpid(pid, 0)
+    assert 0 <= faults < 500, f"{faults} page faults in the child: the recorded run's pages were written"
