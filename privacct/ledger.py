@@ -40,6 +40,16 @@ coefficient array over users lo..lo + t - 1, shared by the same groups (a stacke
 are kept lazily (:class:`_Prefix`): a copy of r grown by one value a step, each row's bits compared with it (O(t), one
 pass, instead of O(t) sums of two arrays), the per-user sums made at the first read as sequential cumulative sums (the
 additions the eager records make, in their order, docs/performance.md#part-2-the-ledgers-rows-summed-when-read-and-a-one-seed-rollout).
+Tree runs (same bits, docs/performance.md#one-seed-x-k--106-every-learner-issue-23): a binary tree's node draws
+(Chan, Shi, Song 2011, Alg. 2: the node completing at step t covers leaves t - 2^i + 1 .. t, 2^i the lowest set bit
+of t) never continue a run, so each would cost a closed run, 24 bytes; a learner with 22 tree draws an episode holds
+2.2 x 10^7 of them at K = 10^6 (0.6 GB). A key whose draws so far are exactly one tree's nodes over users c + 1,
+c + 2, ... (the node of step t over users c + t - 2^i + 1 .. c + t, t = 1..count) is kept as the pair (c, count):
+its order bytes only, whoever records it (:class:`privacct.mechanisms.TreeCounter`, a compiled loop's
+:meth:`Ledger.record_many`, or a user's own tree). The first draw that breaks the pattern turns the key back into
+ordinary runs. Readers see the same ledger: a tree key's runs are built when read and its per-user counts are counted
+from (c, count) directly (O(users log K)); :class:`_RunLedger`, the runs alone, is the reference the tests compare with
+(tests/privacct/test_ledger_tree_runs.py).
 The per-user count of a key is a second-order difference array over its runs (+1 at lo, -1 at
 lo + n, -1 at hi + 1, +1 at hi + 1 + n, summed twice: for n = 1 the usual +1 on [lo, hi]), exact in
 int64. :meth:`Ledger.draws` rebuilds the draws in insertion order from the columns (lazily).
@@ -63,6 +73,7 @@ from __future__ import annotations
 
 import math
 from array import array
+from functools import lru_cache
 from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Iterable, Iterator, Sequence
@@ -220,8 +231,11 @@ class _Prefix:
 _FLUSH = 1 << 14   # order entries staged in a Python list before they go to the numpy column
 
 
-class Ledger:
-    """An append-only record of noise draws, kept in compact columns (module docstring: Storage).
+class _RunLedger:
+    """The ledger's runs encoding without tree runs: :class:`Ledger` is what learners use; this is the reference its
+    tree runs are tested against (module docstring: Tree runs).
+
+    An append-only record of noise draws, kept in compact columns (module docstring: Storage).
 
     Record one draw with :meth:`record`; a chunk of draws with :meth:`key` then :meth:`record_many`
     or :meth:`record_run`. ``len(ledger)`` is the number of draws; :meth:`draws` (or iterating the
@@ -705,7 +719,7 @@ class Ledger:
 
     def _copy(self) -> "Ledger":
         """An independent copy (same draws, same order, same weighted sums)."""
-        out = Ledger()
+        out = type(self)()
         out._keys, out._index = list(self._keys), dict(self._index)
         out._order, out._n = self._orders().copy(), self._n
         out._rlo, out._rhi, out._rn = ([array("q", a) for a in col] for col in (self._rlo, self._rhi, self._rn))
@@ -855,6 +869,135 @@ class Ledger:
         return ((self._keys[k][0], self._keys[k][1], self._keys[k][3]) for k in self._active())
 
 
+def _tree_draws(c: int, first: int, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """(lo, hi) of the nodes of steps first .. first + count - 1 of a tree over users c + 1, c + 2, ..."""
+    t = np.arange(first, first + count, dtype=np.int64)
+    hi = t + c
+    return hi - (t & -t) + 1, hi
+
+
+@lru_cache(maxsize=2)
+def _tree_counts(count: int) -> np.ndarray:
+    """Per leaf 1..count, the nodes of steps 1..count holding it (:meth:`Ledger._counts`; read-only, cached:
+    a run's trees of one length share it)."""
+    leaf = np.arange(count, dtype=np.int64)   # u - 1
+    out = np.zeros(count, dtype=np.int64)
+    for i in range(count.bit_length()):
+        j = leaf >> i
+        out += ((j & 1) == 0) & (((j + 1) << i) <= count)
+    out.setflags(write=False)
+    return out
+
+
+class Ledger(_RunLedger):
+    """An append-only record of noise draws, kept in compact columns (module docstring: Storage), a binary tree's
+    node draws kept as (offset, count) per key (module docstring: Tree runs).
+
+    Record one draw with :meth:`record`; a chunk of draws with :meth:`key` then :meth:`record_many`
+    or :meth:`record_run`. ``len(ledger)`` is the number of draws; :meth:`draws` (or iterating the
+    ledger) yields them as :class:`Draw` objects in the order they were recorded."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: key -> [c, count]: the key's draws are the nodes of steps 1..count of a tree over users c + 1, ...
+        self._tree: dict[int, list[int]] = {}
+
+    def __setstate__(self, state: dict) -> None:
+        state.setdefault("_tree", {})
+        super().__setstate__(state)
+
+    # ------------------------------------------------------------------ recording
+    def _untree(self, k: int) -> None:
+        """Key ``k`` back to ordinary runs: its tree draws written out as the base ledger would hold them."""
+        c, count = self._tree.pop(k)
+        self._on[k] = 0
+        super()._add_runs(k, *_runs_of(*_tree_draws(c, 1, count)))
+
+    def _continues(self, k: int, lo: np.ndarray, hi: np.ndarray) -> bool:
+        """Whether draws (lo, hi) of key ``k`` continue its tree (or start one on a key without draws); updates it."""
+        got = self._tree.get(k)
+        if got is None:
+            if self._on[k] or lo.size == 0 or lo[0] != hi[0]:
+                return False
+            got = [int(hi[0]) - 1, 0]       # step 1 is the one-user node (c + 1, c + 1)
+        c, count = got
+        want_lo, want_hi = _tree_draws(c, count + 1, lo.size)
+        if not (np.array_equal(lo, want_lo) and np.array_equal(hi, want_hi)):
+            return False
+        got[1] = count + lo.size
+        self._tree[k] = got
+        self._on[k] = got[1]   # nonzero: the key has draws (the base ledger's readers ask _on for that)
+        return True
+
+    def _append_draw(self, k: int, lo: int, hi: int) -> None:
+        got = self._tree.get(k)
+        if got is None and not self._on[k] and lo == hi:    # a key's first draw, a one-user node: a tree's step 1
+            got = self._tree[k] = [hi - 1, 0]
+        if got is not None:
+            t = got[1] + 1
+            if hi == got[0] + t and lo == hi - (t & -t) + 1:
+                got[1] = self._on[k] = t
+                self._pending.append(k)
+                if len(self._pending) >= _FLUSH:
+                    self._flush()
+                return
+            if got[1] == 0:
+                del self._tree[k]
+            else:
+                self._untree(k)
+        super()._append_draw(k, lo, hi)
+
+    def _append_draws(self, keys, lo: int, hi: int) -> None:
+        for k in keys:
+            if k in self._tree:
+                self._untree(k)
+        super()._append_draws(keys, lo, hi)
+
+    def _add_runs(self, k: int, lo: np.ndarray, hi: np.ndarray, n: np.ndarray) -> None:
+        if lo.size and bool((n == 1).all()) and self._continues(k, lo, hi):
+            return
+        if k in self._tree:
+            self._untree(k)
+        super()._add_runs(k, lo, hi, n)
+
+    def _copy(self) -> "Ledger":
+        out = super()._copy()
+        out._tree = {k: list(v) for k, v in self._tree.items()}
+        return out
+
+    # ------------------------------------------------------------------ reading
+    def _run_parts(self, k: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        got = self._tree.get(k)
+        if got is None:
+            return super()._run_parts(k)
+        lo, hi = _tree_draws(got[0], 1, got[1])
+        return [(lo, hi, np.ones(lo.size, dtype=np.int64))]
+
+    def _runs(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if k in self._tree:
+            return self._run_parts(k)[0]
+        return super()._runs(k)
+
+    def _counts(self, ks) -> np.ndarray:
+        """Per-user draw counts over the keys ``ks`` (the base ledger's), a tree key's counted without its runs: leaf u
+        lies in the level-i node of its aligned block [j 2^i + 1, (j + 1) 2^i] (j = (u - 1) >> i) iff that block is a
+        node, i.e. (j + 1) 2^i has lowest set bit 2^i (j even), completed by step count ((j + 1) 2^i <= count)."""
+        trees = [self._tree[k] for k in ks if k in self._tree]
+        if not trees:
+            return super()._counts(ks)
+        rest = super()._counts([k for k in ks if k not in self._tree])
+        out = np.zeros(max([rest.size] + [c + count for c, count in trees]), dtype=np.int64)
+        out[:rest.size] += rest
+        for c, count in trees:
+            out[c:c + count] += _tree_counts(count)
+        return out
+
+    def _draws_of(self, k: int) -> int:
+        got = self._tree.get(k)
+        return got[1] if got is not None else super()._draws_of(k)
+
+
+
 class LedgerChain(Ledger):
     """A read-only view of finished ledgers one after the other: every reading (draws, counts, norms, usage,
     executed log, ``check_ledger``) equals that of a fresh :class:`Ledger` that ``extend``-ed the parts in order,
@@ -870,7 +1013,7 @@ class LedgerChain(Ledger):
     def __init__(self, *parts: Ledger) -> None:   # noqa: D107  (the parts, in order)
         super().__init__()
         for p in parts:
-            if not isinstance(p, Ledger):
+            if not isinstance(p, _RunLedger):
                 raise PrivacctError(f"a ledger chain joins ledgers, got {type(p).__name__}")
         self._parts = tuple(parts)
         self._sizes = tuple(len(p) for p in parts)

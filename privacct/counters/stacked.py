@@ -42,6 +42,7 @@ from ..errors import PrivacctError
 from ..mechanisms import _triangle
 from ..tap import current as current_tap
 from ..tap import current_pin
+from .as_loaded import AsLoaded
 from .base import ToeplitzStrategy
 from .blt import BLT, Blt
 from .counter import FactorizedCounter
@@ -49,7 +50,7 @@ from .executed_cache import recursion_key
 from .sqrt_toeplitz import SQRT_TOEPLITZ, SqrtToeplitz
 
 #: the noise-path functions a stacked step runs, as imported: a patched class is not stacked
-_FUNCS = {name: getattr(FactorizedCounter, name) for name in ("_mix_noise", "_init_mixing_state", "add", "_draw")}
+_FUNCS = AsLoaded((FactorizedCounter, ("_mix_noise", "_init_mixing_state", "add", "_draw")))
 _ROW_WEIGHTS = FactorizedCounter._row_weights
 _EXECUTED, _PROBED = attrgetter("_executed"), attrgetter("_probed_objects")
 _STEPS, _LEAVES, _GROUP = attrgetter("steps"), attrgetter("leaves"), attrgetter("group")
@@ -128,7 +129,7 @@ class StackedCounters:
         c0 = cs[0]
         if len(cs) < 2 or any(type(c) is not FactorizedCounter for c in cs):
             return False
-        if any(getattr(FactorizedCounter, n) is not f for n, f in _FUNCS.items()):
+        if not _FUNCS.unchanged():
             return False
         impl = c0.implementation
         want = _ELEMENTWISE.get(impl)

@@ -30,8 +30,6 @@ observe each draw and each leaf), goes through the H counters one by one.
 
 from __future__ import annotations
 
-from itertools import repeat
-from operator import is_
 
 import numpy as np
 
@@ -40,17 +38,12 @@ from ..errors import PrivacctError
 from ..mechanisms import TreeCounter
 from ..tap import current as current_tap
 from ..tap import current_pin
+from .as_loaded import AsLoaded
 from .stacked import stacked_noise
 
 #: TreeCounter's methods and the mechanisms' draws a stacked step stands for, as imported: a patched one is not stacked
 _METHOD_NAMES = ("add", "begin_addition", "note_addition", "node_noise", "node_users", "noisy_sum")
-_METHOD_FUNCS = tuple(getattr(TreeCounter, name) for name in _METHOD_NAMES)
-_DRAW_NAMES = ("draw", "symmetric_gaussian", "laplace", "gaussian", "_record")
-_DRAW_FUNCS = tuple(getattr(M, name) for name in _DRAW_NAMES)
-
-
-def _current(name: str, owner):
-    return getattr(owner, name)
+_LOADED = AsLoaded((TreeCounter, _METHOD_NAMES), (M, ("draw", "symmetric_gaussian", "laplace", "gaussian", "_record")))
 
 _STATE = ("_alpha", "_noise", "_exact", "_release")
 
@@ -74,8 +67,7 @@ class StackedTreeCounters:
         cs = self.counters
         if self._config_ok is None:
             self._config_ok = self._same_configuration()
-        if not self._config_ok or not all(map(is_, map(_current, _METHOD_NAMES, repeat(TreeCounter)), _METHOD_FUNCS)) \
-                or not all(map(is_, map(_current, _DRAW_NAMES, repeat(M)), _DRAW_FUNCS)):
+        if not self._config_ok or not _LOADED.unchanged():
             return False
         t = cs[0].steps
         return all(c.steps == t for c in cs)

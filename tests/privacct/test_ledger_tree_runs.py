@@ -1,4 +1,5 @@
-"""TreeRunLedger (privacct/ledger_tree_runs.py) reads as the base Ledger given the same records: draws in order,
+"""Ledger's tree runs (privacct/ledger.py, module docstring "Tree runs") read as the runs-only reference _RunLedger
+given the same records: draws in order,
 length, per-user counts and norms, usage, copies, extend, chains and pickling, for trees recorded draw by draw and in
 bulk (the compiled loops' record_many), local-model runs, weighted records, and a tree key that breaks its pattern;
 and it keeps a tree key's draws without closed runs (what it is for)."""
@@ -8,7 +9,7 @@ import pickle
 import numpy as np
 import pytest
 
-from privacct.ledger import Ledger
+from privacct.ledger import Ledger, _RunLedger
 from privacct.ledger_tree_runs import TreeRunLedger
 from privacct.mechanisms import TreeCounter
 from privacct.rng import spawn_generators
@@ -59,15 +60,19 @@ def _reading(led: Ledger):
     return out
 
 
+def test_the_old_name_is_the_ledger():
+    assert TreeRunLedger is Ledger and issubclass(Ledger, _RunLedger)
+
+
 def test_the_tree_run_ledger_reads_as_the_ledger():
-    a, b = TreeRunLedger(), Ledger()
+    a, b = Ledger(), _RunLedger()
     _fill(a)
     _fill(b)
     want = _reading(b)
     assert _reading(a) == want
     assert _reading(a._copy()) == want
     assert _reading(pickle.loads(pickle.dumps(a))) == want
-    ext_a, ext_b = TreeRunLedger(), Ledger()
+    ext_a, ext_b = Ledger(), _RunLedger()
     ext_a.extend(a)
     ext_a.extend(b)
     ext_b.extend(b)
@@ -77,7 +82,7 @@ def test_the_tree_run_ledger_reads_as_the_ledger():
 
 
 def test_tree_keys_hold_no_runs_and_a_broken_tree_does():
-    a, b = TreeRunLedger(), Ledger()
+    a, b = Ledger(), _RunLedger()
     _fill(a)
     _fill(b)
     tree_keys = [k for k, key in enumerate(a._keys) if key[0] in ("a", "b", "t0", "t1", "t2")]
@@ -88,9 +93,12 @@ def test_tree_keys_hold_no_runs_and_a_broken_tree_does():
     assert broken not in a._tree and len(a._rn[broken]) == len(b._rn[broken])
 
 
-@pytest.mark.parametrize("name", ["private-linopt-vi", "private-lsvi-ucb"])
+@pytest.mark.parametrize("name", ["private-linopt-vi", "private-lsvi-ucb", "ucb-vi"])
 def test_a_learner_run_checks_the_same(name, monkeypatch):
-    """A learner's run with its ledger a TreeRunLedger: the same draws and the same check_ledger verdict and figures."""
+    """A learner's run on its Ledger (tree runs) and on the runs-only reference: the same draws and the same
+    check_ledger verdict and figures."""
+    import importlib
+
     from privacct.algorithms.contract import RunConfig
     from privacct.algorithms.registry import get_learner
     from privacct.ledger import check_ledger
@@ -98,14 +106,15 @@ def test_a_learner_run_checks_the_same(name, monkeypatch):
 
     cfg = RunConfig(name, "jdp", epsilon=1.0, delta=1e-5, episodes=300)
     spec = get_learner(name)
-    b = spec.run(cfg, spawn_sequences(0, 1))
-    import importlib
-
-    mod = importlib.import_module({"private-linopt-vi": "privacct.algorithms.linear_mixture.engine",
-                                   "private-lsvi-ucb": "privacct.algorithms.linear_mdp.private_lsvi_ucb"}[name])
-    monkeypatch.setattr(mod, "Ledger", TreeRunLedger)
     a = spec.run(cfg, spawn_sequences(0, 1))
-    trees = [p for p in getattr(a.ledger, "_parts", (a.ledger,)) if type(p) is TreeRunLedger and p._tree]
+    mod = importlib.import_module({"private-linopt-vi": "privacct.algorithms.linear_mixture.engine",
+                                   "private-lsvi-ucb": "privacct.algorithms.linear_mdp.private_lsvi_ucb",
+                                   "ucb-vi": "privacct.algorithms.tabular.learner"}[name])
+    for attr in ("Ledger", "TreeRunLedger"):
+        monkeypatch.setattr(mod, attr, _RunLedger, raising=False)
+    b = spec.run(cfg, spawn_sequences(0, 1))
+    assert not [p for p in getattr(b.ledger, "_parts", (b.ledger,)) if isinstance(p, Ledger)]   # the reference ran
+    trees = [p for p in getattr(a.ledger, "_parts", (a.ledger,)) if isinstance(p, Ledger) and p._tree]
     assert trees   # the run's tree draws were kept as tree runs
     assert a.regret.tobytes() == b.regret.tobytes()
     assert [repr(d) for d in a.ledger.draws()] == [repr(d) for d in b.ledger.draws()]
