@@ -11,11 +11,16 @@ standard exponentials are a sequential stream, and the privatizer's noise genera
 call per seed of shape (n, 2, *shape) gives the n draws' values in order, byte for byte (tested). The ledger gets the
 same records, in the same order, with the same fields, as the n separate draws would have written.
 
-Only for runs outside an audit: with a tap active (:mod:`privacct.tap`) the learner keeps the numpy path, whose
-primitives record what the audit observes (as the LDP engine of the linear-mixture learners does).
+With a tap active (:mod:`privacct.tap`) these counters refuse to draw, unless the learner's many-trial audit runs
+the compiled loop (:func:`bulk_observed`, :mod:`.audited`): it then records what the audit observes itself, in bulk
+(the primitives' records, bit for bit); every other audited run keeps the numpy path, whose primitives record it.
 """
 
 from __future__ import annotations
+
+import contextlib
+import contextvars
+from typing import Iterator
 
 import numpy as np
 
@@ -27,8 +32,28 @@ from privacct.mechanisms import TreeCounter
 from privacct.tap import current as current_tap
 
 
+#: Set while an audited run's compiled loop records the tap itself (:mod:`.audited`): the counters here may draw.
+_BULK: contextvars.ContextVar[bool] = contextvars.ContextVar("tabular_bulk_observed", default=False)
+
+
+@contextlib.contextmanager
+def bulk_observed() -> Iterator[None]:
+    """Inside the block an active tap does not stop these counters: the caller (:mod:`.audited`) records what the
+    audit observes of their draws itself."""
+    token = _BULK.set(True)
+    try:
+        yield
+    finally:
+        _BULK.reset(token)
+
+
+def _tap_free() -> bool:
+    """No tap, or one whose records the compiled loop's caller makes (:func:`bulk_observed`)."""
+    return current_tap() is None or _BULK.get()
+
+
 def _no_tap(what: str) -> None:
-    if current_tap() is not None:
+    if not _tap_free():
         raise PrivacctError(f"{what}: noise drawn ahead cannot serve an audited run (privacct.tap); use the numpy path")
 
 
@@ -89,7 +114,8 @@ class TreeAhead(_AddedInTheLoop, TreeCounter):
     records); the compiled loop (:func:`.episode_jit.run_episodes`, mode 1) then does :meth:`TreeCounter.add`'s
     arithmetic on this counter's own state (``_alpha``, ``_noise``, ``_release``, ``_exact``) and
     :meth:`advance` moves ``steps``. :meth:`noisy_sum`, :meth:`node_sum` and :meth:`exact_sum` read that state as
-    usual. Not for audited runs, and not to be mixed with :meth:`add` (which draws its own node noise).
+    usual. Not for audited runs (but the many-trial audits recorded in bulk, :func:`bulk_observed`), and not to be
+    mixed with :meth:`add` (which draws its own node noise).
     """
 
     _unit = "nodes"
@@ -142,7 +168,8 @@ class HonakerAhead(_AddedInTheLoop, FactorizedCounter):
     makes (mode 4 of :func:`.episode_jit.release`): the same draws from the same Generators in the same order (step
     t: the leaf [t, t], then the nodes [t - 2^i + 1, t], i = 1..nu(t)), the same arithmetic on this counter's own
     state (``_est``, ``_noise``, ``_exact``; ``_release`` the running ``_exact + _noise``) and the same ledger records
-    (:meth:`reserve`, in step order). Not for audited runs, and not to be mixed with :meth:`add`."""
+    (:meth:`reserve`, in step order). Not for audited runs (but those recorded in bulk, :func:`bulk_observed`), and not
+    to be mixed with :meth:`add`."""
 
     _plain = "FactorizedCounter"
 
@@ -222,14 +249,14 @@ class BltAhead(_AddedInTheLoop, FactorizedCounter):
         """Whether the compiled loop runs ``counter`` with its bytes: a fresh Laplace ``blt`` FactorizedCounter (that
         class and strategy class exactly, its noise path not overridden: a recursion key; their functions the ones
         loaded with this module, :data:`_BLT_PLAIN`), one leaf per user from 1, no
-        audit (no tap, no pin), and the compiled recursion's impulse response (:func:`.episode_jit.blt_impulse`) equal bit
+        audit (no tap, or one the caller records in bulk: :func:`bulk_observed`; no pin), and the compiled recursion's impulse response (:func:`.episode_jit.blt_impulse`) equal bit
         for bit to the counter's own noise path's over min(K, 64) steps (the path its ledger weights are probed from)."""
         from privacct.counters.executed_cache import _short_probe, recursion_key
         from privacct.tap import current_pin
 
         if (type(counter) is not FactorizedCounter or type(counter.implementation) is not Blt or counter.steps
                 or counter.mechanism != "laplace" or counter.leaf_users is not None or counter.first_user != 1
-                or counter._observer is not None or current_tap() is not None or current_pin() is not None
+                or not _tap_free() or current_pin() is not None
                 or recursion_key(counter) is None
                 or any(getattr(cls, n) is not f for (cls, n), f in _BLT_PLAIN.items())):
             return False

@@ -299,12 +299,117 @@ def release(mode, k, K, b, x, released, exact, ex, node, scale, alpha, noise, te
 
 
 @numba.njit(cache=True)
+def canary_step(role, h, s, s1, S):
+    """(cost, next state) of the JDP canary response of :func:`.canary.respond` at 0-based step ``h`` in state ``s``:
+    ``role`` 0 canary A (cost 1, stay), 1 canary B (cost 0 at h = 0 then 1, next state s_1 + 1 mod S)."""
+    if role == 0:
+        return 1.0, s
+    return (0.0 if h == 0 else 1.0), (s1 + 1) % S
+
+
+@numba.njit(cache=True)
+def ldp_canary(role, s1, S, A, states, acts, costs):
+    """The fixed LDP trajectory of :func:`.canary.ldp_trajectory` (``role`` 2 canary A: action 0, stay; 3 canary B:
+    action A - 1, at s_1 then s_1 + 1 mod S; cost 1 at every step) into ``states`` (H + 1,), ``acts``, ``costs`` (H,)."""
+    H = acts.size
+    states[0] = s1
+    for h in range(H):
+        if role == 2:
+            acts[h] = 0
+            states[h + 1] = s1
+        else:
+            acts[h] = A - 1
+            states[h + 1] = (s1 + 1) % S
+        costs[h] = 1.0
+
+
+@numba.njit(cache=True)
+def trajectory_statistic(states, acts, costs, pooled, S, A, x):
+    """:func:`episode_statistic` with the trajectory's own costs ``costs`` (H,) (a canary's responses) instead of the
+    cost table's: :func:`.stats.episode_stats` (assignments; pooled: additions in h order)."""
+    H = acts.size
+    d = S * A if pooled else H * S * A
+    for e in range(x.size):
+        x[e] = 0.0
+    for h in range(H):
+        s = states[h]
+        a = acts[h]
+        if pooled:
+            sa = s * A + a
+            x[sa] += 1.0
+            x[d + sa] += costs[h]
+            x[2 * d + sa * S + states[h + 1]] += 1.0
+        else:
+            sa = (h * S + s) * A + a
+            x[sa] = 1.0
+            x[d + sa] = costs[h]
+            x[2 * d + sa * S + states[h + 1]] = 1.0
+
+
+@numba.njit(cache=True)
+def take_draws(pre, b, off, n, ex):
+    """``ex[:n] = pre[b, off:off + n]``: seed ``b``'s next ``n`` (2, dim) blocks of standard exponentials drawn ahead
+    by numpy (an audited run, :func:`.learner._drive`: one ``standard_exponential(out=...)`` call per seed and
+    compiled call, the values of the draws one by one, a planted multiplier's scaling included)."""
+    for i in range(n):
+        src = pre[b, off + i]
+        dst = ex[i]
+        for r in range(2):
+            for e in range(src.shape[1]):
+                dst[r, e] = src[r, e]
+
+
+@numba.njit(cache=True)
+def capture(mode, k, K, b, ci, x, ex, scale, alpha, noise, texact, hw, x1, cap):
+    """What an audited run's records need of seed ``b``'s episode ``k`` (the ``ci``-th of the call), after its release
+    (:mod:`.audited` makes the records): user 1's statistic (k = 1) into ``x1[b]``; the noise of the draw over user 1
+    into ``cap[b, j]`` -- the tree's node [1, 2^j] at k = 2^j (mode 1, the level-j noise just stored), tree-honaker's
+    draw j of step 2^j (mode 4, the node [1, 2^j]), user 1's report (mode 2, k = 1), each ``(E1 - E2) b`` as
+    :func:`privacct.mechanisms.laplace`; blt (mode 5): the counter's exact sums and release noise after step k into
+    ``cap[b, 2 ci]``, ``cap[b, 2 ci + 1]``."""
+    dim = x.size
+    if k == 1:
+        for e in range(dim):
+            x1[b, e] = x[e]
+    if mode == 2:
+        if k == 1:
+            for e in range(dim):
+                z = ex[0, 0, e] - ex[0, 1, e]
+                z *= scale
+                cap[b, 0, e] = z
+        return
+    if k > K - 1:
+        return
+    if mode == 5:
+        nb = hw.size // 2
+        for e in range(dim):
+            cap[b, 2 * ci, e] = texact[b, e]
+            cap[b, 2 * ci + 1, e] = alpha[2 * nb, b, e]
+        return
+    if (k & (k - 1)) != 0:
+        return
+    j = 0
+    while (1 << j) < k:
+        j += 1
+    if mode == 1:
+        for e in range(dim):
+            cap[b, j, e] = noise[j, b, e]
+    elif mode == 4:
+        for e in range(dim):
+            z = ex[j, 0, e] - ex[j, 1, e]
+            z *= scale
+            cap[b, j, e] = z
+
+
+@numba.njit(cache=True)
 def _episode(b, k, j, K, pooled, mode, E1, c_root, c_inv, bonus, R, Rsa, P, cost, s1, v_star, released, exact, env_u,
              ex, node, scale, alpha, noise, texact, hw, fast, regret, x_out, base, Pm, pol, V, Ppi, rpi, pv, pe, states,
-             acts, x, sum_a, sum_n):
+             acts, x, sum_a, sum_n, role, costs):
     """Episode ``k`` of seed ``b`` (steps 1-6 of the module docstring): its uniforms at row ``j`` of ``env_u``, its
-    draws at ``ex[node ..]``; ``fast``: the products by :func:`..small_gemv.gemv_small` (the BLAS call's bytes); the
-    remaining arguments after ``x_out`` are work arrays."""
+    draws at ``ex[node ..]``; ``fast``: the products by :func:`..small_gemv.gemv_small` (the BLAS call's bytes);
+    ``role`` (an audited run, :mod:`.audited`): -1 the environment's user, 0 / 1 the JDP response of canary A / B
+    (:func:`canary_step`, fed the greedy policy's actions), 2 / 3 the LDP trajectory of canary A / B
+    (:func:`ldp_canary`); the remaining arguments after ``x_out`` are work arrays (``costs`` (H,): a canary's)."""
     H, S, A = R.shape
     SA = S * A
     # 1. optimistic model
@@ -323,15 +428,26 @@ def _episode(b, k, j, K, pooled, mode, E1, c_root, c_inv, bonus, R, Rsa, P, cost
     # 3. exact value of the greedy policy (TabularMDP.evaluate_kernel)
     greedy_policy_value_gemv(pol, Rsa, P, Ppi, rpi, pe, V, fast)
     regret[b, k - 1] = v_star - V[s1]
-    # 4. roll-out: inverse-CDF sampling of s' ~ P_h(.|s, pi_h(s))
+    # 4. roll-out: inverse-CDF sampling of s' ~ P_h(.|s, pi_h(s)) (an audited run's canary: her responses)
     states[0] = s1
-    for h in range(H):
-        s = states[h]
-        a = pol[h, s]
-        acts[h] = a
-        states[h + 1] = inverse_cdf_index(P[h, s, a], env_u[b, j, h])
-    # 5. the statistic (stats.episode_stats) and 6. the release
-    episode_statistic(states, acts, cost, pooled, S, A, x)
+    if role < 0:
+        for h in range(H):
+            s = states[h]
+            a = pol[h, s]
+            acts[h] = a
+            states[h + 1] = inverse_cdf_index(P[h, s, a], env_u[b, j, h])
+        # 5. the statistic (stats.episode_stats) and 6. the release
+        episode_statistic(states, acts, cost, pooled, S, A, x)
+    else:
+        if role >= 2:
+            ldp_canary(role, s1, S, A, states, acts, costs)
+        else:
+            for h in range(H):
+                s = states[h]
+                a = pol[h, s]
+                acts[h] = a
+                costs[h], states[h + 1] = canary_step(role, h, s, s1, S)
+        trajectory_statistic(states, acts, costs, pooled, S, A, x)
     release(mode, k, K, b, x, released, exact, ex, node, scale, alpha, noise, texact, hw, x_out, sum_a, sum_n)
 
 
@@ -350,7 +466,8 @@ def _work(R, pooled, dim):
 
 @numba.njit(cache=True)
 def run_episodes(k0, m, K, pooled, mode, E1, c_root, c_inv, bonus, R, P, cost, s1, v_star,
-                 released, exact, env_u, j0, gens, scale, alpha, noise, texact, hw, fast, regret, x_out):
+                 released, exact, env_u, j0, gens, scale, alpha, noise, texact, hw, fast, regret, x_out,
+                 roles, pre, acts_out, x1, cap):
     """Episodes k0 .. k0 + m - 1 (1-based) of every seed, seed after seed; see the module docstring.
 
     ``R`` (H, S, A), ``P`` (H, S, A, S), ``cost`` (H, S, A): the environment; ``released`` (B, dim): the sums the
@@ -364,16 +481,33 @@ def run_episodes(k0, m, K, pooled, mode, E1, c_root, c_inv, bonus, R, P, cost, s
     coefficients); ``fast``: the
     products without the BLAS call (:func:`..small_gemv.gemv_small`); ``regret`` (B, K) written at column k - 1;
     ``x_out`` (B, dim): the statistics (mode 3).
+
+    An audited run (:mod:`.audited`; ``roles`` empty otherwise): ``roles[kk]`` the role of episode k0 + kk's user
+    (:func:`_episode`), ``pre`` (B, draws, 2, dim) the call's standard exponentials drawn ahead per seed by numpy
+    (:func:`take_draws`; ``gens`` is not drawn from then), ``acts_out`` (B, m, H) the actions prescribed, ``x1``
+    (B, dim) and ``cap`` what :func:`capture` keeps for the records.
     """
     B, dim = released.shape
     Rsa, base, Pm, pol, V, Ppi, rpi, pv, pe, states, acts, x, sum_a, sum_n = _work(R, pooled, dim)
     ex = np.empty((alpha.shape[0] if mode == 4 else 1, 2, dim))
+    audited = roles.size > 0
+    costs = np.empty(acts.size)
     for b in range(B):
+        off = 0
         for kk in range(m):
             k = k0 + kk
             n = step_draws(mode, k, K)
-            if n:
+            if n and audited:
+                take_draws(pre, b, off, n, ex)
+                off += n
+            elif n:
                 draw_exponentials(gens[b], ex[:n])
+            role = -1
+            if audited:
+                role = roles[kk]
             _episode(b, k, j0 + kk, K, pooled, mode, E1, c_root, c_inv, bonus, R, Rsa, P, cost, s1, v_star, released,
                      exact, env_u, ex, 0, scale, alpha, noise, texact, hw, fast, regret, x_out, base, Pm, pol, V, Ppi,
-                     rpi, pv, pe, states, acts, x, sum_a, sum_n)
+                     rpi, pv, pe, states, acts, x, sum_a, sum_n, role, costs)
+            if audited:
+                acts_out[b, kk, :] = acts
+                capture(mode, k, K, b, kk, x, ex, scale, alpha, noise, texact, hw, x1, cap)

@@ -38,6 +38,9 @@ docs/auditing.md#observations-from-the-primitives):
 * ``actions``: the actions prescribed to users 2..K (the black-box JDP output M_{-1}), reported with
   :func:`privacct.tap.prescribed`.
 
+A many-trial audit runs the compiled loop instead (:func:`.audited.compiles` says which audits, and why the others
+keep this numpy loop): :class:`.audited.BulkRecords` makes these same records, byte for byte, per chunk of episodes.
+
 Both canaries' statistics under the same prescribed actions (the blocks' ``mean_a`` / ``mean_b``) come
 from pairing a canary-A and a canary-B run (:func:`privacct.algorithms.contract.pair_taps`): user 1's
 statistic is fixed before any release (the data-free pi^1 and the agent's fixed coins).
@@ -45,6 +48,7 @@ statistic is fixed before any release (the data-free pi^1 and the agent's fixed 
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -61,6 +65,9 @@ from ..contract import (AuditHook, RunConfig, RunResult,
                     noise_generators, stream_generators)
 from ..envs import make_env
 from ..envs.tabular import TabularMDP
+from .ahead import bulk_observed
+from .audited import BulkRecords, compiles
+from .audited import roles as audit_roles
 from .canary import jdp_rollout, ldp_trajectory
 from .planning import bonus_coefficients, evaluate_po, log_terms, mirror_step, optimistic_model, plan_vi
 from .privatizers import GROUP, Privatizer, build_tabular_log, e_terms
@@ -69,11 +76,15 @@ from .stats import episode_stats, family_dims, split
 KNOWN_OPTIONS = ("e_scale", "confidence_delta", "eta", "pool_over_h", "counter", "reading")
 COUNTERS = FACTORIZED_STRATEGIES  # the counting strategies, named once (privacct.log)
 _CHUNK = 256  # episodes of uniforms pre-drawn per seed at a time (independent of the batch size)
-#: Outside audits the episodes run compiled: UCB-VI's whole loop (:mod:`.episode_jit`), UCB-PO's but for numpy's
+#: The episodes run compiled: UCB-VI's whole loop (:mod:`.episode_jit`), UCB-PO's but for numpy's
 #: exp / log calls (:mod:`.po_jit`; where its self-check passes); the same bytes as the numpy loop below, which stays
-#: the reference and the path of audited runs. Tests switch it off to compare.
+#: the reference and the path of the audited runs :func:`.audited.compiles` keeps there (the many-trial audits run
+#: compiled, their tap records made in bulk by :class:`.audited.BulkRecords`). Tests switch it off to compare.
 COMPILED = True
 _AHEAD_EPISODES = _CHUNK   # at most this many episodes per call of the compiled loop (tests make it small)
+#: an audited run's episodes per call of the compiled loop: its draws made ahead and blt's capture (two (B, dim) arrays
+#: per episode) stay a few megabytes
+_BULK_EPISODES = 32
 
 
 def validate(config: RunConfig, algorithm: str) -> dict[str, Any]:
@@ -174,8 +185,13 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
     pooled = opts["pool_over_h"]
     dim = sum(family_dims(H, S, A, pooled).values())
     kind = "vi" if algorithm == "ucb-vi" else "po"
-    compiled = COMPILED and audit is None and current_tap() is None and (kind == "vi" or _po_compiles(B, H, S, A))
-    priv = Privatizer(log, dim, K, noise_rngs, ledger, ahead=compiled)
+    # many-trial audits too (.audited.compiles, the one predicate: which audited runs keep the numpy loop and why)
+    bulk = audit is not None and compiles(audit, log)
+    compiled = (COMPILED and ((audit is None and current_tap() is None) or bulk)
+                and (kind == "vi" or _po_compiles(B, H, S, A)))
+    bulk = bulk and compiled
+    with bulk_observed() if bulk else contextlib.nullcontext():
+        priv = Privatizer(log, dim, K, noise_rngs, ledger, ahead=compiled)
     E1, E2 = e_terms(log, S=S, A=A, H=H, K=K, confidence_delta=opts["confidence_delta"], e_scale=opts["e_scale"])
     Lc, Lp = log_terms(S, A, H, K, opts["confidence_delta"])
     eta = opts["eta"] if opts["eta"] is not None else theory_eta(A, H, K)
@@ -188,15 +204,18 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
     cost_table = 1.0 - mdp.R                 # c = 1 - r (docs/seed-002-tabular.md#departures)
     every = max(1, K // 200)
 
+    drive = {"audit": audit if bulk else None, "central": central}
     if compiled and kind == "po":
-        _run_po_compiled(mdp, priv, regret, env_rngs, agent_rngs, log_pi, K=K, pooled=pooled, v_star=v_star,
-                         cost_table=cost_table, E1=E1, coefs=bonus_coefficients(E1=E1, E2=E2, H=H, S=S, Lc=Lc, Lp=Lp,
-                                                                              kind=kind),
-                         bonus_scale=float(config.bonus_scale), eta=eta, progress=progress, every=every)
+        with bulk_observed() if bulk else contextlib.nullcontext():
+            _run_po_compiled(mdp, priv, regret, env_rngs, agent_rngs, log_pi, K=K, pooled=pooled, v_star=v_star,
+                             cost_table=cost_table, E1=E1, coefs=bonus_coefficients(E1=E1, E2=E2, H=H, S=S, Lc=Lc,
+                                                                                  Lp=Lp, kind=kind),
+                             bonus_scale=float(config.bonus_scale), eta=eta, progress=progress, every=every, **drive)
     elif compiled:
-        _run_vi_compiled(mdp, priv, regret, env_rngs, K=K, pooled=pooled, v_star=v_star, cost_table=cost_table,
-                         E1=E1, coefs=bonus_coefficients(E1=E1, E2=E2, H=H, S=S, Lc=Lc, Lp=Lp, kind=kind),
-                         bonus_scale=float(config.bonus_scale), progress=progress, every=every)
+        with bulk_observed() if bulk else contextlib.nullcontext():
+            _run_vi_compiled(mdp, priv, regret, env_rngs, K=K, pooled=pooled, v_star=v_star, cost_table=cost_table,
+                             E1=E1, coefs=bonus_coefficients(E1=E1, E2=E2, H=H, S=S, Lc=Lc, Lp=Lp, kind=kind),
+                             bonus_scale=float(config.bonus_scale), progress=progress, every=every, **drive)
     for k in (() if compiled else range(1, K + 1)):
         j = (k - 1) % _CHUNK
         if j == 0:
@@ -300,7 +319,7 @@ class _Release:
 
 
 def _drive(mdp: TabularMDP, priv: Privatizer, env_rngs, agent_rngs, *, K: int, progress, every: int,
-           episodes: Callable[..., None]) -> None:
+           episodes: Callable[..., None], audit: AuditHook | None = None, central: bool = True) -> None:
     """The chunk loop shared by UCB-VI's and UCB-PO's compiled episodes (:func:`_run_vi_compiled`,
     :func:`_run_po_compiled`): the same draws in the same order as :func:`run`'s numpy loop -- the roll-out's (and,
     with ``agent_rngs``, the agent's) uniforms in the same 256-episode chunks, the privacy noise drawn per seed from the
@@ -308,7 +327,14 @@ def _drive(mdp: TabularMDP, priv: Privatizer, env_rngs, agent_rngs, *, K: int, p
     (recorded here per chunk, :mod:`.ahead`). ``episodes(k, m, j, env_u, agent_u, rel, released, x_out)`` runs
     episodes k .. k + m - 1 of every seed (their uniforms at rows j.. of the chunk); in mode 3 (m = 1) it leaves the
     statistic in ``x_out`` and this loop releases it. Sets the privatizer's sums (and, for a counter of the compiled
-    loop, its exact sums) at the end."""
+    loop, its exact sums) at the end.
+
+    ``audit`` (a many-trial audit that :func:`.audited.compiles` admits; ``central``: JDP): the users'
+    roles go to the compiled loop (``aud``: roles, the call's noise draws made ahead by numpy -- one
+    ``standard_exponential`` call per seed, cheaper than numba's view of B fresh Generators, and a planted multiplier's
+    scaling comes with them --, actions and capture buffers; None outside audits),
+    fixed coins (one Generator) are broadcast over the batch as :func:`_uniforms` does, and after each call
+    :class:`.audited.BulkRecords` makes the tap's records and reports the prescribed actions."""
     from numba.typed import List
 
     from .ahead import BltAhead, HonakerAhead, TreeAhead, local_records
@@ -316,6 +342,7 @@ def _drive(mdp: TabularMDP, priv: Privatizer, env_rngs, agent_rngs, *, K: int, p
     H = mdp.horizon
     B, dim = priv.sums.shape
     tree = getattr(priv, "tree", None)
+    plain = tree
     if priv.kind == "none":
         mode = 0
     elif isinstance(tree, TreeAhead):
@@ -330,7 +357,8 @@ def _drive(mdp: TabularMDP, priv: Privatizer, env_rngs, agent_rngs, *, K: int, p
     else:
         mode = 3
     scale = 0.0 if priv.log is None else float(priv.log.group(GROUP).noise_scale)
-    gens = List(priv.rngs)   # numba's view of the same Generators: draws in the compiled loop advance them
+    # numba's view of the same Generators: draws in the compiled loop advance them (an audited run draws ahead instead)
+    gens = _no_generators() if audit is not None else List(priv.rngs)
     none3, none2 = np.empty((0, B, dim)), np.empty((0, dim))
     state = {1: lambda: (tree._alpha, tree._noise, tree._exact, np.empty(0)),
              4: lambda: (tree._est, tree._noise[None], tree._exact, tree.weights),
@@ -339,15 +367,26 @@ def _drive(mdp: TabularMDP, priv: Privatizer, env_rngs, agent_rngs, *, K: int, p
     # the sums planned from: the counter's running release itself (modes 1, 4 and 5)
     released = tree._release if mode in (1, 4, 5) else priv.sums
     agent_u = None
+    bulk = None
+    if audit is not None:
+        bulk = BulkRecords(current_tap(), audit, central, mode, plain if mode == 5 else tree, scale, B, dim, H, K)
+    # outside audits: no roles, empty draws, actions and capture buffers
+    empty = (np.empty(0, dtype=np.int64), np.empty((0, 0, 2, 0)), np.empty((0, 0, 0), dtype=np.int64),
+             np.empty((0, 0)), np.empty((0, 0, 0)))
     k = 1
     while k <= K:
         j = (k - 1) % _CHUNK
         if j == 0:
             n = min(_CHUNK, K - k + 1)
-            env_u = np.stack([r.random((n, H)) for r in env_rngs])
+            env_u = _batch_uniforms(env_rngs, n, H, B)
             if agent_rngs is not None:
-                agent_u = np.stack([r.random((n, H)) for r in agent_rngs])
-        m = 1 if mode == 3 else min(_AHEAD_EPISODES, K - k + 1, _CHUNK - j)
+                agent_u = _batch_uniforms(agent_rngs, n, H, B)
+        m = 1 if mode == 3 else min(_AHEAD_EPISODES, K - k + 1, _CHUNK - j, _BULK_EPISODES if bulk is not None else K)
+        aud = None
+        if bulk is not None:
+            acts_out, cap = bulk.buffers(m)
+            aud = (audit_roles(audit, central, k, m), _draws_ahead(priv.rngs, mode, k, m, K, dim), acts_out, bulk.x1,
+                   cap)
         x_out, nodes = none2, 0
         if mode in (1, 4, 5):
             nodes = max(0, min(k + m - 1, K - 1) - k + 1)
@@ -357,11 +396,13 @@ def _drive(mdp: TabularMDP, priv: Privatizer, env_rngs, agent_rngs, *, K: int, p
             local_records(B, m, dim, scale=scale, first_user=k, ledger=priv.ledger, group=GROUP)
         elif mode == 3:
             x_out = np.empty((B, dim))   # fresh each episode: a counter may keep the array it is given
-        episodes(k, m, j, env_u, agent_u, rel, released, x_out)
+        episodes(k, m, j, env_u, agent_u, rel, released, x_out, aud or empty)
         if nodes:
             tree.advance(nodes)
         elif mode == 3:
             released = priv.release(k, x_out)
+        if bulk is not None:
+            bulk.emit(k, m, aud[2], aud[4])
         if progress is not None:
             for kk in range(k, k + m):
                 if kk % every == 0 or kk == K:
@@ -374,10 +415,46 @@ def _drive(mdp: TabularMDP, priv: Privatizer, env_rngs, agent_rngs, *, K: int, p
     priv.sums = released
 
 
+def _draws_ahead(rngs, mode: int, k: int, m: int, K: int, dim: int) -> np.ndarray:
+    """(B, draws, 2, dim): the standard exponentials of episodes k .. k + m - 1's releases
+    (:func:`.episode_jit.step_draws` blocks each), one ``standard_exponential(out=...)`` call per seed: the values of
+    :func:`privacct.mechanisms.laplace`'s calls one by one (a Generator's exponentials are one sequential stream;
+    :mod:`.ahead`), a :class:`..contract.ScaledNoiseGenerator`'s scaling included."""
+    from .ahead import node_count
+
+    ks = range(k, k + m)
+    n = {2: m, 1: sum(kk <= K - 1 for kk in ks), 5: sum(kk <= K - 1 for kk in ks),
+         4: sum(node_count(kk) for kk in ks if kk <= K - 1)}.get(mode, 0)
+    out = np.empty((len(rngs), n, 2, dim))
+    if n:
+        for b, r in enumerate(rngs):
+            r.standard_exponential(out=out[b])
+    return out
+
+
+_NO_GENERATORS: list = []
+
+
+def _no_generators():
+    """An empty numba typed List of Generators (the compiled loop's ``gens`` when the draws come ahead), made once."""
+    if not _NO_GENERATORS:
+        from numba import typeof
+        from numba.typed import List
+
+        _NO_GENERATORS.append(List.empty_list(typeof(np.random.default_rng(0))))
+    return _NO_GENERATORS[0]
+
+
+def _batch_uniforms(rngs, n: int, H: int, B: int) -> np.ndarray:
+    """:func:`_uniforms` as a contiguous (B, n, H) array (one Generator's row copied to every seed)."""
+    u = np.stack([r.random((n, H)) for r in rngs])
+    return u if len(rngs) == B else np.ascontiguousarray(np.broadcast_to(u, (B, n, H)))
+
+
 def _run_vi_compiled(mdp: TabularMDP, priv: Privatizer, regret: np.ndarray, env_rngs, *, K: int, pooled: bool,
                      v_star: float, cost_table: np.ndarray, E1: float, coefs: tuple[float, float], bonus_scale: float,
-                     progress, every: int) -> None:
-    """The episode loop of :func:`run` for UCB-VI outside audits, compiled (:func:`.episode_jit.run_episodes`, one
+                     progress, every: int, **drive) -> None:
+    """The episode loop of :func:`run` for UCB-VI (outside audits and in many-trial ones), compiled (:func:`.episode_jit.run_episodes`, one
     call per chunk of episodes; the loop around it is :func:`_drive`): the same arithmetic, the same bytes. A binary
     tree (:class:`.ahead.TreeAhead`), tree-honaker (:class:`.ahead.HonakerAhead`), the local randomizer and no privacy
     are released inside the compiled loop, which draws their noise; any other counter gets each episode's statistics
@@ -387,12 +464,12 @@ def _run_vi_compiled(mdp: TabularMDP, priv: Privatizer, regret: np.ndarray, env_
     R, P = mdp.R, mdp.P
     fast = _gemv_fast(mdp)
 
-    def episodes(k, m, j, env_u, agent_u, rel, released, x_out):
+    def episodes(k, m, j, env_u, agent_u, rel, released, x_out, aud):
         run_episodes(k, m, K, pooled, rel.mode, E1, coefs[0], coefs[1], bonus_scale, R, P, cost_table,
                      mdp.initial_state, v_star, released, rel.exact, env_u, j, rel.gens, rel.scale, rel.alpha,
-                     rel.noise, rel.texact, rel.hw, fast, regret, x_out)
+                     rel.noise, rel.texact, rel.hw, fast, regret, x_out, *aud)
 
-    _drive(mdp, priv, env_rngs, None, K=K, progress=progress, every=every, episodes=episodes)
+    _drive(mdp, priv, env_rngs, None, K=K, progress=progress, every=every, episodes=episodes, **drive)
 
 
 def _gemv_fast(mdp: TabularMDP) -> bool:
@@ -413,12 +490,14 @@ def _po_compiles(B: int, H: int, S: int, A: int) -> bool:
 
 def _run_po_compiled(mdp: TabularMDP, priv: Privatizer, regret: np.ndarray, env_rngs, agent_rngs, log_pi: np.ndarray,
                      *, K: int, pooled: bool, v_star: float, cost_table: np.ndarray, E1: float,
-                     coefs: tuple[float, float], bonus_scale: float, eta: float, progress, every: int) -> None:
-    """The episode loop of :func:`run` for UCB-PO outside audits: one compiled call per episode
+                     coefs: tuple[float, float], bonus_scale: float, eta: float, progress, every: int,
+                     **drive) -> None:
+    """The episode loop of :func:`run` for UCB-PO (outside audits and in many-trial ones): one compiled call per episode
     (:func:`.po_jit.po_episode`) between numpy's exponentials and logarithm, which run here on the whole
     (B, H, S, A) batch as the numpy loop runs them (``pi = np.exp(log_pi)``; :func:`.planning.mirror_step` after
     its exponent ``z``); the loop around it is :func:`_drive` (the agent's uniforms drawn in the roll-out's chunks).
     The same bytes; fills ``regret``, ``log_pi`` and the privatizer's sums."""
+    from .episode_jit import step_draws
     from .po_jit import po_episode, row_sums
 
     R = mdp.R
@@ -428,19 +507,23 @@ def _run_po_compiled(mdp: TabularMDP, priv: Privatizer, regret: np.ndarray, env_
     pi, z, ez, Q = (np.empty_like(log_pi) for _ in range(4))
     lse = np.empty(log_pi.shape[:-1] + (1,))
 
-    def episodes(k, m, j, env_u, agent_u, rel, released, x_out):
+    def episodes(k, m, j, env_u, agent_u, rel, released, x_out, aud):
+        roles, pre, acts_out, x1, cap = aud
+        off = 0
         for i in range(m):
             np.exp(log_pi, out=pi)
             po_episode(k + i, K, pooled, rel.mode, E1, coefs[0], coefs[1], bonus_scale, eta, R, P2, cdf, cost_table,
                        mdp.initial_state, v_star, released, rel.exact, env_u, agent_u, j + i, rel.gens, rel.scale,
-                       rel.alpha, rel.noise, rel.texact, rel.hw, fast, regret, x_out, pi, log_pi, z, Q)
+                       rel.alpha, rel.noise, rel.texact, rel.hw, fast, regret, x_out, pi, log_pi, z, Q,
+                       roles[i] if roles.size else -1, pre, off, i, acts_out, x1, cap)
+            off += step_draws(rel.mode, k + i, K) if roles.size else 0
             # planning.mirror_step from its exponent z: z - log(sum(exp(z)))
             np.exp(z, out=ez)
             row_sums(ez, lse)   # ez.sum(axis=-1, keepdims=True), compiled (elementwise order: numpy's)
             np.log(lse, out=lse)
             np.subtract(z, lse, out=log_pi)
 
-    _drive(mdp, priv, env_rngs, agent_rngs, K=K, progress=progress, every=every, episodes=episodes)
+    _drive(mdp, priv, env_rngs, agent_rngs, K=K, progress=progress, every=every, episodes=episodes, **drive)
 
 
 def _one_run_canary(mdp: TabularMDP, user: int, bit: str, central: bool, prescribe, B: int, pooled: bool):

@@ -35,7 +35,8 @@ import numpy as np
 from ..pairwise_sum import pairwise_sum  # numpy's row-sum order, one shared copy
 from ..row_max_jit import subtract_row_max  # numpy's maximum order, one shared copy
 from ..small_gemv import gemv
-from .episode_jit import draw_exponentials, episode_statistic, inverse_cdf_index, optimistic_model, release, step_draws
+from .episode_jit import (canary_step, capture, draw_exponentials, episode_statistic, inverse_cdf_index, ldp_canary,
+                          optimistic_model, release, step_draws, take_draws, trajectory_statistic)
 
 
 @numba.njit(cache=True)
@@ -119,7 +120,7 @@ def policy_values(R, P2, pi, s1, Vall, t, prod):
 @numba.njit(cache=True)
 def po_episode(k, K, pooled, mode, E1, c_root, c_inv, bonus, eta, R, P2, cdf, cost, s1, v_star,
                released, exact, env_u, agent_u, j, gens, scale, alpha, noise, texact, hw, fast, regret, x_out,
-               pi, log_pi, z, Q):
+               pi, log_pi, z, Q, role, pre, off, ci, acts_out, x1, cap):
     """Episode ``k`` (1-based) of every seed, up to the mirror step's exponential (module docstring).
 
     ``pi`` (B, H, S, A) = ``np.exp(log_pi)``, made by the caller; ``z`` (B, H, S, A) receives the mirror step's
@@ -127,7 +128,12 @@ def po_episode(k, K, pooled, mode, E1, c_root, c_inv, bonus, eta, R, P2, cdf, co
     uniforms, this episode at row ``j``; ``gens`` (typed List of the B noise Generators): seed b's draws of this episode
     (its tree node, local report or tree-honaker nodes, :func:`.episode_jit.step_draws`) are drawn from ``gens[b]``
     just before its release, as :func:`.episode_jit.run_episodes` draws them.
-    The other arguments as :func:`.episode_jit.run_episodes`'s.
+    The other arguments as :func:`.episode_jit.run_episodes`'s; an audited run (:mod:`.audited`): ``role`` the role
+    of user k (-1 the environment's, 0 / 1 canary A's / B's JDP response fed the actions pi_k prescribes with the
+    agent's coins, 2 / 3 canary A's / B's LDP trajectory; :func:`.episode_jit._episode`), ``pre`` (B, draws, 2, dim)
+    the standard exponentials drawn ahead per seed by numpy, this episode's at ``pre[b, off ..]``
+    (:func:`.episode_jit.take_draws`), ``ci`` the episode's index in the chunk call, ``acts_out`` (B, m, H) the actions prescribed and
+    ``x1``, ``cap`` what :func:`.episode_jit.capture` keeps (``acts_out`` empty: not audited).
     """
     H, S, A = R.shape
     B, dim = released.shape
@@ -144,6 +150,8 @@ def po_episode(k, K, pooled, mode, E1, c_root, c_inv, bonus, eta, R, P2, cdf, co
     sum_a = np.empty(dim)
     sum_n = np.empty(dim)
     ex = np.empty((alpha.shape[0] if mode == 4 else 1, 2, dim))
+    costs = np.empty(H)
+    audited = acts_out.size > 0
     for b in range(B):
         # 1-2. optimistic model and evaluation of pi_k
         optimistic_model(released[b], pooled, E1, c_root, c_inv, bonus, H, S, A, base, Pm)
@@ -154,10 +162,15 @@ def po_episode(k, K, pooled, mode, E1, c_root, c_inv, bonus, eta, R, P2, cdf, co
         regret[b, k - 1] = v_star - vals[b]
         # 4. roll-out: a ~ pi_h(.|s) by the agent's uniform, s' ~ P_h(.|s, a) by the environment's
         states[0] = s1
-        for h in range(H):
+        if role >= 2:   # an audited run's LDP canary: her fixed trajectory
+            ldp_canary(role, s1, S, A, states, acts, costs)
+        for h in range(H if role < 2 else 0):
             s = states[h]
             a = inverse_cdf_index(pi[b, h, s], agent_u[b, j, h])
             acts[h] = a
+            if role >= 0:   # an audited run's JDP canary: her response to the prescribed action
+                costs[h], states[h + 1] = canary_step(role, h, s, s1, S)
+                continue
             u = env_u[b, j, h]
             nxt = 0
             for sp in range(S):
@@ -166,11 +179,19 @@ def po_episode(k, K, pooled, mode, E1, c_root, c_inv, bonus, eta, R, P2, cdf, co
                     break
             states[h + 1] = nxt
         # 5. the statistic and the release
-        episode_statistic(states, acts, cost, pooled, S, A, x)
+        if role < 0:
+            episode_statistic(states, acts, cost, pooled, S, A, x)
+        else:
+            trajectory_statistic(states, acts, costs, pooled, S, A, x)
         n = step_draws(mode, k, K)
-        if n:
+        if n and audited:
+            take_draws(pre, b, off, n, ex)
+        elif n:
             draw_exponentials(gens[b], ex[:n])
         release(mode, k, K, b, x, released, exact, ex, 0, scale, alpha, noise, texact, hw, x_out, sum_a, sum_n)
+        if audited:
+            acts_out[b, ci, :] = acts
+            capture(mode, k, K, b, ci, x, ex, scale, alpha, noise, texact, hw, x1, cap)
         # 6. the mirror step's exponent: z = log_pi - eta Q~, minus its maximum over actions
         for h in range(H):
             for s in range(S):

@@ -275,7 +275,8 @@ class Privatizer:
     statistic is never added (no user would read that prefix); ``exact`` holds the noiseless
     prefix sum of what was released (for the audit observation; never released).
 
-    ``ahead`` (the compiled loop of :mod:`.episode_jit`, outside audits): a binary tree is a
+    ``ahead`` (the compiled loop of :mod:`.episode_jit`, outside audits and in the many-trial audits of
+    :mod:`.audited`): a binary tree is a
     :class:`.ahead.TreeAhead` and a tree-honaker counter a :class:`.ahead.HonakerAhead`, whose nodes the compiled
     loop draws and adds (:meth:`release` is not called then). A fresh blt counter is swapped for an
     :class:`.ahead.BltAhead` by the compiled loop (``learner._drive``, ``BltAhead.runs``).

@@ -129,7 +129,7 @@ def test_audited_runs_keep_the_numpy_path(monkeypatch):
 
     monkeypatch.setattr(L, "_run_vi_compiled", boom)
     cfg = RunConfig("ucb-vi", "jdp", epsilon=1.0, delta=0.0, episodes=4, horizon=3)
-    LEARNERS["ucb-vi"].run_observed(cfg, spawn_sequences(0, 2), audit=AuditHook("A"))
+    LEARNERS["ucb-vi"].run_observed(cfg, spawn_sequences(0, 2), audit=AuditHook("A", mutant="bonus-on-exact-counts"))
     with tapping():
         LEARNERS["ucb-vi"].run(cfg, spawn_sequences(0, 2))
 
@@ -266,6 +266,6 @@ def test_po_audited_runs_keep_the_numpy_path(monkeypatch):
 
     monkeypatch.setattr(L, "_run_po_compiled", None)
     cfg = RunConfig("ucb-po", "jdp", epsilon=1.0, delta=0.0, episodes=4, horizon=3)
-    LEARNERS["ucb-po"].run_observed(cfg, spawn_sequences(0, 2), audit=AuditHook("A"))
+    LEARNERS["ucb-po"].run_observed(cfg, spawn_sequences(0, 2), audit=AuditHook("A", mutant="bonus-on-exact-counts"))
     with tapping():
         LEARNERS["ucb-po"].run(cfg, spawn_sequences(0, 2))
