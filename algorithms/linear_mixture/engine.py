@@ -34,18 +34,22 @@ counter; local: user 1's messages), each user 1's statistic plus its noise, with
 statistics paired from a canary-A and a canary-B run (:func:`privacct.algorithms.contract.pair_taps`); the
 actions sent to users 2..K are reported with :func:`privacct.tap.prescribed`.
 
-Compiled (issue 23 item 1): outside audits, the whole episode loop of every seed runs in :mod:`.episode_jit`
-(:func:`_run_compiled`, one call per chunk of episodes) for every learner: LDP messages and JDP counters (binary
-trees, or named ``tree-honaker`` / ``blt`` counters: :func:`_counter_strategy`, :mod:`.counter_records`), Gaussian or
-Laplace, with reward regression (seed 000) or variance weights (seed 003 Alg. 3), and the non-private instances of
-seeds 000, 001 (UCRL-VTR: its log det kept with numpy's own ``log1p`` loop, :mod:`.numpy_loops`) and 003; under
-mirror descent (private-linopt-po) the policy's exponential by numpy's own ``exp`` loop called from the compiled loop
-(its SIMD ``exp`` is not the C library's; without that loop here, one call per episode and numpy's ``exp`` between
-the calls). The same draws from the same generators in the same order (noise drawn
-ahead per chunk, :class:`.noise_ahead.NoiseAhead`), the same ledger records in the same order, the same arithmetic
-operation for operation (docs/performance.md#same-bytes-the-rule-every-speed-up-follows): the numpy loop below is
-the reference (``COMPILED = False``; tests/algorithms/linear_mixture/test_episode_jit.py compares both byte for
-byte) and the path of audited runs (and of any run whose self-checks fail: numpy's LAPACK, its log1p / exp loops).
+Compiled (issue 23 item 1): outside one-run audits, billboard checks and action pins, the whole episode loop of
+every seed runs in :mod:`.episode_jit` (:func:`_run_compiled`, one call per chunk of episodes) for every learner:
+LDP messages and JDP counters (binary trees, or named ``tree-honaker`` / ``blt`` counters:
+:func:`_counter_strategy`, :mod:`.counter_records`), Gaussian or Laplace, with reward regression (seed 000) or
+variance weights (seed 003 Alg. 3), and the non-private instances of seeds 000, 001 (UCRL-VTR: its log det kept with
+numpy's own ``log1p`` loop, :mod:`.numpy_loops`) and 003; under mirror descent (private-linopt-po) the policy's
+exponential by numpy's own ``exp`` loop called from the compiled loop (its SIMD ``exp`` is not the C library's;
+without that loop here, one call per episode and numpy's ``exp`` between the calls). The same draws from the same
+generators in the same order (noise drawn ahead per chunk, :class:`.noise_ahead.NoiseAhead`), the same ledger
+records in the same order, the same arithmetic operation for operation
+(docs/performance.md#same-bytes-the-rule-every-speed-up-follows): the numpy loop below is the reference
+(``COMPILED = False``; tests/algorithms/linear_mixture/test_episode_jit.py compares both byte for byte) and the path
+of the audits :func:`.audit_records.audit_compiles` keeps there (and of any run whose self-checks fail: numpy's LAPACK, its
+log1p / exp loops). A many-trial audit runs compiled (issue 23 item 4): the canary's and the fixed users' roll-outs
+in the compiled loop, the tap's records emitted in bulk by :mod:`.audit_records`, the same records, actions, ledger
+and regret as the numpy loop's (tests/algorithms/linear_mixture/test_audited_compiled.py).
 """
 
 from __future__ import annotations
@@ -66,14 +70,15 @@ from privacct.tap import current as current_tap
 from ..contract import AuditHook, noise_generators, stream_generators
 from . import canary as CAN
 from .aggregators import ExactRidge, LocalNoise, TreeNoise, upper
+from .audit_records import audit_compiles
 from .design import Design
 from .noise_ahead import GAUSSIAN_KINDS, NoiseAhead, StepsAhead, gaussian_only, honaker_draws
 from .planning import plan
 
 CHUNK = 128
-#: Outside audits, greedy learners run their episodes in the compiled loop (:mod:`.episode_jit`, the same bytes as the
-#: numpy loop below, which stays the reference and the path of audited runs;
-#: :func:`_compiled_mode` says which runs). Tests and benchmarks switch it off to compare.
+#: Unaudited runs and many-trial audits run their episodes in the compiled loop (:mod:`.episode_jit`, the same bytes
+#: as the numpy loop below, which stays the reference and the path of the audits :func:`.audit_records.audit_compiles`
+#: keeps there; :func:`_compiled_mode` says which runs). Tests and benchmarks switch it off to compare.
 COMPILED = True
 #: Tie-breaking uniforms the compiled loop holds at once, all seeds together (at most; at least one episode's): the
 #: numpy loop holds a 128-episode chunk, 78 MB at 100 seeds on HardToLearn, the compiled loop a few episodes' worth.
@@ -145,7 +150,8 @@ def run_design(des: Design, log: MechanismLog | None, seeds: list[np.random.Seed
     if mode is not None:
         beta_first = _run_compiled(mode, des, aggs, ahead, ledger, groups, scales, mechs, rng_env, rng_pol, rng_noise,
                                    regret, non_pd, bonus_scale=bonus_scale, on_non_pd=on_non_pd,
-                                   tie_tol=1e-12 * max(1.0, caps[0]), vstar=vstar, progress=progress, cumQ=cumQ)
+                                   tie_tol=1e-12 * max(1.0, caps[0]), vstar=vstar, progress=progress, cumQ=cumQ,
+                                   audit=audit, shared_start=shared_start)
     for k in (() if beta_first is not None else range(1, K + 1)):
         c = (k - 1) % CHUNK
         if c == 0:
@@ -270,8 +276,9 @@ def run_design(des: Design, log: MechanismLog | None, seeds: list[np.random.Seed
 
 def _compiled_mode(des: Design, audit: AuditHook | None, aggs: dict, mechs: dict, cumQ) -> int | None:
     """The aggregation of the compiled episode loop (:mod:`.episode_jit`: ``LOCAL``, ``TREE`` or ``EXACT``) this run
-    takes, or None for the numpy loop. Compiled: :data:`COMPILED`, outside audits (no :mod:`privacct.tap` active: an
-    audit observes what the per-draw primitives record), a greedy or mirror-descent policy, every release group
+    takes, or None for the numpy loop. Compiled: :data:`COMPILED`, unaudited runs and the many-trial audits
+    (:func:`.audit_records.audit_compiles`, the one predicate of which audits stay on the numpy loop; the tap's records
+    then emitted by :class:`.audit_records.AuditRecords`), a greedy or mirror-descent policy, every release group
     Gaussian or every one Laplace (one kind of draw in the noise stream), LDP messages or JDP counters of one strategy
     the compiled loop runs (:func:`_counter_strategy`: binary trees, ``tree-honaker`` or ``blt``; not sqrt-toeplitz)
     for every family (``aggs``: p, r under reward regression, q under variance weights), or no privacy with
@@ -279,7 +286,7 @@ def _compiled_mode(des: Design, audit: AuditHook | None, aggs: dict, mechs: dict
     ``log1p`` loop at hand (:func:`_logdet_radius`), d within the compiled planning's bound, and
     numpy's LAPACK found and the loop's arithmetic giving numpy's bits here (:func:`.episode_jit.self_check`; under
     mirror descent, ``cumQ`` given, also :func:`..tabular.po_jit.self_check`: the policy's exp stays numpy's)."""
-    if not (COMPILED and audit is None and current_tap() is None):
+    if not (COMPILED and audit_compiles(audit)):   # the audits that stay on the numpy loop, and why
         return None
     kinds = {mechs.get(g.name) == "laplace" for a in aggs.values() for g in getattr(a, "groups", ())}
     if len(kinds) > 1 or (des.mechanism != "none" and not kinds):
@@ -331,16 +338,16 @@ _PLAIN = _loaded_functions()
 
 
 def _counter_strategy(aggs: dict, probe: bool = True) -> int | None:
-    """The strategy code (:data:`.episode_jit.BINARY`, ``HONAKER``, ``BLT``) of the JDP counters of every family
-    when the compiled loop runs them, else None (the numpy loop). Admitted: every counter fresh (no step yet), Gaussian
-    or Laplace, of one strategy for the whole run: the printed tree (a :class:`privacct.mechanisms.TreeCounter` itself),
-    or a plain :class:`privacct.counters.counter.FactorizedCounter` of ``tree-honaker`` or ``blt`` (that class and
-    that strategy class exactly, nothing of their step overridden on the instance or changed on the class since this
-    module loaded (:data:`_PLAIN`), no batched leaves, users from 1,
-    no audit observer, no action audit's pin active); for BLT the same recursion coefficients in every counter, whose
-    impulse response the compiled step reproduces bit for bit (:func:`_blt_step_ok`: the ledger's executed weights
-    are probed from the counter's own noise path, so the path that runs must be that one; ``probe`` False: not
-    again, :func:`_run_compiled` reading the strategy :func:`_compiled_mode` admitted)."""
+    """The strategy code (:data:`.episode_jit.BINARY`, ``HONAKER``, ``BLT``) of the JDP counters of every family when
+    the compiled loop runs them, else None (the numpy loop). Admitted: every counter fresh (no step yet), Gaussian or
+    Laplace, of one strategy for the whole run: the printed tree (a :class:`privacct.mechanisms.TreeCounter`
+    itself), or a plain :class:`privacct.counters.counter.FactorizedCounter` of ``tree-honaker`` or ``blt`` (that
+    class and that strategy class exactly, nothing of their step overridden on the instance or changed on the class
+    since this module loaded (:data:`_PLAIN`), no batched leaves, users from 1, no audit observer but a many-trial
+    audit's (:func:`_observer_ok`), no action audit's pin active); for BLT the same recursion coefficients in every
+    counter, whose impulse response the compiled step reproduces bit for bit (:func:`_blt_step_ok`: the ledger's
+    executed weights are probed from the counter's own noise path, so the path that runs must be that one; ``probe``
+    False: not again, :func:`_run_compiled` reading the strategy :func:`_compiled_mode` admitted)."""
     from privacct.counters.blt import Blt
     from privacct.counters.counter import FactorizedCounter
     from privacct.counters.executed_cache import recursion_key
@@ -353,7 +360,7 @@ def _counter_strategy(aggs: dict, probe: bool = True) -> int | None:
     if all(type(c) is TreeCounter for c in counters):   # (no counter at all: as the binary trees, nothing to add)
         return 0
     if current_pin() is not None or not all(type(c) is FactorizedCounter and c.leaf_users is None and c.first_user == 1
-                                            and c._observer is None for c in counters):
+                                            and _observer_ok(c._observer) for c in counters):
         return None
     impl = {type(c.implementation) for c in counters}
     if any(getattr(cls, n) is not f for (cls, n), f in _PLAIN.items()):
@@ -370,6 +377,18 @@ def _counter_strategy(aggs: dict, probe: bool = True) -> int | None:
             return None
         return 2
     return None
+
+
+def _observer_ok(obs) -> bool:
+    """Whether a factorized counter's audit observer lets the compiled loop run it: none (unaudited), or the
+    :class:`privacct.counters.observed.CounterObserver` of a many-trial audit of the active tap (no plan), which
+    :class:`.audit_records.AuditRecords` feeds as the counter's own ``add`` would."""
+    if obs is None:
+        return True
+    from privacct.counters.observed import CounterObserver
+
+    tap = current_tap()
+    return type(obs) is CounterObserver and not obs.plan and tap is not None and obs.tap is tap
 
 
 def _blt_step_ok(counter) -> bool:
@@ -534,8 +553,8 @@ def _family(fam_groups, agg, scales: dict, laplace: bool, d: int, B: int, H: int
 
 def _run_compiled(mode: int, des: Design, aggs: dict, ahead: NoiseAhead | None, ledger: Ledger, groups, scales: dict,
                   mechs: dict, rng_env, rng_pol, rng_noise, regret: np.ndarray, non_pd: np.ndarray, *, bonus_scale: float,
-                  on_non_pd: str, tie_tol: float, vstar: float, progress, cumQ: np.ndarray | None = None
-                  ) -> np.ndarray:
+                  on_non_pd: str, tie_tol: float, vstar: float, progress, cumQ: np.ndarray | None = None,
+                  audit: AuditHook | None = None, shared_start: bool = True) -> np.ndarray:
     """The episode loop of :func:`run_design` for the runs :func:`_compiled_mode` admits, compiled
     (:func:`.episode_jit.run_chunk`, one call per chunk of episodes): the same draws in the same order (per seed, the
     128-episode chunk's roll-out uniforms, its tie-breaking uniforms -- a few episodes at a time, the policy stream
@@ -556,7 +575,12 @@ def _run_compiled(mode: int, des: Design, aggs: dict, ahead: NoiseAhead | None, 
     one call per chunk) when :func:`.numpy_loops.address` finds and checks that loop, else here between one-episode
     calls; the chunk's tie-breaking uniforms are drawn (unread, as the numpy loop draws them) before its action
     uniforms. UCRL-VTR (a radius reading the log det, :func:`_logdet_radius`): the log det kept by the compiled loop
-    with numpy's ``log1p`` loop, the radius per seed from it (:func:`.episode_jit.logdet_beta`)."""
+    with numpy's ``log1p`` loop, the radius per seed from it (:func:`.episode_jit.logdet_beta`).
+
+    A many-trial audit (``audit``, admitted by :func:`.audit_records.audit_compiles`): the compiled roll-out plays user
+    1's canary and users 2..K's responses (:func:`.audit_records.roles`), keeps every episode's actions and user 1's
+    statistics, and after each compiled call :class:`.audit_records.AuditRecords` emits the actions prescribed and the
+    tap's records of the episodes done (under BLT one episode per call: its observer reads the counters' state)."""
     from ..tabular.po_jit import row_sums
     from .episode_jit import DONE, EXACT, NOT_FINITE, NOT_PD, TREE, distinct_rows, run_chunk
     from .lapack import routines
@@ -628,6 +652,17 @@ def _run_compiled(mode: int, des: Design, aggs: dict, ahead: NoiseAhead | None, 
         expf = 0
         R3, P2, eta = np.empty((0, 0, 0)), np.empty((0, 0, 0)), 0.0
     act_u = np.empty((0, 0, 0))
+    emit, aud, ctraj = None, np.zeros(0, dtype=np.int64), np.zeros((0, H), dtype=np.int64)
+    acts = np.zeros((0, 0, 0), dtype=np.int64)
+    keep = (np.zeros((0, 0, 0)), np.zeros((0, 0))) * 3
+    if audit is not None:   # a many-trial audit (audit_records.audit_compiles): roles, actions, user 1's statistics
+        from .audit_records import AuditRecords, roles
+
+        aud, ctraj = roles(des, audit, shared_start)
+        acts = np.zeros((B, min(CHUNK, K), H), dtype=np.int64)   # the chunk's actions (row: episode - its first)
+        emit = AuditRecords(order, draws, aggs, scales, mode, strategy, last, B, H, dims)
+        keep = emit.keep
+    cap = 1 if (emit is not None and emit.one_by_one) else CHUNK
     beta_first = None
     k = 1
     while k <= K:
@@ -674,19 +709,22 @@ def _run_compiled(mode: int, des: Design, aggs: dict, ahead: NoiseAhead | None, 
                 e = c + j
                 fp, fr, fq = (fam[f]._replace(lamshift=fam[f].lamshift[e:], beta=fam[f].beta[e:]) if f in fam else none
                               for f in ("p", "r", "q"))
-                status, done, pos = run_chunk(mode, rr, vr, k + e, m - j, e, j, given, fp, fr, fq, F, R, qcaps, tie_tol,
-                                              P, cdf, env.initial_state, vstar, env_u, pol_u, vphi, vrows, xmap,
-                                              float(env.reward_max), F3, vs, wfloor, bcs[e:], bts[e:], buf,
+                status, done, pos = run_chunk(mode, rr, vr, k + e, min(m - j, cap), e, j, given, fp, fr, fq, F, R, qcaps,
+                                              tie_tol, P, cdf, env.initial_state, vstar, env_u, pol_u, vphi, vrows,
+                                              xmap, float(env.reward_max), F3, vs, wfloor, bcs[e:], bts[e:], buf,
                                               0 if ahead is None else ahead.pos, regret, potrf, gesv, last,
-                                              md, probs, act_u, cumQ, z, eta, R3, P2, log1p, radf, expf, ez, zsum)
+                                              md, probs, act_u, cumQ, z, eta, R3, P2, log1p, radf, expf, ez, zsum,
+                                              aud, ctraj, acts, keep)
                 if ahead is not None:
                     ahead.pos = pos
                 if not md:   # mirror descent: once per chunk, below (one bulk record, not one per episode)
                     _record_chunk(ledger, keys, tree, k + e, min(k + e + done, last + 1), strategy, rows)
+                if emit is not None:   # the audit tap's records and the prescribed actions of the episodes done
+                    emit.after(k, k + e, k + e + done, buf, acts)
                 j += done
                 given = False
                 if status == DONE:
-                    break
+                    continue   # the sub-chunk's next call (one episode a call under an audited BLT), or its end
                 kk = k + c + j
                 if status == NOT_FINITE:
                     raise PrivacctError("non-finite optimistic Q (broadcast theta / Sigma^{-1} not finite): "

@@ -83,6 +83,10 @@ GRAM_GAUSS, TARGET_GAUSS, GRAM_LAPLACE, TARGET_LAPLACE = 0, 1, 2, 3
 #: (:class:`privacct.mechanisms.TreeCounter`), or a :class:`privacct.counters.counter.FactorizedCounter` of
 #: ``tree-honaker`` or ``blt`` (:func:`tree_update`)
 BINARY, HONAKER, BLT = 0, 1, 2
+#: whose data an episode's roll-out is (:func:`_roll`): the environment's, or in an audited run (engine's
+#: ``AuditHook``, :mod:`.canary`) canary A's response function (the state kept, r_max), canary B's (the last state,
+#: 0 at the first step then r_max), or the LDP canary's fixed trajectory
+ENV, STAY, JUMP, FIXED = 0, 1, 2, 3
 
 #: One regression family's state and schedule, as :func:`run_chunk` takes it (a numba-typed namedtuple). ``G`` (B, H,
 #: d, d), ``u`` (B, H, d): the server's statistics (updated); ``Sinv`` (B, H, d, d): the inverses (written; given by
@@ -183,10 +187,25 @@ def inverse_pd(S, out, work, ipiv, iv, uplo, potrf, gesv):
 
 
 @numba.njit(cache=True)
-def server(G, u, c, Sinv, theta, Sig, work, ipiv, iv, uplo, potrf, gesv, inverted):
+def _same_bits(a, b):
+    """Whether the float64 arrays ``a`` and ``b`` (contiguous, same shape) hold the same bits (-0.0 is not 0.0, a NaN
+    only its own bits)."""
+    av = a.reshape(-1).view(np.int64)
+    bv = b.reshape(-1).view(np.int64)
+    for i in range(av.size):
+        if av[i] != bv[i]:
+            return False
+    return True
+
+
+@numba.njit(cache=True)
+def server(G, u, c, Sinv, theta, Sig, work, ipiv, iv, uplo, potrf, gesv, inverted, memo):
     """Step 1 and 2 for every seed and stage: Sigma = G + c I (``G + c * eye``), Sinv = Sigma^{-1} (unless
     ``inverted``: Sinv given), theta = einsum(Sinv, u). Returns False at the first Sigma that is not PD (Sinv then
-    partly written; the caller recomputes it)."""
+    partly written; the caller recomputes it). A Sigma with the same bits as the last one inverted (``work[3]``,
+    its inverse ``work[4]``, ``memo[0]`` 1 once they hold one) takes that inverse: the LAPACK calls are a function
+    of their input's bits (the same column-major copies into the same scratch), so the bytes are those of inverting
+    it again. A many-trial audit's first episode is data-free, one Sigma for every seed and stage (issue 23 item 4)."""
     B, H, d, _ = G.shape
     for b in range(B):
         for h in range(H):
@@ -194,8 +213,14 @@ def server(G, u, c, Sinv, theta, Sig, work, ipiv, iv, uplo, potrf, gesv, inverte
                 for i in range(d):
                     for j in range(d):
                         Sig[i, j] = G[b, h, i, j] + c * (1.0 if i == j else 0.0)
+                if memo[0] and _same_bits(Sig, work[3]):
+                    Sinv[b, h, :, :] = work[4]
+                    continue
                 if not inverse_pd(Sig, Sinv[b, h], work, ipiv, iv, uplo, potrf, gesv):
                     return False
+                work[3, :, :] = Sig
+                work[4, :, :] = Sinv[b, h]
+                memo[0] = 1
     for b in range(B):
         for h in range(H):
             for i in range(d):
@@ -310,10 +335,11 @@ def distinct_rows(vphi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 @numba.njit(cache=True)
 def act_and_roll(Q, tie_tol, pol_u, p, c, Rsa, P, cdf, s1, vstar, env_u, Vs, phis, regret, k, X, Y, pol, Ppi, rpi, Vv,
-                 pe, rr, vphi, rmax, Xr, Yr, xs):
+                 pe, rr, vphi, rmax, Xr, Yr, xs, role, s0, ctraj, acts, arow):
     """Steps 5 and 6 for every seed: greedy policy with random ties (``pol_u[:, p]``), regret at column k - 1, the
-    roll-out with ``env_u[:, c]``, the visited pairs xs (B, H) = s_h A + a_h and the statistics X (B, H, d), Y (B, H),
-    and with ``rr`` the reward family's Xr (B, H, d2) = varphi(s_h, a_h), Yr (B, H) = clip(r_h, 0, ``rmax``)."""
+    roll-out (:func:`_roll`: the environment's with ``env_u[:, c]``, or an audited run's user ``role``), the
+    visited pairs xs (B, H) = s_h A + a_h and the statistics X (B, H, d), Y (B, H), and with ``rr`` the reward
+    family's Xr (B, H, d2) = varphi(s_h, a_h), Yr (B, H) = clip(r_h, 0, ``rmax``)."""
     B, H, S, A = Q.shape
     for b in range(B):
         for h in range(H):
@@ -335,9 +361,37 @@ def act_and_roll(Q, tie_tol, pol_u, p, c, Rsa, P, cdf, s1, vstar, env_u, Vs, phi
         greedy_policy_value(pol, Rsa, P, Ppi, rpi, pe, Vv)
         regret[b, k - 1] = vstar - Vv[s1]
         # roll-out and statistics
-        s = s1
+        s = s1 if role == ENV else s0
         for h in range(H):
-            s = _step(b, h, s, pol[h, s], env_u[b, c, h], cdf, Rsa, Vs, phis, X, Y, rr, vphi, rmax, Xr, Yr, xs)
+            a = ctraj[1, h] if role == FIXED else pol[h, s]
+            s = _roll(b, h, s, a, role, ctraj, env_u[b, c, h], cdf, Rsa, Vs, phis, X, Y, rr, vphi, rmax, Xr, Yr, xs,
+                      acts, arow)
+
+
+@numba.njit(cache=True)
+def _roll(b, h, s, a, role, ctraj, u, cdf, Rsa, Vs, phis, X, Y, rr, vphi, rmax, Xr, Yr, xs, acts, arow):
+    """Seed ``b``'s step h from state s with action a by ``role``: :data:`ENV` the environment (:func:`_step`);
+    :data:`STAY` / :data:`JUMP` canary A's / B's response (:func:`.canary.respond`); :data:`FIXED` the LDP canary's
+    trajectory ``ctraj`` (3, H) (states, actions, next states: :func:`.canary.ldp_trajectory`; reward the
+    environment's, as engine ``_canary_episode`` reads it). ``acts`` (B, n, H): the action kept at row ``arow``
+    (an audited run's prescribed actions; empty otherwise). Returns the next state."""
+    if acts.size:
+        acts[b, arow, h] = a
+    if role == ENV:
+        return _step(b, h, s, a, u, cdf, Rsa, Vs, phis, X, Y, rr, vphi, rmax, Xr, Yr, xs)
+    A = cdf.shape[2]
+    if role == STAY:
+        nxt = s
+        r = rmax
+    elif role == JUMP:
+        nxt = cdf.shape[1] - 1
+        r = 0.0 if h == 0 else rmax
+    else:
+        s = ctraj[0, h]
+        nxt = ctraj[2, h]
+        r = Rsa[h, s * A + a]
+    _statistics(b, h, s, a, nxt, r, A, Vs, phis, X, Y, rr, vphi, rmax, Xr, Yr, xs)
+    return nxt
 
 
 @numba.njit(cache=True)
@@ -346,12 +400,20 @@ def _step(b, h, s, a, u, cdf, Rsa, Vs, phis, X, Y, rr, vphi, rmax, Xr, Yr, xs):
     and the statistics xs, X, Y (and with ``rr`` Xr, Yr) of the step (step 6 of the module docstring)."""
     S = cdf.shape[1]
     A = cdf.shape[2]
-    d = X.shape[2]
     nxt = S - 1
     for sp in range(S):
         if u < cdf[h, s, a, sp]:
             nxt = sp
             break
+    _statistics(b, h, s, a, nxt, Rsa[h, s * A + a], A, Vs, phis, X, Y, rr, vphi, rmax, Xr, Yr, xs)
+    return nxt
+
+
+@numba.njit(cache=True)
+def _statistics(b, h, s, a, nxt, r, A, Vs, phis, X, Y, rr, vphi, rmax, Xr, Yr, xs):
+    """The statistics of seed ``b``'s step h, (s, a) -> ``nxt`` with reward ``r``: xs, X = phi_V(s, a), Y =
+    V_{h+1}(nxt), with ``rr`` Xr = varphi(s, a), Yr = clip(r, 0, ``rmax``) (step 6 of the module docstring)."""
+    d = X.shape[2]
     xs[b, h] = s * A + a
     base = (s * A + a) * d
     for j in range(d):
@@ -361,33 +423,36 @@ def _step(b, h, s, a, u, cdf, Rsa, Vs, phis, X, Y, rr, vphi, rmax, Xr, Yr, xs):
         x = s * A + a
         for j in range(Xr.shape[2]):
             Xr[b, h, j] = vphi[x, j]
-        Yr[b, h] = _clip(Rsa[h, x], rmax)
-    return nxt
+        Yr[b, h] = _clip(r, rmax)
 
 
 @numba.njit(cache=True)
 def md_act_and_roll(probs, act_u, c, R3, P2, Rsa, cdf, s1, vstar, env_u, Vs, phis, regret, k, X, Y, rr, vphi, rmax,
-                    Xr, Yr, xs):
+                    Xr, Yr, xs, role, s0, ctraj, acts, arow):
     """Steps 5 and 6 under mirror descent (private-linopt-po, engine.py): the regret of the stochastic policy
     ``probs`` (B, H, S, A) at column k - 1 (:meth:`TabularMDP.policy_values`, :func:`..tabular.po_jit.policy_values`:
     a gemm over the seeds, as numpy's matmul; ``R3`` (H, S, A), ``P2`` (H, S*A, S) the MDP's), then per seed the
-    roll-out with the action ``min(#{a: u >= cumsum(pi_h(s))_a}, A - 1)`` at the agent's uniform ``act_u[b, c, h]``
-    (``np.cumsum`` sequential) and the statistics."""
+    roll-out (:func:`_roll`, ``role``) with the action ``min(#{a: u >= cumsum(pi_h(s))_a}, A - 1)`` at the agent's
+    uniform ``act_u[b, c, h]`` (``np.cumsum`` sequential) and the statistics."""
     B, H, S, A = probs.shape
     vals = stochastic_values(R3, P2, probs, s1, np.empty((B, S)), np.empty((B, S * A)), np.empty(A))
     for b in range(B):
         regret[b, k - 1] = vstar - vals[b]
-        s = s1
+        s = s1 if role == ENV else s0
         for h in range(H):
-            u = act_u[b, c, h]
-            acc = 0.0
-            n = 0
-            for a in range(A):
-                acc = probs[b, h, s, 0] if a == 0 else acc + probs[b, h, s, a]
-                if u >= acc:
-                    n += 1
-            a = n if n < A - 1 else A - 1
-            s = _step(b, h, s, a, env_u[b, c, h], cdf, Rsa, Vs, phis, X, Y, rr, vphi, rmax, Xr, Yr, xs)
+            if role == FIXED:
+                a = ctraj[1, h]
+            else:
+                u = act_u[b, c, h]
+                acc = 0.0
+                n = 0
+                for a in range(A):
+                    acc = probs[b, h, s, 0] if a == 0 else acc + probs[b, h, s, a]
+                    if u >= acc:
+                        n += 1
+                a = n if n < A - 1 else A - 1
+            s = _roll(b, h, s, a, role, ctraj, env_u[b, c, h], cdf, Rsa, Vs, phis, X, Y, rr, vphi, rmax, Xr, Yr, xs,
+                      acts, arow)
 
 
 @numba.njit(cache=True)
@@ -846,7 +911,7 @@ def _release(mode, k, last, fam, X, Y, buf, pos, log1p):
 @numba.njit(cache=True)
 def run_chunk(mode, rr, vr, k0, m, c0, p0, given, fp, fr, fq, F, R, caps, tie_tol, P, cdf, s1, vstar, env_u, pol_u,
               vphi, vrows, xmap, rmax, F3, vs, wfloor, bcs, bts, buf, pos, regret, potrf, gesv, last,
-              md, probs, act_u, cumQ, z, eta, R3, P2, log1p, radf, expf, ez, zsum):
+              md, probs, act_u, cumQ, z, eta, R3, P2, log1p, radf, expf, ez, zsum, aud, ctraj, acts, keep):
     """Episodes k0 .. k0 + m - 1 of every seed (module docstring).
 
     ``mode``: :data:`LOCAL`, :data:`TREE` (trees add for episodes up to ``last`` = K - 1) or :data:`EXACT` (each
@@ -872,6 +937,13 @@ def run_chunk(mode, rr, vr, k0, m, c0, p0, given, fp, fr, fq, F, R, caps, tie_to
     ``exp`` loop, :func:`.numpy_loops.address`; 0: the caller makes ``probs`` between one-episode calls): each episode
     makes its policy itself, as the caller would (:func:`md_policy`), so ``m`` may be a whole chunk; ``ez``, ``zsum``
     (B, H, S, A) and (B, H, S, 1) work.
+
+    An audited run (the engine's ``_audit_roles``; ``aud`` empty otherwise): ``aud`` = (role of user 1, her start
+    state, role of users 2..K, their start state), roles :data:`ENV`, :data:`STAY`, :data:`JUMP`, :data:`FIXED`
+    (:func:`_roll`; ``ctraj`` (3, H) the LDP canary's trajectory); every episode's actions go to ``acts`` (B, n, H)
+    at row ``c0 + k - k0``, and episode 1's statistics as released (after the variance weights) to ``keep`` = (X, Y,
+    Xr, Yr, X2, Y2) of families p, r, q (empty where a family is absent), from which the engine forms user 1's
+    contribution to every release over her (:mod:`.audit_records`).
 
     Returns (status, episodes done, pos): :data:`DONE`; :data:`NOT_PD` / :data:`NOT_FINITE` / :data:`NOT_FINITE_WEIGHT`
     at episode k0 + done, nothing of that episode applied (Sinv partly written)."""
@@ -908,9 +980,11 @@ def run_chunk(mode, rr, vr, k0, m, c0, p0, given, fp, fr, fq, F, R, caps, tie_to
     Vv = np.empty(S)
     pe = np.empty(S)
     Sig = np.empty((d, d))
-    work = np.empty((3, d, d))
+    work = np.empty((5, d, d))   # inverse_pd's scratch, then server's last Sigma inverted and its inverse
     Sig_r = np.empty((d2, d2))
-    work_r = np.empty((3, d2, d2))
+    work_r = np.empty((5, d2, d2))
+    memo = np.zeros(1, dtype=np.int64)   # families p and q share work (one d): server's memo of either is the same
+    memo_r = np.zeros(1, dtype=np.int64)
     ipiv = np.empty(max(d, d2), dtype=np.int64)
     iv = np.empty(4, dtype=np.int64)
     uplo = np.array([76], dtype=np.uint8)   # 'L'
@@ -920,16 +994,17 @@ def run_chunk(mode, rr, vr, k0, m, c0, p0, given, fp, fr, fq, F, R, caps, tie_to
         if md and expf != 0:   # the policy of episode k from the exponent z (idempotent: a resumed episode redoes it)
             md_policy(expf, z, ez, zsum, probs, ivx)
         inverted = (given and kk == 0) or mode == EXACT   # EXACT: Sinv is the Sherman-Morrison Minv itself
-        if not server(fp.G, fp.u, fp.lamshift[kk], fp.Sinv, theta, Sig, work, ipiv, iv, uplo, potrf, gesv, inverted):
+        if not server(fp.G, fp.u, fp.lamshift[kk], fp.Sinv, theta, Sig, work, ipiv, iv, uplo, potrf, gesv, inverted,
+                      memo):
             return NOT_PD, kk, pos
         if rr:
             if not server(fr.G, fr.u, fr.lamshift[kk], fr.Sinv, theta_r, Sig_r, work_r, ipiv, iv, uplo, potrf, gesv,
-                          inverted):
+                          inverted, memo_r):
                 return NOT_PD, kk, pos
             reward_mean(vrows, theta_r, fr.Sinv, fr.beta[kk], M, tr, prod)
         if vr:
             if not server(fq.G, fq.u, fq.lamshift[kk], fq.Sinv, theta_q, Sig, work, ipiv, iv, uplo, potrf, gesv,
-                          inverted):
+                          inverted, memo):
                 return NOT_PD, kk, pos
         if log1p != 0:
             logdet_beta(fp.LD, radf, betab)
@@ -940,15 +1015,27 @@ def run_chunk(mode, rr, vr, k0, m, c0, p0, given, fp, fr, fq, F, R, caps, tie_to
         if not plan_into(F, R, M, xmap, rr, theta, fp.Sinv, betab, caps, S, A, V, Vs, phis, Q, t, lin, row, md, probs,
                          pa):
             return NOT_FINITE, kk, pos
+        role, s0 = ENV, s1
+        if aud.size:
+            role, s0 = (aud[0], aud[1]) if k == 1 else (aud[2], aud[3])
         if md:
             md_act_and_roll(probs, act_u, c0 + kk, R3, P2, R, cdf, s1, vstar, env_u, Vs, phis, regret, k, X, Y, rr,
-                            vphi, rmax, Xr, Yr, xs)
+                            vphi, rmax, Xr, Yr, xs, role, s0, ctraj, acts, c0 + kk)
         else:
             act_and_roll(Q, tie_tol, pol_u, p0 + kk, c0 + kk, R, P, cdf, s1, vstar, env_u, Vs, phis, regret, k, X, Y,
-                         pol, Ppi, rpi, Vv, pe, rr, vphi, rmax, Xr, Yr, xs)
+                         pol, Ppi, rpi, Vv, pe, rr, vphi, rmax, Xr, Yr, xs, role, s0, ctraj, acts, c0 + kk)
         if vr and not variance_weights(X, Y, xs, Vs, F3, theta, fp.Sinv, theta_q, fq.Sinv, vs, wfloor, bcs[kk],
                                        bts[kk], X2, Y2):
             return NOT_FINITE_WEIGHT, kk, pos
+        if aud.size and k == 1:   # user 1's statistics as released, before the release (which reads X, Y only)
+            keep[0][...] = X
+            keep[1][...] = Y
+            if rr:
+                keep[2][...] = Xr
+                keep[3][...] = Yr
+            if vr:
+                keep[4][...] = X2
+                keep[5][...] = Y2
         pos = _release(mode, k, last, fp, X, Y, buf, pos, log1p)   # the engine's update order: p, r, q
         if rr:
             pos = _release(mode, k, last, fr, Xr, Yr, buf, pos, 0)

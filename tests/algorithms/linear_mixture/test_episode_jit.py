@@ -7,8 +7,8 @@ path must have been taken (a spy counts it), or the comparison would compare num
 checked against numpy directly: the einsum of theta (numpy's SIMD summation order, which a plain sequential sum
 does not give), the three-operand quadratic form and phi_{V^2} of the variance weights, numpy's own LAPACK for the
 PD test and the inverse. Then the paths the loop hands back to numpy: a non-PD Sigma (the eigenvalue floor, or the
-error), a non-finite Q or variance weight, no usable LAPACK (or, for UCRL-VTR, no usable numpy log1p loop), an
-audited run, a radius read in a form the loop does not know.
+error), a non-finite Q or variance weight, no usable LAPACK (or, for UCRL-VTR, no usable numpy log1p loop), a
+one-run audit, a radius read in a form the loop does not know.
 
 At 3 seeds on HardToLearn the tie-breaking uniforms are drawn 113 episodes at a time (engine._POL_BYTES), so K = 130
 crosses both that and the 128-episode chunk. These tests fail when the compiled arithmetic moves by one rounding:
@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from privacct.algorithms.contract import AuditHook, RunConfig
+from privacct.algorithms.contract import AuditHook, CanaryPlan, RunConfig
 from privacct.algorithms.linear_mixture import LEARNERS
 from privacct.algorithms.linear_mixture import engine as E
 from privacct.algorithms.linear_mixture import episode_jit as J
@@ -335,14 +335,15 @@ def test_self_check_and_fallback_without_lapack(monkeypatch):
 
 @pytest.mark.parametrize("name, privacy", [("ldp-ucrl-vtr", "ldp"), ("pp-ucrl-vtr", "jdp"), ("private-linopt-vi", "jdp"),
                                            ("pp-ucrl-vtr-laplace", "ldp"), ("pp-ucrl-vtr-plus", "jdp")])
-def test_audited_runs_keep_the_numpy_loop(monkeypatch, name, privacy):
-    """An audit observes what the per-draw primitives record (privacct.tap): the compiled loop must not run."""
+def test_one_run_audits_keep_the_numpy_loop(monkeypatch, name, privacy):
+    """A one-run audit (each canary's contribution under both bits) keeps the numpy loop (audit_records.audit_compiles);
+    many-trial audits run compiled (test_audited_compiled.py)."""
     calls = []
     monkeypatch.setattr(E, "_run_compiled", lambda *a, **k: calls.append(1))
     spec = LEARNERS[name]
     c = RunConfig(name, privacy, epsilon=1.0, **dict(spec.test_settings))
-    res = spec.run_observed(c, spawn_sequences(7, 2), audit=AuditHook("B"))
-    assert calls == [] and res.observation is not None
+    res = spec.run(c, spawn_sequences(7, 2), audit=AuditHook("B", plan=CanaryPlan((1, 3), ("A", "B"))))
+    assert calls == [] and res.tap.canary_records
 
 
 def test_radius_reading_the_log_det(monkeypatch):
