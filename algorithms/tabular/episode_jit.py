@@ -124,24 +124,13 @@ def optimistic_model(rel, pooled, E1, c_root, c_inv, bonus, H, S, A, base, Pm):
 
 @numba.njit(cache=True)
 def episode_statistic(states, acts, cost, pooled, S, A, x):
-    """:func:`.stats.episode_stats` of one trajectory into ``x`` (assignments; pooled: additions in h order)."""
+    """:func:`.stats.episode_stats` of one trajectory into ``x`` (assignments; pooled: additions in h order): the
+    costs read from the table ``cost`` (H, S, A), then :func:`trajectory_statistic`."""
     H = acts.size
-    d = S * A if pooled else H * S * A
-    for e in range(x.size):
-        x[e] = 0.0
+    costs = np.empty(H)
     for h in range(H):
-        s = states[h]
-        a = acts[h]
-        if pooled:
-            sa = s * A + a
-            x[sa] += 1.0
-            x[d + sa] += cost[h, s, a]
-            x[2 * d + sa * S + states[h + 1]] += 1.0
-        else:
-            sa = (h * S + s) * A + a
-            x[sa] = 1.0
-            x[d + sa] = cost[h, s, a]
-            x[2 * d + sa * S + states[h + 1]] = 1.0
+        costs[h] = cost[h, states[h], acts[h]]
+    trajectory_statistic(states, acts, costs, pooled, S, A, x)
 
 
 @numba.njit(cache=True)
