@@ -58,9 +58,9 @@ from typing import Callable
 
 import numpy as np
 
+from privacct.counters.as_loaded import AsLoaded
 from privacct.errors import PrivacctError
 from privacct.ledger import Ledger
-from privacct.ledger_tree_runs import TreeRunLedger
 from privacct.log import MechanismLog
 from privacct.mechanisms import TreeCounter
 
@@ -102,7 +102,7 @@ def run_design(des: Design, log: MechanismLog | None, seeds: list[np.random.Seed
     rng_pol = stream_generators(seeds, 1, audit, fixed=audit is not None)
     rng_noise = noise_generators(seeds, 2, audit)
     private = des.mechanism in ("local", "tree")
-    ledger = TreeRunLedger() if private else None   # tree node draws as (offset, count): privacct.ledger_tree_runs
+    ledger = Ledger() if private else None   # tree node draws as (offset, count): privacct.ledger, Tree runs
     scales = {g.name: g.noise_scale for g in log.release_groups} if (private and log is not None) else {}
     mechs = {g.name: g.mechanism for g in log.release_groups} if (private and log is not None) else {}
     structures = {g.name: g.structure for g in log.release_groups} if (private and log is not None) else {}
@@ -320,18 +320,18 @@ def _compiled_mode(des: Design, audit: AuditHook | None, aggs: dict, mechs: dict
     return (LOCAL, TREE, EXACT)[mode] if ok else None
 
 
-def _loaded_functions() -> dict:
+def _loaded_functions() -> AsLoaded:
     """The functions a compiled counter stands for, as this module loaded them: FactorizedCounter's ``add``, ``_draw``,
     ``_mix_noise``, ``_init_mixing_state`` and the strategies' steps (a class-level change after that, e.g. a planted
-    bug, keeps the numpy loop, which runs the changed code; as privacct/counters/stacked.py does)."""
+    bug, keeps the numpy loop, which runs the changed code; :class:`privacct.counters.as_loaded.AsLoaded`, the guard
+    the stacked counters keep too)."""
     from privacct.counters.blt import Blt
     from privacct.counters.counter import FactorizedCounter
     from privacct.counters.tree_honaker import TreeHonaker
 
-    names = ((FactorizedCounter, ("add", "_draw", "_mix_noise", "_init_mixing_state")),
-             (TreeHonaker, ("start", "step", "noisy_sum")),
-             (Blt, ("start", "step", "noisy_sum", "mix_noise", "init_mixing_state", "init_parameters")))
-    return {(cls, n): getattr(cls, n) for cls, ns in names for n in ns}
+    return AsLoaded((FactorizedCounter, ("add", "_draw", "_mix_noise", "_init_mixing_state")),
+                    (TreeHonaker, ("start", "step", "noisy_sum")),
+                    (Blt, ("start", "step", "noisy_sum", "mix_noise", "init_mixing_state", "init_parameters")))
 
 
 _PLAIN = _loaded_functions()
@@ -363,7 +363,7 @@ def _counter_strategy(aggs: dict, probe: bool = True) -> int | None:
                                             and _observer_ok(c._observer) for c in counters):
         return None
     impl = {type(c.implementation) for c in counters}
-    if any(getattr(cls, n) is not f for (cls, n), f in _PLAIN.items()):
+    if not _PLAIN.unchanged():
         return None
     if impl == {TreeHonaker}:
         if any("step" in vars(c.implementation) for c in counters):

@@ -56,7 +56,7 @@ from typing import Any, Callable
 import numpy as np
 
 from privacct.errors import PrivacctError, check_delta, check_positive
-from privacct.ledger_tree_runs import TreeRunLedger
+from privacct.ledger import Ledger
 from privacct.log import FACTORIZED_STRATEGIES
 from privacct.tap import canary_contribution, prescribed
 from privacct.tap import current as current_tap
@@ -178,7 +178,7 @@ def run(config: RunConfig, seeds: list[np.random.SeedSequence], *, algorithm: st
     # the spec's log of this record, built once per record (algorithms/contract.py): an audited run runs (and its
     # audit observes) the counter the unaudited run of the same config runs
     log = get_learner(algorithm).declared_log(config)
-    ledger = TreeRunLedger() if log is not None else None   # tree node draws as (offset, count): privacct.ledger_tree_runs
+    ledger = Ledger() if log is not None else None   # tree node draws as (offset, count): privacct.ledger, Tree runs
     env_rngs = _stream_rngs(seeds, 0, audit, fixed=audit is not None and audit.fixed_users)
     noise_rngs = noise_generators(seeds, 1, audit)
     agent_rngs = _stream_rngs(seeds, 2, audit, fixed=audit is not None)
