@@ -320,6 +320,15 @@ def _compiled_mode(des: Design, audit: AuditHook | None, aggs: dict, mechs: dict
     return (LOCAL, TREE, EXACT)[mode] if ok else None
 
 
+def _readonly(a: np.ndarray) -> np.ndarray:
+    """A read-only view of ``a``: the compiled loop's read-only inputs are passed read-only on every path, so that
+    numba compiles :func:`.episode_jit.run_chunk` once (a writable and a read-only array are two signatures, and the
+    loop's first compilation costs about 20 s of CPU on a fresh machine)."""
+    v = a.view()
+    v.setflags(write=False)
+    return v
+
+
 def _loaded_functions() -> AsLoaded:
     """The functions a compiled counter stands for, as this module loaded them: FactorizedCounter's ``add``, ``_draw``,
     ``_mix_noise``, ``_init_mixing_state`` and the strategies' steps (a class-level change after that, e.g. a planted
@@ -642,7 +651,7 @@ def _run_compiled(mode: int, des: Design, aggs: dict, ahead: NoiseAhead | None, 
         z = des.eta * cumQ
         z = z - z.max(axis=-1, keepdims=True)
         probs, ez, zsum = np.empty_like(z), np.empty_like(z), np.empty(z.shape[:-1] + (1,))
-        R3, P2 = env.mdp.R, np.ascontiguousarray(env.mdp.P.reshape(H, S * A, S))
+        R3, P2 = _readonly(env.mdp.R), _readonly(np.ascontiguousarray(env.mdp.P.reshape(H, S * A, S)))
         eta = float(des.eta)
         from .numpy_loops import address
 
@@ -650,7 +659,7 @@ def _run_compiled(mode: int, des: Design, aggs: dict, ahead: NoiseAhead | None, 
     else:
         z = probs = ez = zsum = cumQ = np.empty((0, 0, 0, 0))
         expf = 0
-        R3, P2, eta = np.empty((0, 0, 0)), np.empty((0, 0, 0)), 0.0
+        R3, P2, eta = _readonly(np.empty((0, 0, 0))), _readonly(np.empty((0, 0, 0))), 0.0
     act_u = np.empty((0, 0, 0))
     emit, aud, ctraj = None, np.zeros(0, dtype=np.int64), np.zeros((0, H), dtype=np.int64)
     acts = np.zeros((0, 0, 0), dtype=np.int64)

@@ -366,3 +366,15 @@ def test_radius_reading_the_log_det(monkeypatch):
     monkeypatch.setattr("privacct.algorithms.linear_mixture.learners.run_design", other_form)
     LEARNERS["ucrl-vtr"].run(cfg("ucrl-vtr", "none", episodes=3, delta=0.0), spawn_sequences(0, 1))
     assert calls == []
+
+
+def test_the_compiled_loop_is_compiled_once_for_greedy_and_mirror_descent_learners():
+    """run_chunk's read-only inputs (the reward table and the transition kernel of mirror descent, placeholders
+    otherwise) reach it read-only on every path: one signature, one compilation on a fresh machine (engine._readonly)."""
+    for name in ("pp-ucrl-vtr", "private-linopt-po"):
+        LEARNERS[name].run(cfg(name, "jdp", episodes=20), spawn_sequences(3, 1))
+    names = J.run_chunk.py_func.__code__.co_varnames
+    i, j = names.index("R3"), names.index("P2")
+    assert J.run_chunk.signatures
+    for sig in J.run_chunk.signatures:
+        assert sig[i].mutable is False and sig[j].mutable is False, sig
