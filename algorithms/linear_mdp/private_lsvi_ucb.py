@@ -114,7 +114,6 @@ import numpy as np
 
 from privacct.errors import PrivacctError, check_count, check_positive
 from privacct.ledger import Ledger
-from privacct.ledger_tree_runs import TreeRunLedger
 from privacct.log import (FACTORIZED_STRATEGIES, Claim, MechanismLog, PaperStatement, ReleaseGroup, Sensitivity, Structure,
                           tree_depth)
 from privacct.log_readings import GroupOverride, Reading
@@ -662,6 +661,10 @@ U_CHUNK = 256
 #: whether unaudited runs play their episodes compiled (:func:`_compiled_episode`, same bytes); False: the numpy episode
 #: (with ``privacct.counters.stacked.COMPILED = False``, no numba in the process: docs/performance.md)
 COMPILED_EPISODE = True
+#: the largest K whose visit counts (B, H, S, A, S) are kept in float32 (every whole number up to 2^24 exactly; 7.6 MB
+#: instead of 15.3 at 100 seeds of linear-d10-h10, issue 23): every reader widens them exactly to float64 (the numpy
+#: episode's ``+= 1.0``, the compiled episode's, ``common.lsvi``'s ``N * V`` in float64), so the bytes are unchanged
+COUNTS_F32_MAX = 2**24
 
 
 def _compiled_episode(env, audit: AuditHook | None, B: int, K: int,
@@ -735,7 +738,7 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
     allow_floor = bool(opts.get("eig_floor", True))
     env_rngs = stream_generators(seeds, 0, audit, fixed=audit is not None and audit.fixed_users)
     noise_rngs = noise_generators(seeds, 1, audit)
-    tree_ledger = TreeRunLedger()   # a binary tree's node draws kept as (offset, count) (privacct.ledger_tree_runs)
+    tree_ledger = Ledger()   # a binary tree's node draws kept as (offset, count) (privacct.ledger, Tree runs)
     y_ledgers = [Ledger() for _ in range(B)]
     gram_structure = log.release_groups[0].structure
     if gram_structure.kind == "tree":
@@ -755,11 +758,15 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
     stack = None if gram_structure.kind == "tree" else StackedCounters(trees, defer_records=True)
     step_all = None if stack is None else stack.add
     hist = C.History(env, B)
+    if K <= COUNTS_F32_MAX:   # the visit counts (whole numbers <= K) in float32: the same values, half the memory
+        hist.N = np.zeros(hist.N.shape, dtype=np.float32)
     eye = np.eye(d)
     shift = 2.0 * lam * eye
     cur = np.broadcast_to(shift, (B, H, d, d)).copy()          # Lam~_h^k (Alg. 1 line 4)
     _, ref_logdet, _ = C.floored_logdet(cur, lam, allow_floor=allow_floor, what=f"{NAME} initial matrix")
-    pol = C.data_free_policy(env, B, 2.0 * lam, beta)
+    # one seed's data-free policy repeated (every seed's is the same, bit for bit: no data, zero responses; not a
+    # (B, H, S, A, S) zero history of 15 MB at 100 seeds, whose release would keep glibc's heap high for the run)
+    pol = np.repeat(C.data_free_policy(env, 1, 2.0 * lam, beta), B, axis=0)
     n_upd = np.zeros(B, dtype=np.int64)
     floor_events = np.zeros(B, dtype=np.int64)
     update_eps: list[list[int]] = [[] for _ in range(B)]
@@ -769,9 +776,11 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
     # one-run audit's canaries report their Gram leaves (C.user_episode); the y releases, aggregates of many users
     # noised without a canary's share, stay unobserved (the primitives list them)
     user1 = {w: CAN.rollout(env, w, pol) for w in CAN.CANARIES} if audit is not None and audit.plan is None else None
-    regret = np.zeros((B, K))
+    # the regret's runs (first, stop, per-seed regret of episodes first+1..stop), written out into the (B, K) array
+    # after the run's state is released (issue 23: the two are never resident together)
+    regret_runs: list[tuple[int, int, np.ndarray]] = []
     cur_regret = env.regret(pol)
-    filled = 0             # regret[:, :filled] written; the episodes after it have regret cur_regret (written when it changes)
+    filled = 0             # regret[:, :filled] recorded; the episodes after it have regret cur_regret (recorded when it changes)
     # the PLANTED mutant switch-on-exact-gram: the switching test reads the exact Gram matrices (never released)
     exact_switch = audit is not None and audit.mutant == "switch-on-exact-gram"
     if exact_switch:
@@ -819,7 +828,7 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
             n_upd[idx] += 1
             for b in idx:
                 update_eps[b].append(k)
-            regret[:, filled:k - 1] = cur_regret[:, None]
+            regret_runs.append((filled, k - 1, cur_regret.copy()))
             filled = k - 1
             cur_regret[idx] = env.regret(new_pol)
         if tested and np.all(n_upd >= cap) and np.all(cap_hit >= 0):
@@ -839,11 +848,18 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
                     cur[:, h] = trees[h].add(outer[:, h]) + shift       # Alg. 1 line 22
         if progress is not None:
             progress(k)
-    regret[:, filled:] = cur_regret[:, None]
+    regret_runs.append((filled, K, cur_regret))
     if stack is not None:
         stack.flush_records()   # before any ledger is read
     if np.any(n_upd > cap):  # cannot happen: the cap is enforced above; kept as a guard
         raise PrivacctError(f"{NAME}: internal error, {int(n_upd.max())} updates exceed the cap {cap}")
+    final_release = np.concatenate([C.upper(np.stack([t.noisy_sum() for t in trees], axis=1)).reshape(B, -1)], axis=1)
+    # the counts, the counters' state and the episode's buffers released before the regret is written out (about
+    # 8 MB off the peak at 100 seeds x K = 10^4: docs/performance.md#part-4-the-one-seed-step-compiled-and-the-memory-floor)
+    hist = trees = stack = step_all = play = fast_logdet = chol_buf = cur = outer = None
+    regret = np.zeros((B, K))
+    for first, stop, r in regret_runs:      # the same values in the same places as written during the run before
+        regret[:, first:stop] = r[:, None]
     # Seed b's ledger = the shared tree draws + its own y draws: a read-only view over the one tree ledger and
     # the seed's y ledger, not a copy (docs/performance.md#design-a-compact-ledger-item-2, item 3). Seeds with
     # the same update episodes have identical y records, so they share one view (cheap for 1000+ seeds).
@@ -860,7 +876,7 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
         "cap": cap, "switching_bound_thm11": c["N_max_thm11"], "cap_reached_episode": cap_hit,
         "floor_events": floor_events, "lam_tilde": lam, "beta": beta, "sigma_node": sig_node, "sigma_y": sig_y,
         "rho": c["rho"], "env": env.name, "ledgers": ledgers, "ledger_seed": worst,
-        "final_release": np.concatenate([C.upper(np.stack([t.noisy_sum() for t in trees], axis=1)).reshape(B, -1)], axis=1),
+        "final_release": final_release,
     }
     # no observation code: an audit derives it from what the primitives recorded (privacct.tap)
     return RunResult(config=config, regret=regret, log=log, ledger=ledgers[worst], info=info)

@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
 
 from ..errors import NumericalError
 from .rootfind import FLOAT_TOL, greatest_float, least_feasible_many, least_float
@@ -505,6 +504,8 @@ def kov_optimal_epsilon(k: int, eps0: float, delta: float) -> float:
     """
     if delta <= 0:
         return up_rel(k * eps0, 4)
+    from scipy import special   # here, not at import: scipy.special is about 3.5 MB of resident memory (issue 23)
+
     half = k // 2 + 1
     ell = np.arange(half + 1, dtype=float)
     log_norm = k * np.logaddexp(0.0, eps0)

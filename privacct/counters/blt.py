@@ -98,13 +98,12 @@ def _blt_sums(buffers: tuple[tuple[float, float], ...], leaves: int) -> tuple[fl
 
 
 def _blt_prefix_coefficients(buffers, T: int) -> np.ndarray:
-    """G_0..G_{T-1}: row t of L = A C^{-1} is (G_{t-1}, ..., G_0), G = cumsum of the coefficients of P/Q."""
-    from scipy.signal import lfilter
+    """G_0..G_{T-1}: row t of L = A C^{-1} is (G_{t-1}, ..., G_0), G = cumsum of the coefficients of P/Q
+    (``scipy.signal.lfilter``'s bytes without importing scipy.signal: :mod:`.blt_filter`)."""
+    from .blt_filter import impulse_response
 
     P, Q = blt_polynomials(buffers)
-    imp = np.zeros(T)
-    imp[0] = 1.0
-    return np.cumsum(lfilter(P, Q, imp))
+    return np.cumsum(impulse_response(P, Q, T))
 
 
 def _blt_variance_closed(buffers, T: int) -> float:
@@ -156,9 +155,11 @@ def blt_parameters(leaves: int, buffers: int = DEFAULT_BLT_BUFFERS, norm: str = 
     theta_i = 1 - exp(-exp(a_i)), omega_i = exp(b_i); the start fits r_k ~ c_k (the sqrt-Toeplitz
     coefficients) with 1 - theta_i geometric in [1/K, 1/2] by non-negative least squares, then
     L-BFGS-B on the log of the objective. Any (theta, omega) is a valid factorization: privacy
-    never depends on how good the optimum is, only the noise does.
+    never depends on how good the optimum is, only the noise does. The optimiser's output is kept on disk per
+    machine (:mod:`.blt_cache`, keyed on every input it reads): a later process returns it without importing
+    scipy.optimize.
     """
-    from scipy.optimize import minimize, nnls
+    from . import blt_cache
 
     leaves = check_count("leaves", leaves)
     d = check_count("buffers", buffers, maximum=MAX_BLT_BUFFERS)
@@ -168,6 +169,11 @@ def blt_parameters(leaves: int, buffers: int = DEFAULT_BLT_BUFFERS, norm: str = 
     if leaves <= 2:
         # column (1, 0.5) at most: the sqrt-Toeplitz column itself (c_1 = 1/2); nothing to optimise
         return ((0.5, 0.5),)
+    cached = blt_cache.lookup(leaves, d, norm)
+    if cached is not None:
+        return cached
+    from scipy.optimize import minimize, nnls
+
     K = max(leaves, 4)
     n_fit = min(K, 2**16)
     k = np.unique(np.geomspace(1, n_fit - 1, min(n_fit - 1, 2000)).astype(int))
@@ -201,7 +207,9 @@ def blt_parameters(leaves: int, buffers: int = DEFAULT_BLT_BUFFERS, norm: str = 
         best = (float(res.fun), res.x)
     if best[0] >= 1e3:
         raise PrivacctError(f"blt: no stable buffers found for leaves={leaves}")
-    return unpack(best[1])
+    out = unpack(best[1])
+    blt_cache.store(leaves, d, norm, out)
+    return out
 
 
 class Blt(ToeplitzStrategy):

@@ -157,7 +157,12 @@ class StackedCounters:
         for name in names:
             arrs = [getattr(c, name) for c in self.counters]
             pos = arrs[0].ndim - 1 - len(c0.shape)        # the batch axis
-            full = np.stack(arrs, axis=pos)
+            if all(a.dtype == np.float64 and not a.view(np.int64).any() for a in arrs):
+                # a fresh state (+0.0 bits): zeros the operating system maps lazily; the compiled step never writes
+                # the full ring buffers, so their pages stay untouched (docs/performance.md: the memory slice)
+                full = np.zeros(arrs[0].shape[:pos] + (len(arrs),) + arrs[0].shape[pos:])
+            else:
+                full = np.stack(arrs, axis=pos)
             setattr(self._state, name, full)
             for h, c in enumerate(self.counters):
                 view = full[(slice(None),) * pos + (h,)]
