@@ -225,7 +225,12 @@ def lsvi_compiled(env, Ainv: np.ndarray, N: np.ndarray, Rphi: np.ndarray, beta: 
 
 
 def _features(env) -> np.ndarray:
-    return np.ascontiguousarray(env.phi.reshape(env.n_states * env.n_actions, env.dim))
+    """phi as (S A, d), C-contiguous and read-only whatever the environment's array is: the kernels that read it
+    (:func:`lsvi_y`, :func:`lsvi_q`, :func:`lsvi_ucb_chunk`) are then compiled once (a writable and a read-only
+    array are two numba signatures)."""
+    X = np.ascontiguousarray(env.phi.reshape(env.n_states * env.n_actions, env.dim)).view()
+    X.setflags(write=False)
+    return X
 
 
 def compiles(env, n: int) -> bool:
