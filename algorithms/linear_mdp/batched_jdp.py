@@ -410,9 +410,10 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
     rel = 0
     fast = _compiles(audit, env)   # outside audits the episodes between releases run compiled (.batched_jit)
     u_buf = np.empty((Bs, C_chunk(_CHUNK, Bs, H, K), H)) if fast else None
-    lsvi = _lsvi(env, Bs) if fast else C.lsvi   # the releases' LSVI pass compiled too (.lsvi_jit), same bytes
-    regret_of = _regret_of(env) if fast else env.regret
-    release_inverse = _release_inverse(env, Bs) if fast else _release_inverse_numpy
+    passes = _passes_compiled(audit, env)   # the releases' passes compiled (.lsvi_jit), same bytes; many-trial audits too
+    lsvi = _lsvi(env, Bs) if passes else C.lsvi
+    regret_of = _regret_of(env) if passes else env.regret
+    release_inverse = _release_inverse(env, Bs) if passes else _release_inverse_numpy
     k = 0
     while k < K:
         k0 = k + 1
@@ -502,6 +503,39 @@ def _compiles(audit, env) -> bool:
             and type(env.tabular).sample_next is TabularMDP.sample_next)
 
 
+#: Many-trial audited runs take the releases' compiled passes (:func:`_passes_compiled`); False: numpy's in every
+#: audited run (the reference; tests/algorithms/linear_mdp/test_audited_compiled.py compares both)
+AUDITS_COMPILED = True
+
+
+def _passes_compiled(audit, env) -> bool:
+    """Whether the data-free policy, the releases' LSVI passes, their inverses and the regret run compiled
+    (:mod:`.lsvi_jit`, :func:`.batched_jit.regrets`: the same bytes; each still subject to its own self-check): THE
+    predicate of the audited runs that do. Every run whose episodes run compiled (:func:`_compiles`), and a
+    many-trial audit of user 1 (canary A or B, fixed or environment users, faithful or the planted noise multiplier)
+    with its tap open: these passes read and write arrays only, and the tap sees them only through ``u_noise``, which
+    the compiled pass calls as :func:`.common.lsvi` does (h = H..1, the same y and V). Its episodes stay numpy (user
+    by user: the canaries' responses and :func:`privacct.tap.prescribed`; at the audit configuration K = 2 they are
+    about 3% of a run, docs/performance.md#many-trial-audits-of-the-linear-mdp-learners). The numpy passes stay for:
+
+    * a one-run audit (``audit.plan``, a tap with a plan) or an action pin (:func:`privacct.tap.current_pin`): their
+      canaries' reports and the pin's replay are checked against the numpy path only
+      (tests/audits/test_one_run_actions.py);
+    * the billboard check (``audit.coupling``, a tap with a coupling): the same;
+    * an audit hook without its tap (nothing records), a tap without a hook, or a tap of the other canary;
+    * an environment whose ``sample_next`` is not :class:`TabularMDP`'s (the compiled regret reads its kernel);
+    * :data:`AUDITS_COMPILED` False (audited runs) or :data:`COMPILED` False (all runs)."""
+    from ..envs.tabular import TabularMDP
+
+    if _compiles(audit, env):
+        return True
+    if not (COMPILED and AUDITS_COMPILED) or audit is None or type(env.tabular).sample_next is not TabularMDP.sample_next:
+        return False
+    tap = current_tap()
+    return (tap is not None and audit.plan is None and audit.coupling is None and tap.plan is None
+            and tap.coupling is None and current_pin() is None and tap.canary == audit.canary)
+
+
 def _release_inverse_numpy(M: np.ndarray, floor: float, *, allow_floor: bool, what: str):
     """(matrices, inverses, floored) of a release: :func:`.common.floored_logdet` then ``np.linalg.inv``."""
     mats, _, low = C.floored_logdet(M, floor, allow_floor=allow_floor, what=what)
@@ -517,10 +551,10 @@ def _release_inverse(env, n: int):
 
 def _data_free_policy(env, B: int, lam: float, beta: float, audit) -> np.ndarray:
     """:func:`.common.data_free_policy` (LSVI with no data and design matrix lam I), its pass compiled
-    (:func:`.lsvi_jit.lsvi_compiled`, the same bytes) when the episodes run compiled."""
+    (:func:`.lsvi_jit.lsvi_compiled`, the same bytes) when the releases' passes run compiled (:func:`_passes_compiled`)."""
     from . import lsvi_jit
 
-    if not (_compiles(audit, env) and lsvi_jit.compiles(env, B)):
+    if not (_passes_compiled(audit, env) and lsvi_jit.compiles(env, B)):
         return C.data_free_policy(env, B, lam, beta)
     H, S, A, d = env.horizon, env.n_states, env.n_actions, env.dim
     Ainv = np.broadcast_to(np.eye(d) / lam, (B, H, d, d))

@@ -124,6 +124,7 @@ from privacct.tap import prescribed, user_contribution
 from ..contract import AuditHook, RunConfig, RunResult, noise_generators, stream_generators
 from . import canary as CAN
 from . import common as C
+from .audited_y import BulkY, bulk_y
 
 NAME = "private-lsvi-ucb"
 OPTIONS = C.COMMON_OPTIONS + ("C", "counter", "update_cap")
@@ -739,7 +740,9 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
     env_rngs = stream_generators(seeds, 0, audit, fixed=audit is not None and audit.fixed_users)
     noise_rngs = noise_generators(seeds, 1, audit)
     tree_ledger = Ledger()   # a binary tree's node draws kept as (offset, count) (privacct.ledger, Tree runs)
-    y_ledgers = [Ledger() for _ in range(B)]
+    # a many-trial audited run's y releases for all updating seeds at once (.audited_y: same records, ledger, bytes)
+    bulk = BulkY(noise_rngs, sig_y, d, H) if bulk_y(audit) else None
+    y_ledgers = None if bulk is not None else [Ledger() for _ in range(B)]
     gram_structure = log.release_groups[0].structure
     if gram_structure.kind == "tree":
         trees = [TreeCounter((d, d), leaves=K - 1, mechanism="symmetric-gaussian-matrix", scale=sig_node, rngs=noise_rngs,
@@ -814,6 +817,8 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
                 out = np.empty_like(y)
                 own = None if user1 is None else {w: CAN.contribution(env, user1[w][0][idx], user1[w][1][idx], h, V)
                                                   for w in user1}
+                if bulk is not None:
+                    return bulk.noise(h, y, idx, k, n_upd, own)
                 for j, b in enumerate(idx):
                     if own is not None:   # seed b's update n_upd[b] + 1: user 1's share under each canary
                         user_contribution("y", a=own["A"][j:j + 1], b=own["B"][j:j + 1], rows=[b],
@@ -868,7 +873,7 @@ def run(config: RunConfig, seeds, *, audit: AuditHook | None = None, progress=No
     for b in range(B):
         key = tuple(update_eps[b])
         if key not in merged:
-            merged[key] = Ledger.chain(tree_ledger, y_ledgers[b])
+            merged[key] = Ledger.chain(tree_ledger, y_ledgers[b] if bulk is None else bulk.ledger(key))
         ledgers.append(merged[key])
     worst = int(np.argmax(n_upd))
     info: dict[str, Any] = {
