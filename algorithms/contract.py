@@ -65,7 +65,7 @@ import numpy as np
 from privacct.errors import PrivacctError, check_count, check_positive
 from privacct.ledger import Ledger
 from privacct.log import MechanismLog
-from privacct.rng import child_generators
+from privacct.rng import child_generators, shared_generators
 from privacct.tap import AuditTap, Coupling, current_pin, tapping
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -327,7 +327,7 @@ def stream_generators(seeds: list[np.random.SeedSequence], j: int, audit: AuditH
     trial (the same coins on both sides and in every trial)."""
     if audit is not None and fixed:   # one child for every trial (generate_state has no side effect: same state each)
         child = child_sequence(np.random.SeedSequence(audit.coins_seed), j)
-        return [np.random.default_rng(child) for _ in seeds]
+        return shared_generators(child, len(seeds))   # = [default_rng(child) for _ in seeds], hashed once
     return child_generators(seeds, j)
 
 

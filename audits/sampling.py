@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from privacct.executors import EXECUTORS, blas_threads, map_tasks, pin_blas_threads, resolve
+from privacct.rng import lazy_copy
 
 DEFAULT_CHUNK = 65_536
 
@@ -34,8 +35,8 @@ def plan(trials: int, chunk_size: int) -> list[int]:
 
 def side_seeds(seq: np.random.SeedSequence, n_chunks: int) -> tuple[list, list]:
     """Chunk seed sequences for side D and side D' of one pair."""
-    d, d2 = seq.spawn(2)
-    return d.spawn(n_chunks), d2.spawn(n_chunks)
+    d, d2 = seq.spawn(2)   # privacct.rng.LazySeedSequence: numpy's values; the seeds a chunk spawns for its trials cost no hash
+    return lazy_copy(d).spawn(n_chunks), lazy_copy(d2).spawn(n_chunks)
 
 
 def sample_chunk(mechanism: Any, dataset: Any, seed: np.random.SeedSequence, size: int) -> np.ndarray:

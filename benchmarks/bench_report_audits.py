@@ -7,9 +7,13 @@ prints the CPU seconds of each, once as the code is ("now") and once with an abl
 give the same certified bounds (checked). ``--ablate numpy-loop`` (default; issue 23 item 4): every audited run on the
 numpy loop, as before the many-trial audits ran through the compiled loop (algorithms/tabular/audited.py);
 ``--ablate seeding``: the seeding the learner had before issue 23's seeding item (one ``default_rng(SeedSequence)``
-per trial and stream, the fixed coins' stream made once per trial).
+per trial and stream, the fixed coins' stream made once per trial); ``--ablate shared-seeding``: the seeding before
+privacct.rng.shared_generators (bench_audited_compiled.seeding("before")). ``--lazy-chunks``: "now" with the audits'
+chunk seeds as privacct.rng.LazySeedSequence (bench_audited_compiled.seeding("lazy-chunks"), the proposed
+audits/sampling.side_seeds: the trials' SeedSequences made unhashed).
 
-    python benchmarks/bench_report_audits.py [--fraction 0.2] [--repeat 2] [--ablate numpy-loop|seeding] [--per-run]
+    python benchmarks/bench_report_audits.py [--fraction 0.2] [--repeat 2] [--ablate numpy-loop|seeding|shared-seeding]
+        [--lazy-chunks] [--per-run]
 
 ``--per-run`` first times one audited run of 250 trials of each learner and model, compiled vs numpy loop.
 """
@@ -33,13 +37,14 @@ def old_seeding():
 
     import numpy as np
 
-    saved = base.child_generators, L._stream_rngs
+    saved = base.child_generators, L._stream_rngs, base.shared_generators
     base.child_generators = lambda seeds, j: [np.random.default_rng(base.child_sequence(s, j)) for s in seeds]
     L._stream_rngs = lambda seeds, j, audit, *, fixed: base.stream_generators(seeds, j, audit, fixed=fixed)
+    base.shared_generators = lambda s, n: [np.random.default_rng(s) for _ in range(n)]
     try:
         yield
     finally:
-        base.child_generators, L._stream_rngs = saved
+        base.child_generators, L._stream_rngs, base.shared_generators = saved
 
 
 @contextlib.contextmanager
@@ -93,21 +98,29 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fraction", type=float, default=0.2, help="fraction of the report's trials, in (0, 1]")
     ap.add_argument("--repeat", type=int, default=2)
-    ap.add_argument("--ablate", choices=("numpy-loop", "seeding"), default="numpy-loop",
-                    help="what 'before' runs: every audit on the numpy loop, or the old seeding")
+    ap.add_argument("--ablate", choices=("numpy-loop", "seeding", "shared-seeding"), default="numpy-loop",
+                    help="what 'before' runs: every audit on the numpy loop, the old seeding, or the seeding before "
+                         "shared_generators")
+    ap.add_argument("--lazy-chunks", action="store_true",
+                    help="'now' with lazy chunk seeds (the proposed audits/sampling.side_seeds)")
     ap.add_argument("--per-run", action="store_true", help="also time one audited run per learner and model")
     args = ap.parse_args()
     if args.per_run:
         per_run()
-    ablation = numpy_loop if args.ablate == "numpy-loop" else old_seeding
+    from bench_audited_compiled import seeding   # this directory's script (sys.path[0])
+
+    ablation = {"numpy-loop": numpy_loop, "seeding": old_seeding,
+                "shared-seeding": lambda: seeding("before")}[args.ablate]
+    current = (lambda: seeding("lazy-chunks")) if args.lazy_chunks else contextlib.nullcontext
     for alg in ("ucb-vi", "ucb-po"):   # imports, numba loads, caches
-        one(alg, "jdp", 1.0, 500)
+        with current():
+            one(alg, "jdp", 1.0, 500)
         with ablation():
             one(alg, "jdp", 1.0, 500)
     totals = {"now": [], "before": []}
     for _ in range(args.repeat):
         for name in ("now", "before"):
-            cm = ablation() if name == "before" else contextlib.nullcontext()
+            cm = ablation() if name == "before" else current()
             cpu, lbs = 0.0, []
             with cm:
                 for alg, priv, eps, n in AUDITS:
@@ -117,7 +130,8 @@ def main() -> None:
             totals[name].append((cpu, lbs))
             print(f"{name:7s} CPU {cpu:7.2f} s  eps_lb {' '.join(f'{x:.4f}' for x in lbs)}", flush=True)
     same = all(a[1] == b[1] for a, b in zip(totals["now"], totals["before"], strict=True))
-    print(f"same bounds: {same}; before = {args.ablate}; trials {args.fraction:g} x the report's; per-side trials total "
+    print(f"same bounds: {same}; before = {args.ablate}; now{' with lazy chunk seeds' if args.lazy_chunks else ''}; "
+          f"trials {args.fraction:g} x the report's; per-side trials total "
           f"{sum(max(100, int(n * args.fraction)) for *_, n in AUDITS)}")
 
 

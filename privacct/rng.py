@@ -3,6 +3,11 @@
 The same ``seed`` always gives the same Generators, so the same bytes. A batch of ``n`` runs
 uses ``spawn_generators(seed, n)``; run ``i`` of the batch equals a single run seeded with
 ``spawn_generators(seed, n)[i]``, which is how learners make batched and one-by-one runs agree.
+
+Made cheaply for the many-trial audits, the same Generators (tests/privacct/test_rng.py,
+tests/algorithms/test_trial_seeding.py): :func:`child_generators` (child ``j`` of a batch of seeds, one vectorised
+hash), :func:`shared_generators` (``n`` Generators of one seed, one hash) and :class:`LazySeedSequence` (a
+SeedSequence hashed on first use: its spawned children cost no hash).
 """
 
 from __future__ import annotations
@@ -89,14 +94,23 @@ def _pcg64_seeds(words: np.ndarray, pool_size: int) -> np.ndarray:
 
 
 class _Seeded(np.random.bit_generator.ISpawnableSeedSequence):
-    """The SeedSequence(entropy, spawn_key, pool_size) of a generator made by :func:`child_generators`: its PCG64
-    seed words are precomputed (``generate_state(4, uint64)``); anything else (``spawn``, ``entropy``, ``pool``...)
-    is the real SeedSequence's, built on first use."""
+    """The SeedSequence(entropy, spawn_key, pool_size) of a generator made by :func:`child_generators` (``spawn_key``
+    the parent seed's key + ``(j,)``, built when asked) or :func:`shared_generators`: its PCG64 seed words are
+    precomputed (``generate_state(4, uint64)``); anything else (``spawn``, ``entropy``, ``pool``...) is the real
+    SeedSequence's, built on first use. ``lend``: the seed words (a row of the batch's array, this object's alone) are
+    handed over to the first caller, PCG64, without a copy; later calls get numpy's own."""
 
-    __slots__ = ("_state", "_args", "_real")
+    __slots__ = ("_state", "_entropy", "_key", "_j", "_pool", "_real", "_lend")
 
-    def __init__(self, state: np.ndarray, entropy, spawn_key: tuple, pool_size: int) -> None:
-        self._state, self._args, self._real = state, (entropy, spawn_key, pool_size), None
+    def __init__(self, state: np.ndarray, entropy, spawn_key, pool_size: int, j: int | None = None, *,
+                 lend: bool = False) -> None:
+        self._state, self._entropy, self._key, self._j, self._pool = state, entropy, spawn_key, j, pool_size
+        self._real, self._lend = None, lend
+
+    @property
+    def _args(self) -> tuple:
+        key = self._key if self._j is None else tuple(self._key.spawn_key) + (self._j,)
+        return self._entropy, key, self._pool
 
     def real(self) -> np.random.SeedSequence:
         if self._real is None:
@@ -105,8 +119,12 @@ class _Seeded(np.random.bit_generator.ISpawnableSeedSequence):
         return self._real
 
     def generate_state(self, n_words, dtype=np.uint32):
-        if int(n_words) == 4 and np.dtype(dtype) == np.uint64:
-            return self._state.copy()
+        if (dtype is np.uint64 and n_words == 4) or (int(n_words) == 4 and np.dtype(dtype) == np.uint64):   # PCG64's
+            if self._lend:
+                self._lend, state, self._state = False, self._state, None
+                return state
+            if self._state is not None:
+                return self._state.copy()
         return self.real().generate_state(n_words, dtype)
 
     def spawn(self, n_children):
@@ -117,15 +135,83 @@ class _Seeded(np.random.bit_generator.ISpawnableSeedSequence):
             raise AttributeError(name)
         return getattr(self.real(), name)
 
-    def __reduce__(self):   # pickled, copied: the real SeedSequence
-        return _seed_sequence, self._args
+    def __reduce__(self):   # pickled, copied: the real SeedSequence (its spawn counter too, once built)
+        return (_seed_sequence, self._args) if self._real is None else self._real.__reduce__()
 
 
 def _seed_sequence(entropy, spawn_key: tuple, pool_size: int) -> np.random.SeedSequence:
     return np.random.SeedSequence(entropy, spawn_key=spawn_key, pool_size=pool_size)
 
 
+DEFAULT_POOL_SIZE = 4   # numpy's DEFAULT_POOL_SIZE (numpy.random.bit_generator)
+_INT = frozenset((int,))
+
+
+class LazySeedSequence(np.random.SeedSequence):
+    """``numpy.random.SeedSequence(entropy, spawn_key=, pool_size=, n_children_spawned=)`` whose hash (``pool``) is
+    computed on first use: every value is numpy's (``entropy``, ``spawn_key``, ``pool_size``, ``pool``, ``state``,
+    ``generate_state``, ``spawn``'s children -- lazy too, as numpy's ``spawn`` makes ``type(self)`` -- and the spawn
+    counter); reading only ``entropy``, ``spawn_key`` and ``pool_size`` (what :func:`child_generators` reads) costs no
+    hash. Entropy must be an int >= 0 (else numpy's hash runs at once). Pickles and copies as itself."""
+
+    __slots__ = ("_args", "_ready")
+
+    def __init__(self, entropy=None, *, spawn_key=(), pool_size=DEFAULT_POOL_SIZE, n_children_spawned=0) -> None:
+        key = tuple(spawn_key)
+        self._args = (entropy, key, pool_size, n_children_spawned)
+        self._ready = False
+        if (isinstance(entropy, bool) or not isinstance(entropy, (int, np.integer)) or entropy < 0
+                or type(pool_size) is not int or pool_size < DEFAULT_POOL_SIZE
+                or (key and (not set(map(type, key)) <= _INT or min(key) < 0))):
+            self._real()   # anything but the plain case: numpy's own checks and hash now
+
+    def _real(self) -> "LazySeedSequence":
+        if not self._ready:
+            e, k, p, n = self._args
+            np.random.SeedSequence.__init__(self, e, spawn_key=k, pool_size=p, n_children_spawned=n)
+            self._ready = True
+        return self
+
+    entropy = property(lambda self: self._args[0])
+    spawn_key = property(lambda self: self._args[1])
+    pool_size = property(lambda self: self._args[2])
+    pool = property(lambda self: _BASE_POOL.__get__(self._real()))
+    n_children_spawned = property(lambda self: _BASE_COUNT.__get__(self._real()))
+
+    def generate_state(self, n_words, dtype=np.uint32):
+        return np.random.SeedSequence.generate_state(self._real(), n_words, dtype)
+
+    def spawn(self, n_children):
+        return np.random.SeedSequence.spawn(self._real(), n_children)
+
+    def __repr__(self) -> str:
+        return np.random.SeedSequence.__repr__(self._real())
+
+    def __reduce__(self):
+        return _lazy_seed_sequence, (*self._args[:3], self.n_children_spawned if self._ready else self._args[3])
+
+
+_BASE_POOL, _BASE_COUNT = np.random.SeedSequence.pool, np.random.SeedSequence.n_children_spawned
+
+
+def _lazy_seed_sequence(entropy, spawn_key: tuple, pool_size: int, n_children_spawned: int) -> LazySeedSequence:
+    return LazySeedSequence(entropy, spawn_key=spawn_key, pool_size=pool_size, n_children_spawned=n_children_spawned)
+
+
+def lazy_copy(seed: np.random.SeedSequence) -> np.random.SeedSequence:
+    """``seed`` as a :class:`LazySeedSequence` (same entropy, spawn key, pool size and spawn counter: the same children,
+    made without hashing), or ``seed`` itself when its entropy is not an int >= 0."""
+    if isinstance(seed, LazySeedSequence):
+        return seed
+    e = seed.entropy
+    if isinstance(e, bool) or not isinstance(e, (int, np.integer)) or e < 0:
+        return seed
+    return LazySeedSequence(e, spawn_key=tuple(seed.spawn_key), pool_size=seed.pool_size,
+                            n_children_spawned=seed.n_children_spawned)
+
+
 _ENTROPY_POOL, _SPAWN_KEY = operator.attrgetter("entropy", "pool_size"), operator.attrgetter("spawn_key")
+_FAMILY_TYPES = frozenset((np.random.SeedSequence, LazySeedSequence))
 
 
 def _family(seeds: Sequence[np.random.SeedSequence]) -> tuple[list[int], int, np.ndarray] | None:
@@ -136,7 +222,7 @@ def _family(seeds: Sequence[np.random.SeedSequence]) -> tuple[list[int], int, np
     e, p = first.entropy, first.pool_size
     if isinstance(e, bool) or not isinstance(e, (int, np.integer)) or e < 0:
         return None
-    if set(map(type, seeds)) != {np.random.SeedSequence} or set(map(_ENTROPY_POOL, seeds)) != {(e, p)}:
+    if not set(map(type, seeds)) <= _FAMILY_TYPES or set(map(_ENTROPY_POOL, seeds)) != {(e, p)}:
         return None
     try:
         keys = np.array(list(map(_SPAWN_KEY, seeds)), dtype=np.int64)
@@ -166,8 +252,18 @@ def child_generators(seeds: Sequence[np.random.SeedSequence], j: int) -> list[np
     words[:, -1] = j
     states = _pcg64_seeds(words, pool_size)
     entropy = seeds[0].entropy
-    return [np.random.Generator(np.random.PCG64(_Seeded(st, entropy, tuple(s.spawn_key) + (j,), pool_size)))
-            for st, s in zip(states, seeds, strict=True)]
+    gen, pcg, seeded = np.random.Generator, np.random.PCG64, _Seeded
+    return [gen(pcg(seeded(st, entropy, s, pool_size, j, lend=True))) for st, s in zip(states, seeds, strict=True)]
+
+
+def shared_generators(seed: np.random.SeedSequence, n: int) -> list[np.random.Generator]:
+    """``[default_rng(seed) for _ in range(n)]``: ``n`` >= 0 Generators in one state, all sharing ``seed`` as their
+    ``seed_seq`` (a spawn from any of them advances its one counter): the same Generators, the same bytes (tested),
+    with one hash (numpy's own ``generate_state``) instead of ``n``."""
+    state = np.asarray(seed.generate_state(4, np.uint64))
+    shared = _Seeded(state, seed.entropy, tuple(seed.spawn_key), seed.pool_size)
+    shared._real = seed
+    return [np.random.Generator(np.random.PCG64(shared)) for _ in range(int(n))]
 
 
 def as_generators(rngs: np.random.Generator | Sequence[np.random.Generator]) -> list[np.random.Generator]:
@@ -175,6 +271,6 @@ def as_generators(rngs: np.random.Generator | Sequence[np.random.Generator]) -> 
     if isinstance(rngs, np.random.Generator):
         return [rngs]
     out = list(rngs)
-    if not out or not all(isinstance(r, np.random.Generator) for r in out):
+    if not out or not all(issubclass(t, np.random.Generator) for t in set(map(type, out))):   # isinstance, per type
         raise PrivacctError("rngs must be a numpy Generator or a non-empty sequence of them")
     return out
