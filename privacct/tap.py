@@ -379,6 +379,51 @@ class AuditTap:
 
 
 _CURRENT: contextvars.ContextVar[AuditTap | None] = contextvars.ContextVar("privacct_audit_tap", default=None)
+def _same_array(a, b) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    a, b = np.asarray(a), np.asarray(b)
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def tap_differences(got: "AuditTap", want: "AuditTap") -> list[str]:
+    """Where two audited runs' observations differ, as lines (empty: the same, bit for bit): the records in order
+    (group, name, mechanism, scale, and values, contribution, mean_a, mean_b, rows by their bytes), the unobserved
+    draws, the prescribed actions, the pending shares, the one-run canary records and counterfactual shares.
+
+    For a learner with a fast path for audited runs (a compiled loop that makes the primitives' records in bulk, as the
+    shipped learners' many-trial audits do): run it and its per-draw reference on the same seeds and hook and compare
+    their taps (tests/algorithms/*/test_audited_compiled.py)."""
+    out: list[str] = []
+    if len(got.records) != len(want.records):
+        out.append(f"records: {len(got.records)} vs {len(want.records)}")
+    for i, (a, b) in enumerate(zip(got.records, want.records, strict=False)):
+        if (a.group, a.name, a.mechanism, a.scale) != (b.group, b.name, b.mechanism, b.scale):
+            out.append(f"record {i}: {(a.group, a.name, a.mechanism, a.scale)} vs {(b.group, b.name, b.mechanism, b.scale)}")
+        out.extend(f"record {i} ({b.name}): {f}" for f in ("values", "contribution", "mean_a", "mean_b", "rows")
+                   if not _same_array(getattr(a, f), getattr(b, f)))
+    if got.unobserved != want.unobserved:
+        out.append("unobserved draws differ")
+    if sorted(got.actions) != sorted(want.actions):
+        out.append(f"actions prescribed to users {sorted(got.actions)} vs {sorted(want.actions)}")
+    out.extend(f"actions of user {k}" for k in sorted(set(got.actions) & set(want.actions))
+               if not _same_array(got.actions[k], want.actions[k]))
+    if sorted(got.pending) != sorted(want.pending):
+        out.append("pending shares differ")
+    if len(got.canary_records) != len(want.canary_records):
+        out.append(f"canary records: {len(got.canary_records)} vs {len(want.canary_records)}")
+    for i, (a, b) in enumerate(zip(got.canary_records, want.canary_records, strict=False)):
+        if (a.user, a.group, a.name, a.mechanism, a.scale) != (b.user, b.group, b.name, b.mechanism, b.scale) or \
+                not all(_same_array(getattr(a, f), getattr(b, f)) for f in ("values", "mean_a", "mean_b")):
+            out.append(f"canary record {i} ({b.name})")
+    if sorted(got.counterfactual) != sorted(want.counterfactual):
+        out.append("counterfactual shares: other keys")
+    else:
+        out.extend(f"counterfactual share {k}" for k in sorted(want.counterfactual)
+                   if not all(_same_array(x, y) for x, y in zip(got.counterfactual[k], want.counterfactual[k], strict=True)))
+    return out
+
+
 #: Set while a tapping primitive (TreeCounter, add_noise) draws: its own draw is recorded by it, not noted.
 _INSIDE: contextvars.ContextVar[bool] = contextvars.ContextVar("privacct_audit_tap_inside", default=False)
 #: The active action pin of a one-run action audit (:class:`ActionPin`), or None.
@@ -592,4 +637,4 @@ def note_draw(group: str | None, users: tuple[int, int] | None, mechanism: str) 
 
 __all__ = ["ActionPin", "AuditTap", "ReplayWindowDone", "ToeplitzDraw", "current_pin", "pinning", "release_fingerprint",
            "same_release", "toeplitz_draw", "CanaryRecord", "Coupling", "OBSERVED_AS", "TapRecord", "Unobserved", "after_noise",
-           "append_canary_record", "canary_contribution", "coupled_share", "coupled_value", "current", "note_uncoupled", "inside_primitive", "note_draw", "prescribed", "record_canary", "tapping", "user_contribution"]
+           "append_canary_record", "canary_contribution", "tap_differences", "coupled_share", "coupled_value", "current", "note_uncoupled", "inside_primitive", "note_draw", "prescribed", "record_canary", "tapping", "user_contribution"]

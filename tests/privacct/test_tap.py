@@ -162,3 +162,19 @@ def test_a_forked_replay_writes_no_page_of_the_recorded_run():
     os.close(r)
     os.waitpid(pid, 0)
     assert 0 <= faults < 500, f"{faults} page faults in the child: the recorded run's pages were written"
+
+
+def test_tap_differences_names_what_differs_and_nothing_else():
+    def tap(value, action):
+        t = T.AuditTap()
+        t.record(group="g", name="g node [1, 1]", mechanism="gaussian", scale=1.0, values=np.array([[value]]),
+                 contribution=np.array([[1.0]]))
+        t.actions[2] = np.array([action])
+        return t
+
+    assert T.tap_differences(tap(1.5, 0), tap(1.5, 0)) == []
+    assert T.tap_differences(tap(1.5, 0), tap(1.5 + 2**-50, 0)) == ["record 0 (g node [1, 1]): values"]
+    assert T.tap_differences(tap(1.5, 0), tap(1.5, 1)) == ["actions of user 2"]
+    short = tap(1.5, 0)
+    short.records.clear()
+    assert T.tap_differences(short, tap(1.5, 0)) == ["records: 0 vs 1"]

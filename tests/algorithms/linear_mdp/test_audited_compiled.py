@@ -35,7 +35,7 @@ from privacct.algorithms.linear_mdp import audited_y as Y
 from privacct.algorithms.linear_mdp import batched_jdp as BJ
 from privacct.ledger import check_ledger
 from privacct.rng import spawn_sequences
-from privacct.tap import ActionPin, AuditTap, Coupling, pinning, tapping
+from privacct.tap import ActionPin, AuditTap, Coupling, pinning, tapping, tap_differences
 
 NAME = "private-lsvi-ucb"
 #: (counter option, K, options over the test settings): C = 1 + 1e-6 updates every seed at once, C = 1.01 some seeds
@@ -80,25 +80,17 @@ def run_both(monkeypatch, c, seeds, hook):
 
 
 def same_array(a, b) -> bool:
-    if a is None or b is None:
-        return a is None and b is None
-    a, b = np.asarray(a), np.asarray(b)
-    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+    return (a is None and b is None) or (a is not None and b is not None and np.asarray(a).tobytes() == np.asarray(b).tobytes()
+                                         and np.asarray(a).dtype == np.asarray(b).dtype and np.shape(a) == np.shape(b))
 
 
 def assert_same_tap(got, want):
     g, w = got.tap, want.tap
-    assert len(g.records) == len(w.records) and any(r.group == "y" for r in w.records)
-    for a, b in zip(g.records, w.records, strict=True):
-        assert (a.group, a.name, a.mechanism, a.scale) == (b.group, b.name, b.mechanism, b.scale)
-        for f in ("values", "contribution", "mean_a", "mean_b", "rows"):
-            assert same_array(getattr(a, f), getattr(b, f)), (a.name, f)
-    assert g.unobserved == w.unobserved
-    assert sorted(g.actions) == sorted(w.actions) == list(range(2, got.config.episodes + 1))
-    for k in w.actions:
-        assert same_array(g.actions[k], w.actions[k]), k
+    assert not tap_differences(g, w), tap_differences(g, w)
+    assert any(r.group == "y" for r in w.records)
+    assert sorted(w.actions) == list(range(2, got.config.episodes + 1))
     assert g.pending == w.pending == {}
-    assert g.canary_records == w.canary_records == [] and g.counterfactual == w.counterfactual == {}
+    assert w.canary_records == [] and w.counterfactual == {}
 
 
 def draws(ledger) -> list[tuple]:
