@@ -120,9 +120,10 @@ def main(argv=None) -> list[dict]:
     a = ap.parse_args(argv)
     if a.numpy:
         import privacct.algorithms.linear_mdp.private_lsvi_ucb as learner
+        import privacct.counters.blt as blt
         import privacct.counters.stacked as stacked
 
-        learner.COMPILED_EPISODE = stacked.COMPILED = False
+        learner.COMPILED_EPISODE = stacked.COMPILED = blt.COMPILED_STEP = False
     run_once(1, 20)   # warm-up: imports, compilation
     if a.memory:
         import resource

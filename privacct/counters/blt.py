@@ -29,6 +29,9 @@ from .base import MAX_BLT_BUFFERS, FactorizedSpec, ToeplitzStrategy, up
 from .sqrt_toeplitz import toeplitz_coefficients
 
 _F8 = np.dtype(np.float64)
+#: whether a BLT counter's step runs compiled (:mod:`.blt_jit`, the same bytes); False: the numpy step, no numba in the
+#: process (with ``privacct.counters.stacked.COMPILED`` False too: benchmarks/bench_lsvi_floor.py ``--numpy``)
+COMPILED_STEP = True
 BLT_MARGIN = 2.0**-20                   # relative margin for the float recursion that generates C^{-1} z
 DEFAULT_BLT_BUFFERS = 4
 _LFILTER_MAX = 2**22                    # variance: lfilter up to here, partial fractions beyond
@@ -256,7 +259,7 @@ class Blt(ToeplitzStrategy):
         d = len(counter._P)
         zh, uh, noise = st._zhist, st._uhist, st._noise
         f8 = _F8
-        if (d and len(counter._Q) == d and zh.dtype == f8 and uh.dtype == f8 and noise.dtype == f8 and z.dtype == f8
+        if (COMPILED_STEP and d and len(counter._Q) == d and zh.dtype == f8 and uh.dtype == f8 and noise.dtype == f8 and z.dtype == f8
                 and zh.flags.c_contiguous and uh.flags.c_contiguous and noise.flags.c_contiguous
                 and z.size == noise.size and zh.shape[0] == d and zh.size == uh.size == d * noise.size):
             # the same step compiled (privacct/counters/blt_jit.py: element by element, no fused operation; the same

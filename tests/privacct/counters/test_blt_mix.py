@@ -110,3 +110,25 @@ def test_share_probe_takes_the_same_recursions_probe_only():
     assert b.implementation.ledger_weights(b, 5).tobytes() == a._executed[:5][::-1].tobytes()
     with pytest.raises(PrivacctError):
         b.share_probe(a)                      # probed already
+
+
+def test_the_numpy_step_switch_gives_the_same_releases_without_the_compiled_step(monkeypatch):
+    """blt.COMPILED_STEP False (a process without numba, bench_lsvi_floor.py --numpy): the numpy step, never blt_mix,
+    and the same releases, bit for bit."""
+    import privacct.counters.blt as blt_module
+    import privacct.counters.blt_jit as blt_jit
+
+    def run():
+        c = FactorizedCounter((2, 3), strategy="blt", leaves=25, mechanism="gaussian", scale=1.5,
+                              rngs=spawn_generators(4, 2))
+        rng = np.random.default_rng(9)
+        return [c.add(rng.standard_normal((2, 2, 3))).tobytes() for _ in range(25)]
+
+    want = run()
+    calls = []
+    real = blt_jit.blt_mix
+    monkeypatch.setattr(blt_jit, "blt_mix", lambda *a: calls.append(1) or real(*a))
+    assert run() == want and calls      # the compiled step ran
+    calls.clear()
+    monkeypatch.setattr(blt_module, "COMPILED_STEP", False)
+    assert run() == want and not calls
