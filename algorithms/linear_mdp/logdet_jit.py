@@ -6,8 +6,9 @@ does it as one ``np.linalg.cholesky`` call of the pair (M - lam~ I, M), then ``2
 :func:`logdet_into` makes the same calls of the same routines, with none of the numpy wrapper's per-call Python:
 
 1. per matrix, ``M - lam~ I`` as ``np.subtract(M, floor_eye)`` computes it (one rounded subtraction per entry),
-   copied column-major, and numpy's own LAPACK ``dpotrf('L')`` on it (:mod:`..linear_mixture.lapack`: the routine
-   ``np.linalg.cholesky`` calls); then the same on M itself, whose factor's diagonal is kept;
+   copied column-major, and numpy's own LAPACK ``dpotrf('L')`` on it (:func:`all_pd_after_floor`;
+   :mod:`..linear_mixture.lapack`: the routine ``np.linalg.cholesky`` calls); then the same on M itself, whose
+   factor's diagonal is kept;
 2. numpy's own float64 ``log`` loop on the B H d diagonal entries (:mod:`..linear_mixture.numpy_loops`: numpy's SIMD
    log, not libm's, which differs in the last bit for some arguments);
 3. ``2.0 *`` numpy's pairwise sum of each row of d logs (:mod:`..pairwise_sum`, d <= 128).
@@ -31,20 +32,33 @@ from ..pairwise_sum import pairwise_sum
 
 
 @numba.njit(cache=True)
-def logdet_into(M, floor_eye, work, iv, uplo, potrf, logfn, diag, logs, ivl, logdet):
-    """``logdet`` (B, H) = log det of each M[b, h] (B, H, d, d), when every M - ``floor_eye`` and every M passes
+def all_pd_after_floor(M, floor, a, iv, uplo, potrf):
+    """Whether every ``M[b, h] - floor I`` (M: (B, H, d, d)) passes numpy's Cholesky test: the difference made as
+    ``np.subtract(M, floor * np.eye(d))`` makes it (``M - floor`` on the diagonal, ``M - floor * 0.0`` off it: the same
+    roundings), copied column-major into ``a`` (d, d), numpy's own ``dpotrf('L')`` with info 0 (``potrf`` its address,
+    ``uplo`` the byte 'L', ``iv`` (3,) int64 scratch). False at the first failure. Shared by :func:`logdet_into` and
+    :func:`.lsvi_jit.release_inverse`."""
+    B, H, d = M.shape[0], M.shape[1], M.shape[2]
+    for b in range(B):
+        for h in range(H):
+            for i in range(d):
+                for j in range(d):
+                    a[j, i] = M[b, h, i, j] - floor * (1.0 if i == j else 0.0)
+            if not cholesky_ok(a, iv, uplo, potrf):
+                return False
+    return True
+
+
+@numba.njit(cache=True)
+def logdet_into(M, floor, work, iv, uplo, potrf, logfn, diag, logs, ivl, logdet):
+    """``logdet`` (B, H) = log det of each M[b, h] (B, H, d, d), when every M - ``floor`` I and every M passes
     ``dpotrf``; returns whether they all did (module docstring; on False ``logdet`` is not written). ``work`` (d, d),
     ``diag``, ``logs`` (B, H, d) scratch; ``iv`` (3,), ``ivl`` (5,) int64 scratch; ``uplo`` the byte 'L';
     ``potrf``, ``logfn`` the addresses of numpy's ``dpotrf`` and float64 ``log`` loop."""
     B, H, d = M.shape[0], M.shape[1], M.shape[2]
     a = work
-    for b in range(B):
-        for h in range(H):
-            for i in range(d):
-                for j in range(d):
-                    a[j, i] = M[b, h, i, j] - floor_eye[i, j]
-            if not cholesky_ok(a, iv, uplo, potrf):
-                return False
+    if not all_pd_after_floor(M, floor, a, iv, uplo, potrf):
+        return False
     for b in range(B):
         for h in range(H):
             for i in range(d):
@@ -63,10 +77,10 @@ def logdet_into(M, floor_eye, work, iv, uplo, potrf, logfn, diag, logs, ivl, log
 
 class CompiledLogdet:
     """``fn(M, logdet)``: :func:`logdet_into` with its scratch made once for matrices of shape (B, H, d, d) and a
-    shift ``floor`` (``floor_eye`` = floor * I, as the caller made it); True when ``logdet`` was written."""
+    shift ``floor`` (the matrices' M - floor I are tested); True when ``logdet`` was written."""
 
-    def __init__(self, B: int, H: int, d: int, floor_eye: np.ndarray, potrf: int, logfn: int) -> None:
-        self.floor_eye = np.ascontiguousarray(floor_eye, dtype=float)
+    def __init__(self, B: int, H: int, d: int, floor: float, potrf: int, logfn: int) -> None:
+        self.floor = float(floor)
         self.work = np.empty((d, d))
         self.iv = np.empty(3, dtype=np.int64)
         self.ivl = np.empty(5, dtype=np.int64)
@@ -76,19 +90,23 @@ class CompiledLogdet:
         self.potrf, self.logfn = potrf, logfn
 
     def __call__(self, M: np.ndarray, logdet: np.ndarray) -> bool:
-        return logdet_into(M, self.floor_eye, self.work, self.iv, self.uplo, self.potrf, self.logfn, self.diag,
+        return logdet_into(M, self.floor, self.work, self.iv, self.uplo, self.potrf, self.logfn, self.diag,
                            self.logs, self.ivl, logdet)
 
 
 def compiled_logdet(B: int, H: int, d: int, floor_eye: np.ndarray) -> CompiledLogdet | None:
     """The compiled fast path for (B, H, d, d) matrices, or None (numpy's LAPACK or log loop not found, d > 128, or
-    :func:`checked` found a differing bit): the caller keeps :func:`.common.released_logdet`."""
+    :func:`checked` found a differing bit, or ``floor_eye`` not ``floor * np.eye(d)`` bit for bit for the scalar
+    floor on its diagonal): the caller keeps :func:`.common.released_logdet`."""
     if d > 128:
+        return None
+    floor = float(floor_eye[0, 0])
+    if np.ascontiguousarray(floor_eye, dtype=float).tobytes() != (floor * np.eye(d)).tobytes():
         return None
     addr = checked(d)
     if addr is None:
         return None
-    return CompiledLogdet(B, H, d, floor_eye, *addr)
+    return CompiledLogdet(B, H, d, floor, *addr)
 
 
 @functools.lru_cache(maxsize=None)
@@ -112,7 +130,7 @@ def checked(d: int) -> tuple[int, int] | None:
         if trial == 23:
             M[0, 0, 1, 1] = np.nan
         floor_eye = floor * np.eye(d)
-        fn = CompiledLogdet(B, H, d, floor_eye, lib[0], logfn)
+        fn = CompiledLogdet(B, H, d, floor, lib[0], logfn)
         got = np.full((B, H), np.nan)
         ok = fn(np.ascontiguousarray(M), got)
         try:
@@ -127,4 +145,4 @@ def checked(d: int) -> tuple[int, int] | None:
     return lib[0], logfn
 
 
-__all__ = ["CompiledLogdet", "checked", "compiled_logdet", "logdet_into"]
+__all__ = ["CompiledLogdet", "all_pd_after_floor", "checked", "compiled_logdet", "logdet_into"]

@@ -33,10 +33,11 @@ import functools
 import numba
 import numpy as np
 
-from ..linear_mixture.episode_jit import cholesky_ok, solve_identity
+from ..linear_mixture.episode_jit import solve_identity
 from ..linear_mixture.planning_jit import _clip
 from ..pairwise_sum import pairwise_sum
 from .batched_jit import play_chunk, regrets
+from .logdet_jit import all_pd_after_floor
 
 MAX_SUM = 128   # numpy's pairwise block: beyond it the order is recursive (S and d must stay within)
 
@@ -124,13 +125,8 @@ def release_inverse(M, floor, Ainv, work, ipiv, iv, uplo, potrf, gesv):
     ``floored_logdet`` and ``np.linalg.inv``: the floor, or numpy's error)."""
     B, H, d = M.shape[0], M.shape[1], M.shape[2]
     a = work[0]
-    for b in range(B):
-        for h in range(H):
-            for i in range(d):
-                for j in range(d):
-                    a[j, i] = M[b, h, i, j] - floor * (1.0 if i == j else 0.0)
-            if not cholesky_ok(a, iv, uplo, potrf):
-                return False
+    if not all_pd_after_floor(M, floor, a, iv, uplo, potrf):
+        return False
     for b in range(B):
         for h in range(H):
             for i in range(d):

@@ -29,7 +29,7 @@ def test_compiled_logdet_gives_the_numpy_fast_path_and_verdict(d):
         M = X @ np.swapaxes(X, -1, -2) + 10.0 ** rng.uniform(-2, 2) * np.eye(d)
         floor = float(np.linalg.eigvalsh(M)[..., 0].min()) * (0.5 if trial % 2 else 1.5)   # half need the floor
         floor_eye = floor * np.eye(d)
-        fn = LJ.CompiledLogdet(B, H, d, floor_eye, lib[0], logfn)   # the kernel itself, not behind its self-check
+        fn = LJ.CompiledLogdet(B, H, d, floor, lib[0], logfn)   # the kernel itself, not behind its self-check
         got = np.full((B, H), -1.0)
         ok = fn(M, got)
         _, want, low = released_logdet(M, floor, floor_eye, allow_floor=True, what=lambda: "test",
