@@ -59,6 +59,7 @@ from collections import namedtuple
 import numba
 import numpy as np
 
+from privacct.counters.blt_jit import blt_recursion
 from privacct.counters.tree_honaker_jit import honaker_finish
 
 from ..tabular.po_jit import policy_values as stochastic_values
@@ -590,16 +591,7 @@ def _blt_add(k, x, buf, b, p, kind, s, mu, d, rows, cols, P, Q, zh, uh, noise, e
     p += _node(buf, b, p, kind, s, mu, d, rows, cols, z)
     for e in range(m):
         u[e] = z[e]
-    for j in range(1, nb + 1):
-        slot = (k - j) % nb
-        zk = zh[slot, b]
-        uk = uh[slot, b]
-        pj = P[j - 1]
-        qj = Q[j - 1]
-        for e in range(m):
-            u[e] = u[e] + pj * zk[e]
-        for e in range(m):
-            u[e] = u[e] - qj * uk[e]
+    blt_recursion(k, P, Q, zh, 0, uh, 0, b, u)
     cur = k % nb
     zc = zh[cur, b]
     uc = uh[cur, b]

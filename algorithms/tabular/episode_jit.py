@@ -36,6 +36,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from privacct.counters.blt_jit import blt_recursion
 from privacct.counters.tree_honaker_jit import honaker_finish
 
 from ..policy_value_jit import greedy_policy_value_gemv
@@ -194,16 +195,7 @@ def _blt_add(t, e12, scale, hist, nb, P, Q, rel, texact, b, x, u):
         z = e1[e] - e2[e]
         z *= scale
         u[e] = z
-    for j in range(1, nb + 1):
-        slot = (t - j) % nb
-        zk = hist[slot, b]
-        uk = hist[nb + slot, b]
-        pj = P[j - 1]
-        qj = Q[j - 1]
-        for e in range(dim):
-            u[e] = u[e] + pj * zk[e]
-        for e in range(dim):
-            u[e] = u[e] - qj * uk[e]
+    blt_recursion(t, P, Q, hist, 0, hist, nb, b, u)
     cur = t % nb
     zc = hist[cur, b]
     uc = hist[nb + cur, b]

@@ -78,24 +78,35 @@ def blt_symmetric_step(t, P, Q, raw, scale, rows, cols, zh, uh, noise, exact, x,
 
 
 @numba.njit(cache=True)
-def blt_mix(t, P, Q, z, zh, uh, noise):
-    """:meth:`privacct.counters.blt.Blt.mix_noise` of one counter's step ``t`` (1-based) on flat C-contiguous arrays,
-    element by element as the numpy step does it (module docstring, step 2): ``u = z``, then for k = 1..nb in order
-    ``u = u + P_k zh[(t - k) % nb]`` and ``u = u - Q_k uh[(t - k) % nb]``, each product rounded before the sum;
-    ``zh[t % nb] = z``, ``uh[t % nb] = u``, ``noise = noise + u``. ``P``, ``Q`` (nb,); ``z``, ``noise`` (n,); ``zh``,
-    ``uh`` (nb, n) the ring buffers."""
+def blt_recursion(t, P, Q, zh, zoff, uh, uoff, b, u):
+    """BLT's recursion at step ``t`` (1-based) on ``u`` (n,), which holds z_t on entry: for k = 1..nb in order
+    ``u = u + P_k zh[zoff + (t - k) % nb, b]`` and ``u = u - Q_k uh[uoff + (t - k) % nb, b]``, each product rounded
+    before the sum, element by element (no fused operation). ``P``, ``Q`` (nb,); ``zh``, ``uh`` (rows, B, n) C arrays
+    holding seed ``b``'s ring buffers from rows ``zoff`` and ``uoff`` (the tabular loop keeps both in one array). The
+    one copy of the arithmetic that :func:`blt_mix` and the tabular and linear-mixture compiled loops run."""
     nb = P.shape[0]
-    n = z.shape[0]
-    u = z.copy()
+    n = u.shape[0]
     for k in range(1, nb + 1):
         slot = (t - k) % nb
-        zk = zh[slot]
-        uk = uh[slot]
+        zk = zh[zoff + slot, b]
+        uk = uh[uoff + slot, b]
         pk, qk = P[k - 1], Q[k - 1]
         for e in range(n):
             u[e] = u[e] + pk * zk[e]
         for e in range(n):
             u[e] = u[e] - qk * uk[e]
+
+
+@numba.njit(cache=True)
+def blt_mix(t, P, Q, z, zh, uh, noise):
+    """:meth:`privacct.counters.blt.Blt.mix_noise` of one counter's step ``t`` (1-based) on flat C-contiguous arrays,
+    element by element as the numpy step does it (module docstring, step 2): ``u = z``, then :func:`blt_recursion`;
+    ``zh[t % nb] = z``, ``uh[t % nb] = u``, ``noise = noise + u``. ``P``, ``Q`` (nb,); ``z``, ``noise`` (n,); ``zh``,
+    ``uh`` (nb, n) the ring buffers."""
+    nb = P.shape[0]
+    n = z.shape[0]
+    u = z.copy()
+    blt_recursion(t, P, Q, zh.reshape(nb, 1, n), 0, uh.reshape(nb, 1, n), 0, 0, u)
     cur = t % nb
     for e in range(n):
         zh[cur, e] = z[e]
